@@ -1,0 +1,1 @@
+//! Manifests, planning and execution.

@@ -1,0 +1,161 @@
+//! Error measures, figures (plotters: PNG + SVG), tables (Markdown + CSV), the
+//! HTML index and tidy exports.
+//!
+//! Architecture invariant: reports renders what it is given. It neither runs
+//! solvers nor opens the database; the pipeline reads the store and hands
+//! reports plain data, so `repro report` re-renders from the store alone.
+
+pub mod em;
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("cannot write {path}: {reason}")]
+    Write { path: String, reason: String },
+    #[error("cannot draw figure {id}: {reason}")]
+    Draw { id: String, reason: String },
+}
+
+pub type Result<T> = std::result::Result<T, ReportError>;
+
+/// A value with its optional 95% half-width.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Value {
+    pub value: f64,
+    pub half_width: Option<f64>,
+}
+
+/// How a series is drawn: models as lines, simulations as markers with CI bars,
+/// reference data (numbers printed in a paper) as hollow markers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SeriesStyle {
+    Line,
+    Markers,
+    Reference,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FigureSeries {
+    /// Legend label, e.g. "model (credit.ctmc)".
+    pub label: String,
+    pub style: SeriesStyle,
+    /// (x, value). `None` = no value at that x (failed or saturated point).
+    pub points: Vec<(f64, Option<Value>)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    pub id: String,
+    pub title: String,
+    pub xlabel: String,
+    pub ylabel: String,
+    pub log_y: bool,
+    pub series: Vec<FigureSeries>,
+}
+
+/// Renders `<out_dir>/<id>.png` and `<out_dir>/<id>.svg`; returns both paths.
+pub fn render_figure(fig: &Figure, out_dir: &Path) -> Result<Vec<PathBuf>> {
+    let _ = (fig, out_dir);
+    todo!()
+}
+
+/// A plain table: header + rows of already formatted cells.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Table {
+    pub id: String,
+    pub title: String,
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// Free text printed under the table (summary lines such as mean/max EM).
+    pub notes: Vec<String>,
+}
+
+/// Writes `<out_dir>/<id>.md` and `<out_dir>/<id>.csv`; returns both paths.
+pub fn write_table(table: &Table, out_dir: &Path) -> Result<Vec<PathBuf>> {
+    let _ = (table, out_dir);
+    todo!()
+}
+
+/// Everything `results/index.html` shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Index {
+    pub generated_by: String,
+    pub code_version: String,
+    pub experiments: Vec<IndexExperiment>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexExperiment {
+    pub id: String,
+    pub version: i64,
+    pub title: String,
+    pub source: String,
+    pub manifest_hash: String,
+    /// Relative paths (from index.html) of figure images (PNG; the SVG sits beside).
+    pub figures: Vec<IndexFigure>,
+    pub tables: Vec<IndexTable>,
+    /// Seeds, task counts, wall times: (label, value) pairs shown as provenance.
+    pub provenance: Vec<(String, String)>,
+    /// EM summaries: one line per compared metric.
+    pub em_summary: Vec<EmSummaryLine>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexFigure {
+    pub id: String,
+    pub title: String,
+    pub png: String,
+    pub svg: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexTable {
+    pub id: String,
+    pub title: String,
+    pub markdown: String,
+    pub csv: String,
+    /// The table itself, inlined into the page.
+    pub table: Table,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EmSummaryLine {
+    pub metric: String,
+    pub reference: String,
+    pub candidate: String,
+    pub mean_em: Option<f64>,
+    pub max_em: Option<f64>,
+    pub tolerance: Option<f64>,
+    pub passed: usize,
+    pub failed: usize,
+    pub inconclusive: usize,
+}
+
+/// Writes `index.html` at `path` (self-contained, no external assets).
+pub fn write_index(index: &Index, path: &Path) -> Result<()> {
+    let _ = (index, path);
+    todo!()
+}
+
+/// One row of the tidy export (`repro export --format csv`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TidyRow {
+    pub experiment: String,
+    pub version: i64,
+    pub series: String,
+    pub solver: String,
+    /// JSON object of the sweep-axis values.
+    pub point: String,
+    pub metric: String,
+    pub value: f64,
+    pub half_width: Option<f64>,
+    pub n: Option<i64>,
+}
+
+/// Writes tidy CSV with header `experiment,version,series,solver,point,metric,value,half_width,n`.
+pub fn write_tidy_csv<W: std::io::Write>(rows: &[TidyRow], out: W) -> Result<()> {
+    let _ = (rows, out);
+    todo!()
+}

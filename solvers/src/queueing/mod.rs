@@ -1,0 +1,15 @@
+//! Queueing building blocks: CTMC steady state, QBD / matrix-geometric,
+//! MMPP queues, GE/GE/1/N and maximum entropy.
+
+use crate::Registry;
+
+pub mod ctmc;
+pub mod gege1n;
+pub mod mm1k;
+pub mod mmpp;
+
+pub fn register(r: &mut Registry) {
+    mm1k::register(r);
+    mmpp::register(r);
+    gege1n::register(r);
+}

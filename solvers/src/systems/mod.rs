@@ -1,0 +1,11 @@
+//! One folder per modelled system, model and simulator side by side.
+
+use crate::Registry;
+
+pub mod credit;
+pub mod threshold;
+
+pub fn register(r: &mut Registry) {
+    credit::register(r);
+    threshold::register(r);
+}

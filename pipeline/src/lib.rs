@@ -1,1 +1,410 @@
-//! Manifests, planning and execution.
+//! The repro pipeline: manifests in, figures out.
+//!
+//! load + validate every manifest -> plan tasks -> skip cached -> execute ->
+//! measure (error measures) -> render (figures, tables, index.html).
+//!
+//! Architecture invariant: the pipeline is the only crate that knows both the
+//! solvers and the store; solvers never see the store, the store never sees a
+//! solver, and reports only renders what the pipeline hands it.
+
+pub mod exec;
+pub mod manifest;
+pub mod plan;
+pub mod render;
+pub mod results;
+
+use anyhow::{bail, Context};
+use manifest::{Manifest, ManifestError};
+use solvers::{Fidelity, Registry};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use store::{ErrorMeasureRow, ExperimentRow, PlanRow, Store};
+
+/// Package version and the git commit the binary was built from.
+pub const CODE_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("REPRO_GIT_REV"));
+
+/// Exit codes of the `repro` command.
+pub mod exit {
+    pub const OK: i32 = 0;
+    /// `check`: some compared point failed its tolerance or was inconclusive.
+    pub const CHECK_FAILED: i32 = 1;
+    /// Bad input: manifests, CLI flags, solver parameters.
+    pub const BAD_INPUT: i32 = 2;
+    /// Some tasks failed (their errors and rerun commands are printed).
+    pub const TASKS_FAILED: i32 = 3;
+    pub const INTERRUPTED: i32 = 130;
+}
+
+/// An error the user caused (exit code 2), as opposed to an internal failure.
+#[derive(Debug)]
+pub struct InputError(pub String);
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for InputError {}
+
+/// Resolves command-line targets (ids, files, folders) to manifest paths.
+/// No targets = every `*.yaml` in `experiments_dir`.
+pub fn discover(targets: &[String], experiments_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    fn yaml_in(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+            .with_context(|| format!("cannot read the manifest folder {}", dir.display()))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
+            .collect();
+        v.sort();
+        Ok(v)
+    }
+    if targets.is_empty() {
+        if !experiments_dir.is_dir() {
+            return Err(InputError(format!(
+                "no manifest folder `{}` here; run repro from the project root or pass --experiments DIR",
+                experiments_dir.display()
+            ))
+            .into());
+        }
+        return yaml_in(experiments_dir);
+    }
+    let mut out = Vec::new();
+    for t in targets {
+        let p = PathBuf::from(t);
+        if p.is_dir() {
+            out.extend(yaml_in(&p)?);
+        } else if p.is_file() {
+            out.push(p);
+        } else {
+            let by_id = experiments_dir.join(format!("{t}.yaml"));
+            if by_id.is_file() {
+                out.push(by_id);
+            } else {
+                return Err(InputError(format!(
+                    "no manifest `{t}`: not a file, and {} does not exist",
+                    by_id.display()
+                ))
+                .into());
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
+/// Loads and validates every manifest before anything runs; reports all errors at once.
+pub fn load_all(paths: &[PathBuf], registry: &Registry) -> Result<Vec<Manifest>, Vec<ManifestError>> {
+    let mut ok = Vec::new();
+    let mut errs = Vec::new();
+    for p in paths {
+        match manifest::load(p, registry) {
+            Ok(m) => ok.push(m),
+            Err(e) => errs.push(e),
+        }
+    }
+    // Ids are unique across manifests, and so are figure and table ids.
+    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for m in &ok {
+        let ids = std::iter::once(("id".to_string(), m.id.clone()))
+            .chain(m.figures.iter().map(|f| ("figures".to_string(), f.id.clone())))
+            .chain(m.tables.iter().map(|t| ("tables".to_string(), t.id.clone())));
+        for (key, id) in ids {
+            let tag = format!("{}:{id}", if key == "id" { "manifest" } else { "output" });
+            if let Some(other) = seen.get(&tag) {
+                errs.push(ManifestError {
+                    file: m.path.clone(),
+                    line: manifest::locate(&m.text, &key),
+                    key,
+                    message: format!("id `{id}` is already used by {}", other.display()),
+                });
+            } else {
+                seen.insert(tag, m.path.clone());
+            }
+        }
+    }
+    if errs.is_empty() {
+        Ok(ok)
+    } else {
+        Err(errs)
+    }
+}
+
+fn load_or_input_error(paths: &[PathBuf], registry: &Registry) -> anyhow::Result<Vec<Manifest>> {
+    load_all(paths, registry).map_err(|errs| {
+        let n = errs.len();
+        let text = errs.iter().map(|e| format!("error: {e}")).collect::<Vec<_>>().join("\n");
+        InputError(format!("{text}\n{n} manifest error(s); nothing was run")).into()
+    })
+}
+
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    pub targets: Vec<String>,
+    pub experiments_dir: PathBuf,
+    pub results_dir: PathBuf,
+    pub store: String,
+    pub jobs: usize,
+    pub fidelity: Fidelity,
+    pub force: bool,
+    pub progress: bool,
+    pub args: String,
+}
+
+#[derive(Debug)]
+pub struct RunReport {
+    pub exec: exec::ExecSummary,
+    pub error_measures: Vec<ErrorMeasureRow>,
+    pub manifests: Vec<Manifest>,
+}
+
+pub async fn open_store(location: &str) -> anyhow::Result<Store> {
+    Store::open(location).await.map_err(|e| match e {
+        store::StoreError::TooNew { .. } | store::StoreError::Open { .. } => InputError(e.to_string()).into(),
+        other => anyhow::Error::new(other),
+    })
+}
+
+fn host() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|s| s.trim().to_string()))
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// `repro run` (and the first half of `repro check`).
+pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunReport> {
+    let paths = discover(&opts.targets, &opts.experiments_dir)?;
+    if paths.is_empty() {
+        return Err(InputError(format!("no manifests found in {}", opts.experiments_dir.display())).into());
+    }
+    let manifests = load_or_input_error(&paths, registry)?;
+    let store = open_store(&opts.store).await?;
+    let run_id = store.begin_run(CODE_VERSION, &host(), &opts.args).await?;
+    for m in &manifests {
+        store
+            .upsert_experiment(&ExperimentRow {
+                id: m.id.clone(),
+                version: m.version,
+                title: m.title.clone(),
+                manifest_hash: m.hash.clone(),
+                manifest_text: m.text.clone(),
+            })
+            .await?;
+    }
+    let plan = plan::plan(&manifests, registry, opts.fidelity);
+    for m in &manifests {
+        let rows: Vec<PlanRow> = plan
+            .uses
+            .iter()
+            .filter(|u| u.experiment == m.id)
+            .map(|u| PlanRow {
+                experiment: u.experiment.clone(),
+                version: u.version,
+                point: u.point.clone(),
+                point_index: u.point_index as i64,
+                series: u.series.clone(),
+                replication: u.replication as i64,
+                task_key: u.task_key.clone(),
+            })
+            .collect();
+        store.replace_plan(&m.id, m.version, &rows).await?;
+    }
+    tracing::info!(tasks = plan.tasks.len(), manifests = manifests.len(), "planned");
+    let exec_opts = exec::ExecOptions {
+        jobs: opts.jobs,
+        force: opts.force,
+        fidelity: opts.fidelity,
+        progress: opts.progress,
+    };
+    let summary = exec::execute(&plan, registry, &store, run_id, &exec_opts).await?;
+    let status = if summary.cancelled {
+        "interrupted"
+    } else if summary.failed.is_empty() {
+        "done"
+    } else {
+        "failed-tasks"
+    };
+    // Measure and render what is there, also after an interruption.
+    let mut all_em = Vec::new();
+    let mut rendered = BTreeMap::new();
+    for m in &manifests {
+        let r = results::collect(&store, m).await?;
+        let ems = results::error_measures(&r);
+        store.replace_error_measures(&m.id, m.version, &ems).await?;
+        let entry = render::render_experiment(&r, &ems, registry, &opts.results_dir)?;
+        rendered.insert(m.id.clone(), entry);
+        all_em.extend(ems);
+    }
+    write_full_index(&store, registry, &opts.results_dir, rendered).await?;
+    store.finish_run(run_id, status).await?;
+    store.close().await;
+    Ok(RunReport {
+        exec: summary,
+        error_measures: all_em,
+        manifests,
+    })
+}
+
+/// Latest version of every experiment in the store, as parsed manifests.
+async fn stored_manifests(store: &Store, registry: &Registry) -> anyhow::Result<Vec<Manifest>> {
+    let mut latest: BTreeMap<String, ExperimentRow> = BTreeMap::new();
+    for e in store.experiments().await? {
+        match latest.get(&e.id) {
+            Some(x) if x.version >= e.version => {}
+            _ => {
+                latest.insert(e.id.clone(), e);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for e in latest.values() {
+        let path = PathBuf::from(format!("{}.yaml", e.id));
+        match manifest::parse(&path, &e.manifest_text, registry) {
+            Ok(m) => out.push(m),
+            Err(err) => tracing::warn!("stored manifest {} v{} no longer loads: {err}", e.id, e.version),
+        }
+    }
+    Ok(out)
+}
+
+/// index.html lists every experiment in the store; those not just rendered are
+/// summarised from the store without redrawing their figures.
+async fn write_full_index(
+    store: &Store,
+    registry: &Registry,
+    results_dir: &Path,
+    mut rendered: BTreeMap<String, reports::IndexExperiment>,
+) -> anyhow::Result<()> {
+    for m in stored_manifests(store, registry).await? {
+        if rendered.contains_key(&m.id) {
+            continue;
+        }
+        let r = results::collect(store, &m).await?;
+        let ems = store.error_measures(&m.id, m.version).await?;
+        let all_present = m
+            .figures
+            .iter()
+            .all(|f| results_dir.join("figures").join(format!("{}.png", f.id)).is_file());
+        let entry = if all_present {
+            render::index_entry_without_files(&r, &ems, registry)
+        } else {
+            render::render_experiment(&r, &ems, registry, results_dir)?
+        };
+        rendered.insert(m.id.clone(), entry);
+    }
+    render::write_index(rendered.into_values().collect(), results_dir)
+}
+
+/// `repro report`: re-render everything in the store without solving anything.
+pub async fn report(store_loc: &str, results_dir: &Path, registry: &Registry) -> anyhow::Result<usize> {
+    let store = open_store(store_loc).await?;
+    let manifests = stored_manifests(&store, registry).await?;
+    if manifests.is_empty() {
+        bail!(InputError(format!("the store {store_loc} holds no experiments yet; run `repro run` first")));
+    }
+    let mut rendered = BTreeMap::new();
+    for m in &manifests {
+        let r = results::collect(&store, m).await?;
+        let ems = store.error_measures(&m.id, m.version).await?;
+        rendered.insert(m.id.clone(), render::render_experiment(&r, &ems, registry, results_dir)?);
+    }
+    render::write_index(rendered.into_values().collect(), results_dir)?;
+    store.close().await;
+    Ok(manifests.len())
+}
+
+/// `repro export --format csv`: tidy rows of the latest version of each (selected) experiment.
+pub async fn export(
+    store_loc: &str,
+    ids: &[String],
+    registry: &Registry,
+) -> anyhow::Result<Vec<reports::TidyRow>> {
+    let store = open_store(store_loc).await?;
+    let manifests = stored_manifests(&store, registry).await?;
+    for id in ids {
+        if !manifests.iter().any(|m| &m.id == id) {
+            bail!(InputError(format!("no experiment `{id}` in the store {store_loc}")));
+        }
+    }
+    let mut rows = Vec::new();
+    for m in manifests.iter().filter(|m| ids.is_empty() || ids.contains(&m.id)) {
+        let r = results::collect(&store, m).await?;
+        for ((pi, series, metric), a) in &r.values {
+            let s = m.series(series).expect("series of the manifest");
+            rows.push(reports::TidyRow {
+                experiment: m.id.clone(),
+                version: m.version,
+                series: series.clone(),
+                solver: s.solver.clone(),
+                point: m.points[*pi].json(),
+                metric: metric.clone(),
+                value: a.value,
+                half_width: a.half_width,
+                n: a.n,
+            });
+        }
+    }
+    // Sweep order, then series and metric, so exports diff cleanly.
+    rows.sort_by(|a, b| {
+        (a.experiment.as_str(), point_order(&manifests, a), a.series.as_str(), a.metric.as_str()).cmp(&(
+            b.experiment.as_str(),
+            point_order(&manifests, b),
+            b.series.as_str(),
+            b.metric.as_str(),
+        ))
+    });
+    store.close().await;
+    Ok(rows)
+}
+
+fn point_order(ms: &[Manifest], r: &reports::TidyRow) -> usize {
+    ms.iter()
+        .find(|m| m.id == r.experiment)
+        .and_then(|m| m.points.iter().position(|p| p.json() == r.point))
+        .unwrap_or(usize::MAX)
+}
+
+/// One line of `repro list`.
+#[derive(Debug, Clone)]
+pub struct ListEntry {
+    pub id: String,
+    pub version: i64,
+    pub title: String,
+    pub points: usize,
+    pub tasks_full: usize,
+    pub cached_full: usize,
+    pub tasks_quick: usize,
+    pub cached_quick: usize,
+}
+
+pub async fn list(
+    experiments_dir: &Path,
+    targets: &[String],
+    store_loc: &str,
+    registry: &Registry,
+) -> anyhow::Result<Vec<ListEntry>> {
+    let paths = discover(targets, experiments_dir)?;
+    let manifests = load_or_input_error(&paths, registry)?;
+    let store = open_store(store_loc).await?;
+    let mut out = Vec::new();
+    for m in &manifests {
+        let one = std::slice::from_ref(m);
+        let full = plan::plan(one, registry, Fidelity::Full);
+        let quick = plan::plan(one, registry, Fidelity::Quick);
+        let kf: Vec<String> = full.tasks.iter().map(|t| t.key.clone()).collect();
+        let kq: Vec<String> = quick.tasks.iter().map(|t| t.key.clone()).collect();
+        out.push(ListEntry {
+            id: m.id.clone(),
+            version: m.version,
+            title: m.title.clone(),
+            points: m.points.len(),
+            tasks_full: kf.len(),
+            cached_full: store.cached_keys(&kf).await?.len(),
+            tasks_quick: kq.len(),
+            cached_quick: store.cached_keys(&kq).await?.len(),
+        });
+    }
+    store.close().await;
+    Ok(out)
+}

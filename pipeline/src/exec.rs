@@ -1,0 +1,225 @@
+//! Execution: runs the tasks of a plan that the store does not already hold.
+//!
+//! tokio drives; each solver runs on the blocking pool, at most `jobs` at a
+//! time. Each finished task is written to the store at once, in its own
+//! transaction, so a killed run resumes where it stopped. Ctrl-C cancels the
+//! tasks in flight (they are not stored) and keeps everything finished.
+
+use crate::plan::{Plan, Task};
+use anyhow::Context;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use solvers::{Fidelity, Kind, Outcome, Registry, SolveError, Status, TaskContext};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use store::{MetricRow, SeriesPointRow, Store, TaskRecord};
+use tokio::sync::{mpsc, Semaphore};
+
+#[derive(Debug, Clone)]
+pub struct ExecOptions {
+    pub jobs: usize,
+    pub force: bool,
+    pub fidelity: Fidelity,
+    pub progress: bool,
+}
+
+#[derive(Debug, Default)]
+pub struct ExecSummary {
+    pub total: usize,
+    pub cached: usize,
+    pub executed: usize,
+    pub saturated: usize,
+    /// Failed tasks with their error text.
+    pub failed: Vec<(Task, String)>,
+    pub cancelled: bool,
+    pub wall: Duration,
+}
+
+/// Runs one task in the current thread: the unit both executors and `repro solve` share.
+pub fn run_task(registry: &Registry, task: &Task, cancel: Arc<AtomicBool>) -> (Result<Outcome, SolveError>, f64) {
+    let fidelity = if task.fidelity == "quick" {
+        Fidelity::Quick
+    } else {
+        Fidelity::Full
+    };
+    let ctx = TaskContext::new(task.seed, fidelity)
+        .with_replication(task.replication)
+        .with_cancel_flag(cancel);
+    let start = Instant::now();
+    let result = match registry.get(&task.solver) {
+        None => Err(SolveError::BadParams(format!("unknown solver `{}`", task.solver))),
+        Some(solver) => {
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| solver.solve(&task.params, &ctx))) {
+                Ok(r) => r.and_then(|o| o.checked(&task.solver)),
+                Err(p) => {
+                    let msg = p
+                        .downcast_ref::<&str>()
+                        .map(|s| s.to_string())
+                        .or_else(|| p.downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "unknown panic".into());
+                    Err(SolveError::Numerical(format!("solver panicked (a bug): {msg}")))
+                }
+            }
+        }
+    };
+    (result, start.elapsed().as_secs_f64() * 1e3)
+}
+
+fn record(task: &Task, result: &Result<Outcome, SolveError>, wall_ms: f64) -> TaskRecord {
+    let (status, error, metrics, series) = match result {
+        Ok(o) => (
+            match o.status {
+                Status::Ok => "done",
+                Status::Saturated => "saturated",
+            },
+            None,
+            o.metrics
+                .iter()
+                .map(|(k, m)| MetricRow {
+                    name: k.clone(),
+                    value: m.value,
+                    half_width: m.half_width,
+                    n: m.n.map(|n| n as i64),
+                })
+                .collect(),
+            o.series
+                .iter()
+                .flat_map(|(k, pts)| {
+                    pts.iter().map(move |(x, y)| SeriesPointRow {
+                        name: k.clone(),
+                        x: *x,
+                        y: *y,
+                    })
+                })
+                .collect(),
+        ),
+        Err(e) => ("failed", Some(e.to_string()), Vec::new(), Vec::new()),
+    };
+    TaskRecord {
+        key: task.key.clone(),
+        solver: task.solver.clone(),
+        solver_version: task.solver_version as i64,
+        params: task.params_json(),
+        seed: task.seed as i64,
+        fidelity: task.fidelity.clone(),
+        status: status.to_string(),
+        wall_ms,
+        error,
+        metrics,
+        series,
+    }
+}
+
+pub async fn execute(
+    plan: &Plan,
+    registry: &Registry,
+    store: &Store,
+    run_id: i64,
+    opts: &ExecOptions,
+) -> anyhow::Result<ExecSummary> {
+    let start = Instant::now();
+    let mut summary = ExecSummary {
+        total: plan.tasks.len(),
+        ..Default::default()
+    };
+    let keys: Vec<String> = plan.tasks.iter().map(|t| t.key.clone()).collect();
+    let cached = if opts.force {
+        Default::default()
+    } else {
+        store.cached_keys(&keys).await.context("reading the cache")?
+    };
+    summary.cached = cached.len();
+    let mut todo: Vec<Task> = plan
+        .tasks
+        .iter()
+        .filter(|t| !cached.contains(&t.key))
+        .cloned()
+        .collect();
+    // Longest expected first: stored wall times where known, simulations before models.
+    let walls = store.wall_times(&keys).await.context("reading wall times")?;
+    todo.sort_by(|a, b| {
+        let wa = walls.get(&a.key).copied().unwrap_or(if a.kind == Kind::Simulation { 1e3 } else { 0.0 });
+        let wb = walls.get(&b.key).copied().unwrap_or(if b.kind == Kind::Simulation { 1e3 } else { 0.0 });
+        wb.total_cmp(&wa)
+    });
+
+    let bar = if opts.progress && !todo.is_empty() {
+        let b = ProgressBar::with_draw_target(Some(summary.total as u64), ProgressDrawTarget::stderr());
+        b.set_style(
+            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} tasks ({msg}) ETA {eta}")
+                .expect("valid template"),
+        );
+        b.set_position(summary.cached as u64);
+        b.set_message(format!("{} cached", summary.cached));
+        b.enable_steady_tick(Duration::from_millis(200));
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (tx, mut rx) = mpsc::channel::<(Task, Result<Outcome, SolveError>, f64)>(opts.jobs.max(1) * 2);
+    let sem = Arc::new(Semaphore::new(opts.jobs.max(1)));
+    let feeder = {
+        let cancel = cancel.clone();
+        let registry = registry.clone();
+        tokio::spawn(async move {
+            for task in todo {
+                let permit = sem.clone().acquire_owned().await.expect("semaphore open");
+                if cancel.load(Ordering::Relaxed) {
+                    break;
+                }
+                let tx = tx.clone();
+                let cancel = cancel.clone();
+                let registry = registry.clone();
+                tokio::task::spawn_blocking(move || {
+                    let (r, wall) = run_task(&registry, &task, cancel);
+                    drop(permit);
+                    let _ = tx.blocking_send((task, r, wall));
+                });
+            }
+        })
+    };
+
+    let mut ctrl_c = Box::pin(tokio::signal::ctrl_c());
+    let (mut failed_n, mut done_n) = (0usize, 0usize);
+    loop {
+        tokio::select! {
+            msg = rx.recv() => {
+                let Some((task, result, wall)) = msg else { break };
+                if matches!(result, Err(SolveError::Cancelled)) {
+                    continue;
+                }
+                let rec = record(&task, &result, wall);
+                store.record_task(run_id, &rec).await.with_context(|| format!("storing task {}", task.key))?;
+                match result {
+                    Ok(o) => {
+                        done_n += 1;
+                        if o.status == Status::Saturated {
+                            summary.saturated += 1;
+                        }
+                    }
+                    Err(e) => {
+                        failed_n += 1;
+                        bar.suspend(|| {
+                            eprintln!("task {} failed: {e}\n  rerun it with: {}", task.key, task.solve_command());
+                        });
+                        summary.failed.push((task, e.to_string()));
+                    }
+                }
+                bar.inc(1);
+                bar.set_message(format!("{} cached, {} run, {} failed", summary.cached, done_n, failed_n));
+            }
+            _ = &mut ctrl_c, if !cancel.load(Ordering::Relaxed) => {
+                cancel.store(true, Ordering::Relaxed);
+                summary.cancelled = true;
+                bar.suspend(|| eprintln!("interrupted: finishing the store writes; tasks already finished are kept"));
+            }
+        }
+    }
+    feeder.await.ok();
+    bar.finish_and_clear();
+    summary.executed = done_n + failed_n;
+    summary.wall = start.elapsed();
+    Ok(summary)
+}

@@ -1,0 +1,172 @@
+//! Measure: joins the stored tasks of an experiment into per-point values
+//! (replications combined), and computes error measures between series.
+
+use crate::manifest::{Manifest, Point};
+use anyhow::Context;
+use reports::em;
+use serde_json::Value as Json;
+use solvers::des::ci95;
+use std::collections::BTreeMap;
+use store::{ErrorMeasureRow, Store, TaskRecord};
+
+/// A metric at one point of one series, replications combined.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Agg {
+    pub value: f64,
+    pub half_width: Option<f64>,
+    pub n: Option<i64>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ExperimentResults {
+    pub manifest: Manifest,
+    /// (point index, series, metric) -> value.
+    pub values: BTreeMap<(usize, String, String), Agg>,
+    /// (point index, series) -> "done" | "saturated" | "failed" | "missing" | "partial".
+    pub status: BTreeMap<(usize, String), String>,
+    /// Task records used, by key.
+    pub tasks: BTreeMap<String, TaskRecord>,
+    /// (point index, series) -> task keys (one per replication).
+    pub keys: BTreeMap<(usize, String), Vec<String>>,
+}
+
+impl ExperimentResults {
+    pub fn get(&self, point: usize, series: &str, metric: &str) -> Option<Agg> {
+        self.values
+            .get(&(point, series.to_string(), metric.to_string()))
+            .copied()
+    }
+
+    pub fn point(&self, index: usize) -> Option<&Point> {
+        self.manifest.points.get(index)
+    }
+
+    pub fn x_of(&self, index: usize, axis: &str) -> Option<f64> {
+        self.point(index)?.values.get(axis).and_then(Json::as_f64)
+    }
+}
+
+/// Combines replications: one replication keeps its own CI; several give the
+/// mean and a Student-t CI across replication means.
+fn combine(reps: &[&TaskRecord], metric: &str) -> Option<Agg> {
+    let vals: Vec<(f64, Option<f64>, Option<i64>)> = reps
+        .iter()
+        .map(|t| {
+            t.metrics
+                .iter()
+                .find(|m| m.name == metric)
+                .map(|m| (m.value, m.half_width, m.n))
+        })
+        .collect::<Option<_>>()?;
+    if vals.len() == 1 {
+        let (value, half_width, n) = vals[0];
+        return Some(Agg { value, half_width, n });
+    }
+    let xs: Vec<f64> = vals.iter().map(|v| v.0).collect();
+    let (mean, hw) = ci95(&xs);
+    Some(Agg {
+        value: mean,
+        half_width: Some(hw),
+        n: Some(xs.len() as i64),
+    })
+}
+
+pub async fn collect(store: &Store, manifest: &Manifest) -> anyhow::Result<ExperimentResults> {
+    let plan = store
+        .plan(&manifest.id, manifest.version)
+        .await
+        .with_context(|| format!("reading the plan of {}", manifest.id))?;
+    let keys: Vec<String> = {
+        let mut k: Vec<String> = plan.iter().map(|p| p.task_key.clone()).collect();
+        k.sort();
+        k.dedup();
+        k
+    };
+    let tasks: BTreeMap<String, TaskRecord> = store
+        .tasks(&keys)
+        .await
+        .context("reading task results")?
+        .into_iter()
+        .map(|t| (t.key.clone(), t))
+        .collect();
+    let mut by_cell: BTreeMap<(usize, String), Vec<String>> = BTreeMap::new();
+    for p in &plan {
+        by_cell
+            .entry((p.point_index as usize, p.series.clone()))
+            .or_default()
+            .push(p.task_key.clone());
+    }
+    let mut values = BTreeMap::new();
+    let mut status = BTreeMap::new();
+    for ((pi, series), ks) in &by_cell {
+        let recs: Vec<&TaskRecord> = ks.iter().filter_map(|k| tasks.get(k)).collect();
+        let done: Vec<&TaskRecord> = recs.iter().copied().filter(|t| t.status == "done").collect();
+        let st = if recs.len() < ks.len() {
+            "missing"
+        } else if recs.iter().any(|t| t.status == "failed") {
+            "failed"
+        } else if recs.iter().any(|t| t.status == "saturated") {
+            "saturated"
+        } else {
+            "done"
+        };
+        status.insert((*pi, series.clone()), st.to_string());
+        if st != "done" {
+            continue;
+        }
+        let mut names: Vec<&str> = done.iter().flat_map(|t| t.metrics.iter().map(|m| m.name.as_str())).collect();
+        names.sort();
+        names.dedup();
+        for name in names {
+            if let Some(a) = combine(&done, name) {
+                values.insert((*pi, series.clone(), name.to_string()), a);
+            }
+        }
+    }
+    Ok(ExperimentResults {
+        manifest: manifest.clone(),
+        values,
+        status,
+        tasks,
+        keys: by_cell,
+    })
+}
+
+/// Error measures of every `compare` entry at every point.
+pub fn error_measures(r: &ExperimentResults) -> Vec<ErrorMeasureRow> {
+    let m = &r.manifest;
+    let mut rows = Vec::new();
+    for c in &m.compare {
+        for p in &m.points {
+            let rf = r.get(p.index, &c.reference, &c.metric);
+            let cd = r.get(p.index, &c.candidate, &c.metric);
+            let (e, verdict) = match (rf, cd) {
+                (Some(a), Some(b)) => em::verdict(a.value, a.half_width, b.value, c.tolerance),
+                _ => (
+                    None,
+                    if c.tolerance.is_some() {
+                        em::Verdict::Inconclusive
+                    } else {
+                        em::Verdict::Unchecked
+                    },
+                ),
+            };
+            rows.push(ErrorMeasureRow {
+                experiment: m.id.clone(),
+                version: m.version,
+                metric: c.metric.clone(),
+                reference: c.reference.clone(),
+                candidate: c.candidate.clone(),
+                point: p.json(),
+                point_index: p.index as i64,
+                reference_value: rf.map(|a| a.value),
+                reference_half_width: rf.and_then(|a| a.half_width),
+                candidate_value: cd.map(|a| a.value),
+                em: e,
+                tolerance: c.tolerance,
+                verdict: verdict.as_str().to_string(),
+            });
+        }
+    }
+    rows
+}

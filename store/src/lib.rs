@@ -508,13 +508,19 @@ impl Store {
     /// any earlier record of the same key, and links it to `run`.
     ///
     /// `run` must be an id returned by [`Store::begin_run`]. `status` must be
-    /// "done", "saturated" or "failed". Metric values and series coordinates
-    /// must not be NaN (half-widths may be; they are stored as NULL).
+    /// "done", "saturated" or "failed". `wall_ms`, metric values and series
+    /// coordinates must not be NaN (half-widths may be; they are stored as NULL).
     pub async fn record_task(&self, run: i64, t: &TaskRecord) -> Result<()> {
         if !matches!(t.status.as_str(), "done" | "saturated" | "failed") {
             return Err(StoreError::Db(format!(
                 "record task {}: status {:?} is not one of done, saturated, failed",
                 t.key, t.status
+            )));
+        }
+        if t.wall_ms.is_nan() {
+            return Err(StoreError::Db(format!(
+                "record task {}: wall_ms is NaN",
+                t.key
             )));
         }
         if let Some(m) = t.metrics.iter().find(|m| m.value.is_nan()) {

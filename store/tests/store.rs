@@ -188,6 +188,13 @@ async fn invalid_task_records_are_refused_whole() {
         Err(StoreError::Db(_))
     ));
 
+    let mut nan_wall = task("nan", "done");
+    nan_wall.wall_ms = f64::NAN;
+    assert!(matches!(
+        s.record_task(run, &nan_wall).await,
+        Err(StoreError::Db(_))
+    ));
+
     let bad_status = task("bad", "ok");
     assert!(matches!(
         s.record_task(run, &bad_status).await,

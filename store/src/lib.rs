@@ -4,11 +4,47 @@
 //! their metrics and series, which experiment points use which task, runs for
 //! provenance, and error measures. The pool type stays behind [`Store`], so a
 //! PostgreSQL backend can be added without touching callers.
+//!
+//! Implementation notes:
+//! - Runtime queries only (`sqlx::query*`, [`sqlx::QueryBuilder`]); building never
+//!   needs a database. Placeholders are spelled `$1, $2, ..`, which both SQLite and
+//!   PostgreSQL accept, and upserts use `INSERT .. ON CONFLICT .. DO UPDATE`, so the
+//!   statements can be shared by a PostgreSQL backend.
+//! - The schema lives in embedded migrations (`migrations/sqlite`). The stored
+//!   `meta.schema_version` is checked *before* migrating, so an older binary never
+//!   touches a store written by a newer one.
+//! - Every write that must be atomic (one task with its metrics and series, one
+//!   plan, one set of error measures) is one transaction. SQLite write
+//!   transactions start with `BEGIN IMMEDIATE` so that concurrent writers queue on
+//!   the busy timeout instead of failing on a read-to-write lock upgrade.
+//! - Ordering of results is done in Rust where it involves text, so that it is
+//!   byte order regardless of the database's collation.
+//! - Timestamps are RFC 3339 UTC text with millisecond precision (see [`rfc3339_utc`]).
+
+use std::collections::{HashMap, HashSet};
+use std::str::FromStr;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
+use sqlx::sqlite::{
+    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+};
+use sqlx::{QueryBuilder, Sqlite};
 
 /// Schema version this binary understands. A store with a higher version is refused.
 pub const SCHEMA_VERSION: i64 = 1;
+
+/// Bound on the number of keys bound into one `IN (..)` list.
+const KEY_CHUNK: usize = 500;
+/// Bound on the number of bind parameters of one multi-row `INSERT`
+/// (SQLite allows 32766, PostgreSQL 65535; staying far below keeps statements small).
+const MAX_BINDS: usize = 900;
+/// How long a connection waits for another writer before giving up.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// WAL allows many readers and one writer; a handful of connections suffices.
+const MAX_CONNECTIONS: u32 = 8;
+
+static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -117,95 +153,821 @@ pub struct ErrorMeasureRow {
 }
 
 /// Handle on the result database.
+///
+/// Cheap to clone: clones share one connection pool, so a `Store` can be handed
+/// to many tokio tasks that write concurrently. [`Store::close`] on any clone
+/// closes the shared pool.
+#[derive(Clone)]
 pub struct Store {
-    _private: (),
+    backend: Backend,
+    location: String,
 }
+
+#[derive(Clone)]
+enum Backend {
+    Sqlite(SqlitePool),
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("location", &self.location)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Wraps a sqlx error with what the store was doing.
+fn db(context: &'static str) -> impl FnOnce(sqlx::Error) -> StoreError {
+    move |e| StoreError::Db(format!("{context}: {e}"))
+}
+
+type TaskTuple = (
+    String,
+    String,
+    i64,
+    String,
+    i64,
+    String,
+    String,
+    f64,
+    Option<String>,
+);
+
+type RunTuple = (i64, String, Option<String>, String, String, String, String);
+type MetricTuple = (String, String, f64, Option<f64>, Option<i64>);
+
+type EmTuple = (
+    String,
+    String,
+    String,
+    String,
+    i64,
+    Option<f64>,
+    Option<f64>,
+    Option<f64>,
+    Option<f64>,
+    Option<f64>,
+    String,
+);
 
 impl Store {
     /// Opens (creating if needed) the store. `location` is a file path or a
     /// `sqlite://` URL (later also `postgres://`). Creates parent directories,
     /// sets WAL + busy timeout, runs embedded migrations, refuses a newer schema.
+    /// `sqlite::memory:` gives a private in-memory store (handy in tests) that
+    /// lives until [`Store::close`].
+    ///
+    /// Every failure before the store is usable is [`StoreError::Open`], except a
+    /// store written by a newer binary, which is [`StoreError::TooNew`].
     pub async fn open(location: &str) -> Result<Store> {
-        let _ = location;
-        todo!()
-    }
-    pub async fn close(self) {}
+        let open_err = |reason: String| StoreError::Open {
+            location: location.to_string(),
+            reason,
+        };
+        let lower = location.to_ascii_lowercase();
+        if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
+            return Err(open_err(
+                "PostgreSQL support is not built yet (planned); use a file path or a sqlite:// URL"
+                    .into(),
+            ));
+        }
+        if location.trim().is_empty() {
+            return Err(open_err("empty location".into()));
+        }
+        let options = if lower.starts_with("sqlite:") {
+            SqliteConnectOptions::from_str(location)
+                .map_err(|e| open_err(format!("invalid SQLite URL: {e}")))?
+        } else if location.contains("://") {
+            return Err(open_err(
+                "unsupported URL scheme; use a file path, sqlite:// or postgres://".into(),
+            ));
+        } else {
+            SqliteConnectOptions::new().filename(location)
+        };
+        let options = options
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(BUSY_TIMEOUT)
+            .foreign_keys(true);
 
+        let file = options.get_filename().to_path_buf();
+        if let Some(parent) = file.parent() {
+            if !parent.as_os_str().is_empty() {
+                std::fs::create_dir_all(parent).map_err(|e| {
+                    open_err(format!("cannot create directory {}: {e}", parent.display()))
+                })?;
+            }
+        }
+        if file.is_dir() {
+            return Err(open_err(format!("{} is a directory", file.display())));
+        }
+
+        let mut pool_options = SqlitePoolOptions::new().max_connections(MAX_CONNECTIONS);
+        if lower.contains(":memory:") || lower.contains("mode=memory") {
+            // An in-memory database lives only while a connection to it is open.
+            pool_options = pool_options
+                .min_connections(1)
+                .idle_timeout(None)
+                .max_lifetime(None);
+        }
+        let pool = pool_options
+            .connect_with(options)
+            .await
+            .map_err(|e| open_err(e.to_string()))?;
+
+        match Self::prepare_sqlite(&pool, location).await {
+            Ok(()) => {}
+            Err(e) => {
+                pool.close().await;
+                return Err(e);
+            }
+        }
+        tracing::debug!(location, "opened result store");
+        Ok(Store {
+            backend: Backend::Sqlite(pool),
+            location: location.to_string(),
+        })
+    }
+
+    /// Checks the stored schema version, then migrates.
+    async fn prepare_sqlite(pool: &SqlitePool, location: &str) -> Result<()> {
+        let open_err = |reason: String| StoreError::Open {
+            location: location.to_string(),
+            reason,
+        };
+        let has_meta: Option<String> = sqlx::query_scalar(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+        )
+        .fetch_optional(pool)
+        .await
+        .map_err(|e| open_err(e.to_string()))?;
+        if has_meta.is_some() {
+            let stored: Option<String> =
+                sqlx::query_scalar("SELECT value FROM meta WHERE key = 'schema_version'")
+                    .fetch_optional(pool)
+                    .await
+                    .map_err(|e| open_err(format!("cannot read the schema version: {e}")))?;
+            if let Some(stored) = stored {
+                let found: i64 = stored.trim().parse().map_err(|_| {
+                    open_err(format!("schema version {stored:?} is not an integer"))
+                })?;
+                if found > SCHEMA_VERSION {
+                    return Err(StoreError::TooNew {
+                        location: location.to_string(),
+                        found,
+                        supported: SCHEMA_VERSION,
+                    });
+                }
+            }
+        }
+        SQLITE_MIGRATOR
+            .run(pool)
+            .await
+            .map_err(|e| open_err(format!("migration failed: {e}")))?;
+        Ok(())
+    }
+
+    /// Closes the connection pool (checkpointing the WAL). Waits for clones'
+    /// connections in use to be returned.
+    pub async fn close(self) {
+        self.pool().close().await;
+    }
+
+    /// The location this store was opened with.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    fn pool(&self) -> &SqlitePool {
+        let Backend::Sqlite(pool) = &self.backend;
+        pool
+    }
+
+    /// Starts a write transaction that holds the write lock from the start.
+    async fn write_tx(&self) -> Result<sqlx::Transaction<'static, Sqlite>> {
+        self.pool()
+            .begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(db("begin write transaction"))
+    }
+
+    /// Inserts or replaces the experiment version `(id, version)`.
     pub async fn upsert_experiment(&self, e: &ExperimentRow) -> Result<()> {
-        let _ = e;
-        todo!()
-    }
-    pub async fn experiments(&self) -> Result<Vec<ExperimentRow>> {
-        todo!()
+        sqlx::query(
+            "INSERT INTO experiments (id, version, title, manifest_hash, manifest_text) \
+             VALUES ($1, $2, $3, $4, $5) \
+             ON CONFLICT (id, version) DO UPDATE SET \
+               title = excluded.title, \
+               manifest_hash = excluded.manifest_hash, \
+               manifest_text = excluded.manifest_text",
+        )
+        .bind(&e.id)
+        .bind(e.version)
+        .bind(&e.title)
+        .bind(&e.manifest_hash)
+        .bind(&e.manifest_text)
+        .execute(self.pool())
+        .await
+        .map_err(db("upsert experiment"))?;
+        Ok(())
     }
 
-    /// Starts a run; returns its id.
+    /// All experiment versions, ordered by id, then version.
+    pub async fn experiments(&self) -> Result<Vec<ExperimentRow>> {
+        let rows: Vec<(String, i64, String, String, String)> = sqlx::query_as(
+            "SELECT id, version, title, manifest_hash, manifest_text FROM experiments",
+        )
+        .fetch_all(self.pool())
+        .await
+        .map_err(db("list experiments"))?;
+        let mut out: Vec<ExperimentRow> = rows
+            .into_iter()
+            .map(
+                |(id, version, title, manifest_hash, manifest_text)| ExperimentRow {
+                    id,
+                    version,
+                    title,
+                    manifest_hash,
+                    manifest_text,
+                },
+            )
+            .collect();
+        out.sort_by(|a, b| (&a.id, a.version).cmp(&(&b.id, b.version)));
+        Ok(out)
+    }
+
+    /// Starts a run (status "running", `started` = now); returns its id.
     pub async fn begin_run(&self, code_version: &str, host: &str, args: &str) -> Result<i64> {
-        let _ = (code_version, host, args);
-        todo!()
+        sqlx::query_scalar(
+            "INSERT INTO runs (started, finished, code_version, host, args, status) \
+             VALUES ($1, NULL, $2, $3, $4, 'running') RETURNING id",
+        )
+        .bind(now_rfc3339())
+        .bind(code_version)
+        .bind(host)
+        .bind(args)
+        .fetch_one(self.pool())
+        .await
+        .map_err(db("begin run"))
     }
+
+    /// Sets the final status of a run and `finished` = now.
     pub async fn finish_run(&self, run: i64, status: &str) -> Result<()> {
-        let _ = (run, status);
-        todo!()
+        let done = sqlx::query("UPDATE runs SET finished = $1, status = $2 WHERE id = $3")
+            .bind(now_rfc3339())
+            .bind(status)
+            .bind(run)
+            .execute(self.pool())
+            .await
+            .map_err(db("finish run"))?;
+        if done.rows_affected() == 0 {
+            return Err(StoreError::Db(format!("finish run: no run with id {run}")));
+        }
+        Ok(())
     }
+
+    /// All runs, ordered by id (= start order).
     pub async fn runs(&self) -> Result<Vec<RunRow>> {
-        todo!()
+        let rows: Vec<RunTuple> = sqlx::query_as(
+            "SELECT id, started, finished, code_version, host, args, status \
+                 FROM runs ORDER BY id",
+        )
+        .fetch_all(self.pool())
+        .await
+        .map_err(db("list runs"))?;
+        Ok(rows
+            .into_iter()
+            .map(
+                |(id, started, finished, code_version, host, args, status)| RunRow {
+                    id,
+                    started,
+                    finished,
+                    code_version,
+                    host,
+                    args,
+                    status,
+                },
+            )
+            .collect())
+    }
+
+    /// Keys of the tasks that `run` recorded, sorted.
+    pub async fn run_task_keys(&self, run: i64) -> Result<Vec<String>> {
+        let mut keys: Vec<String> =
+            sqlx::query_scalar("SELECT task_key FROM run_tasks WHERE run_id = $1")
+                .bind(run)
+                .fetch_all(self.pool())
+                .await
+                .map_err(db("list tasks of run"))?;
+        keys.sort();
+        Ok(keys)
     }
 
     /// Keys among `keys` whose stored status is "done" or "saturated".
-    pub async fn cached_keys(&self, keys: &[String]) -> Result<std::collections::HashSet<String>> {
-        let _ = keys;
-        todo!()
+    /// One query per 500 keys.
+    pub async fn cached_keys(&self, keys: &[String]) -> Result<HashSet<String>> {
+        let mut out = HashSet::new();
+        for chunk in keys.chunks(KEY_CHUNK) {
+            let mut qb = QueryBuilder::<Sqlite>::new(
+                "SELECT key FROM tasks WHERE status IN ('done', 'saturated') AND key IN (",
+            );
+            push_key_list(&mut qb, chunk);
+            let found: Vec<String> = qb
+                .build_query_scalar()
+                .persistent(false)
+                .fetch_all(self.pool())
+                .await
+                .map_err(db("look up cached tasks"))?;
+            out.extend(found);
+        }
+        Ok(out)
     }
+
     /// Stored wall times (ms) of the given keys, for longest-first ordering.
-    pub async fn wall_times(
-        &self,
-        keys: &[String],
-    ) -> Result<std::collections::HashMap<String, f64>> {
-        let _ = keys;
-        todo!()
+    /// Includes failed tasks (their time is still the best estimate there is);
+    /// keys never recorded are absent.
+    pub async fn wall_times(&self, keys: &[String]) -> Result<HashMap<String, f64>> {
+        let mut out = HashMap::new();
+        for chunk in keys.chunks(KEY_CHUNK) {
+            let mut qb =
+                QueryBuilder::<Sqlite>::new("SELECT key, wall_ms FROM tasks WHERE key IN (");
+            push_key_list(&mut qb, chunk);
+            let found: Vec<(String, f64)> = qb
+                .build_query_as()
+                .persistent(false)
+                .fetch_all(self.pool())
+                .await
+                .map_err(db("look up wall times"))?;
+            out.extend(found);
+        }
+        Ok(out)
     }
+
     /// Writes one task (row, metrics, series) in its own transaction, replacing
     /// any earlier record of the same key, and links it to `run`.
+    ///
+    /// `run` must be an id returned by [`Store::begin_run`]. `status` must be
+    /// "done", "saturated" or "failed". `wall_ms`, metric values and series
+    /// coordinates must not be NaN (half-widths may be; they are stored as NULL).
     pub async fn record_task(&self, run: i64, t: &TaskRecord) -> Result<()> {
-        let _ = (run, t);
-        todo!()
+        if !matches!(t.status.as_str(), "done" | "saturated" | "failed") {
+            return Err(StoreError::Db(format!(
+                "record task {}: status {:?} is not one of done, saturated, failed",
+                t.key, t.status
+            )));
+        }
+        if t.wall_ms.is_nan() {
+            return Err(StoreError::Db(format!(
+                "record task {}: wall_ms is NaN",
+                t.key
+            )));
+        }
+        if let Some(m) = t.metrics.iter().find(|m| m.value.is_nan()) {
+            return Err(StoreError::Db(format!(
+                "record task {}: metric {} is NaN",
+                t.key, m.name
+            )));
+        }
+        if let Some(p) = t.series.iter().find(|p| p.x.is_nan() || p.y.is_nan()) {
+            return Err(StoreError::Db(format!(
+                "record task {}: series {} has a NaN point",
+                t.key, p.name
+            )));
+        }
+
+        let mut tx = self.write_tx().await?;
+        sqlx::query(
+            "INSERT INTO tasks \
+               (key, solver, solver_version, params, seed, fidelity, status, wall_ms, error, created) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+             ON CONFLICT (key) DO UPDATE SET \
+               solver = excluded.solver, \
+               solver_version = excluded.solver_version, \
+               params = excluded.params, \
+               seed = excluded.seed, \
+               fidelity = excluded.fidelity, \
+               status = excluded.status, \
+               wall_ms = excluded.wall_ms, \
+               error = excluded.error, \
+               created = excluded.created",
+        )
+        .bind(&t.key)
+        .bind(&t.solver)
+        .bind(t.solver_version)
+        .bind(&t.params)
+        .bind(t.seed)
+        .bind(&t.fidelity)
+        .bind(&t.status)
+        .bind(t.wall_ms)
+        .bind(&t.error)
+        .bind(now_rfc3339())
+        .execute(&mut *tx)
+        .await
+        .map_err(db("record task"))?;
+
+        sqlx::query("DELETE FROM metrics WHERE task_key = $1")
+            .bind(&t.key)
+            .execute(&mut *tx)
+            .await
+            .map_err(db("delete old metrics"))?;
+        sqlx::query("DELETE FROM series WHERE task_key = $1")
+            .bind(&t.key)
+            .execute(&mut *tx)
+            .await
+            .map_err(db("delete old series"))?;
+
+        for chunk in t.metrics.chunks(MAX_BINDS / 5) {
+            let mut qb = QueryBuilder::<Sqlite>::new(
+                "INSERT INTO metrics (task_key, name, value, half_width, n) ",
+            );
+            qb.push_values(chunk, |mut b, m| {
+                b.push_bind(t.key.as_str())
+                    .push_bind(m.name.as_str())
+                    .push_bind(m.value)
+                    .push_bind(m.half_width.filter(|h| !h.is_nan()))
+                    .push_bind(m.n);
+            });
+            qb.build()
+                .execute(&mut *tx)
+                .await
+                .map_err(db("record metrics"))?;
+        }
+
+        for (c, chunk) in t.series.chunks(MAX_BINDS / 5).enumerate() {
+            let base = c * (MAX_BINDS / 5);
+            let mut qb =
+                QueryBuilder::<Sqlite>::new("INSERT INTO series (task_key, idx, name, x, y) ");
+            qb.push_values(chunk.iter().enumerate(), |mut b, (i, p)| {
+                b.push_bind(t.key.as_str())
+                    .push_bind((base + i) as i64)
+                    .push_bind(p.name.as_str())
+                    .push_bind(p.x)
+                    .push_bind(p.y);
+            });
+            qb.build()
+                .execute(&mut *tx)
+                .await
+                .map_err(db("record series"))?;
+        }
+
+        sqlx::query(
+            "INSERT INTO run_tasks (run_id, task_key) VALUES ($1, $2) \
+             ON CONFLICT (run_id, task_key) DO NOTHING",
+        )
+        .bind(run)
+        .bind(&t.key)
+        .execute(&mut *tx)
+        .await
+        .map_err(|e| StoreError::Db(format!("link task {} to run {run}: {e}", t.key)))?;
+
+        tx.commit().await.map_err(db("commit task"))?;
+        Ok(())
     }
+
+    /// Full records of the stored tasks among `keys`, in the order of `keys`
+    /// (duplicates and unknown keys skipped). Metrics are sorted by name, series
+    /// points are in the order they were recorded.
     pub async fn tasks(&self, keys: &[String]) -> Result<Vec<TaskRecord>> {
-        let _ = keys;
-        todo!()
+        let mut found: HashMap<String, TaskRecord> = HashMap::new();
+        for chunk in keys.chunks(KEY_CHUNK) {
+            let mut qb = QueryBuilder::<Sqlite>::new(
+                "SELECT key, solver, solver_version, params, seed, fidelity, status, wall_ms, error \
+                 FROM tasks WHERE key IN (",
+            );
+            push_key_list(&mut qb, chunk);
+            let rows: Vec<TaskTuple> = qb
+                .build_query_as()
+                .persistent(false)
+                .fetch_all(self.pool())
+                .await
+                .map_err(db("read tasks"))?;
+            for (key, solver, solver_version, params, seed, fidelity, status, wall_ms, error) in
+                rows
+            {
+                found.insert(
+                    key.clone(),
+                    TaskRecord {
+                        key,
+                        solver,
+                        solver_version,
+                        params,
+                        seed,
+                        fidelity,
+                        status,
+                        wall_ms,
+                        error,
+                        metrics: Vec::new(),
+                        series: Vec::new(),
+                    },
+                );
+            }
+
+            let mut qb = QueryBuilder::<Sqlite>::new(
+                "SELECT task_key, name, value, half_width, n FROM metrics WHERE task_key IN (",
+            );
+            push_key_list(&mut qb, chunk);
+            let rows: Vec<MetricTuple> = qb
+                .build_query_as()
+                .persistent(false)
+                .fetch_all(self.pool())
+                .await
+                .map_err(db("read metrics"))?;
+            for (key, name, value, half_width, n) in rows {
+                if let Some(t) = found.get_mut(&key) {
+                    t.metrics.push(MetricRow {
+                        name,
+                        value,
+                        half_width,
+                        n,
+                    });
+                }
+            }
+
+            let mut qb = QueryBuilder::<Sqlite>::new(
+                "SELECT task_key, name, x, y FROM series WHERE task_key IN (",
+            );
+            push_key_list(&mut qb, chunk);
+            qb.push(" ORDER BY task_key, idx");
+            let rows: Vec<(String, String, f64, f64)> = qb
+                .build_query_as()
+                .persistent(false)
+                .fetch_all(self.pool())
+                .await
+                .map_err(db("read series"))?;
+            for (key, name, x, y) in rows {
+                if let Some(t) = found.get_mut(&key) {
+                    t.series.push(SeriesPointRow { name, x, y });
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(found.len());
+        for key in keys {
+            if let Some(mut t) = found.remove(key) {
+                t.metrics.sort_by(|a, b| a.name.cmp(&b.name));
+                out.push(t);
+            }
+        }
+        Ok(out)
     }
 
     /// Replaces the plan (point/series -> task) of one experiment version.
+    /// Every row must carry that experiment and version.
     pub async fn replace_plan(
         &self,
         experiment: &str,
         version: i64,
         rows: &[PlanRow],
     ) -> Result<()> {
-        let _ = (experiment, version, rows);
-        todo!()
-    }
-    pub async fn plan(&self, experiment: &str, version: i64) -> Result<Vec<PlanRow>> {
-        let _ = (experiment, version);
-        todo!()
+        if let Some(r) = rows
+            .iter()
+            .find(|r| r.experiment != experiment || r.version != version)
+        {
+            return Err(StoreError::Db(format!(
+                "replace plan of {experiment} v{version}: got a row of {} v{}",
+                r.experiment, r.version
+            )));
+        }
+        let mut tx = self.write_tx().await?;
+        sqlx::query("DELETE FROM plan WHERE experiment = $1 AND version = $2")
+            .bind(experiment)
+            .bind(version)
+            .execute(&mut *tx)
+            .await
+            .map_err(db("delete old plan"))?;
+        for chunk in rows.chunks(MAX_BINDS / 7) {
+            let mut qb = QueryBuilder::<Sqlite>::new(
+                "INSERT INTO plan \
+                 (experiment, version, point, point_index, series, replication, task_key) ",
+            );
+            qb.push_values(chunk, |mut b, r| {
+                b.push_bind(r.experiment.as_str())
+                    .push_bind(r.version)
+                    .push_bind(r.point.as_str())
+                    .push_bind(r.point_index)
+                    .push_bind(r.series.as_str())
+                    .push_bind(r.replication)
+                    .push_bind(r.task_key.as_str());
+            });
+            qb.build()
+                .execute(&mut *tx)
+                .await
+                .map_err(db("write plan"))?;
+        }
+        tx.commit().await.map_err(db("commit plan"))?;
+        Ok(())
     }
 
+    /// The plan of one experiment version, ordered by point index, series,
+    /// replication. Empty if none was stored.
+    pub async fn plan(&self, experiment: &str, version: i64) -> Result<Vec<PlanRow>> {
+        let rows: Vec<(String, i64, String, i64, String)> = sqlx::query_as(
+            "SELECT point, point_index, series, replication, task_key \
+             FROM plan WHERE experiment = $1 AND version = $2",
+        )
+        .bind(experiment)
+        .bind(version)
+        .fetch_all(self.pool())
+        .await
+        .map_err(db("read plan"))?;
+        let mut out: Vec<PlanRow> = rows
+            .into_iter()
+            .map(
+                |(point, point_index, series, replication, task_key)| PlanRow {
+                    experiment: experiment.to_string(),
+                    version,
+                    point,
+                    point_index,
+                    series,
+                    replication,
+                    task_key,
+                },
+            )
+            .collect();
+        out.sort_by(|a, b| {
+            (a.point_index, &a.series, a.replication).cmp(&(
+                b.point_index,
+                &b.series,
+                b.replication,
+            ))
+        });
+        Ok(out)
+    }
+
+    /// Replaces the error measures of one experiment version. Every row must
+    /// carry that experiment and version; their order is kept. NaN values are
+    /// stored as NULL (read back as `None`).
     pub async fn replace_error_measures(
         &self,
         experiment: &str,
         version: i64,
         rows: &[ErrorMeasureRow],
     ) -> Result<()> {
-        let _ = (experiment, version, rows);
-        todo!()
+        if let Some(r) = rows
+            .iter()
+            .find(|r| r.experiment != experiment || r.version != version)
+        {
+            return Err(StoreError::Db(format!(
+                "replace error measures of {experiment} v{version}: got a row of {} v{}",
+                r.experiment, r.version
+            )));
+        }
+        let not_nan = |v: Option<f64>| v.filter(|x| !x.is_nan());
+        let mut tx = self.write_tx().await?;
+        sqlx::query("DELETE FROM error_measures WHERE experiment = $1 AND version = $2")
+            .bind(experiment)
+            .bind(version)
+            .execute(&mut *tx)
+            .await
+            .map_err(db("delete old error measures"))?;
+        const COLS: usize = 14;
+        for (c, chunk) in rows.chunks(MAX_BINDS / COLS).enumerate() {
+            let base = c * (MAX_BINDS / COLS);
+            let mut qb = QueryBuilder::<Sqlite>::new(
+                "INSERT INTO error_measures \
+                 (experiment, version, seq, metric, reference, candidate, point, point_index, \
+                  reference_value, reference_half_width, candidate_value, em, tolerance, verdict) ",
+            );
+            qb.push_values(chunk.iter().enumerate(), |mut b, (i, r)| {
+                b.push_bind(r.experiment.as_str())
+                    .push_bind(r.version)
+                    .push_bind((base + i) as i64)
+                    .push_bind(r.metric.as_str())
+                    .push_bind(r.reference.as_str())
+                    .push_bind(r.candidate.as_str())
+                    .push_bind(r.point.as_str())
+                    .push_bind(r.point_index)
+                    .push_bind(not_nan(r.reference_value))
+                    .push_bind(not_nan(r.reference_half_width))
+                    .push_bind(not_nan(r.candidate_value))
+                    .push_bind(not_nan(r.em))
+                    .push_bind(not_nan(r.tolerance))
+                    .push_bind(r.verdict.as_str());
+            });
+            qb.build()
+                .execute(&mut *tx)
+                .await
+                .map_err(db("write error measures"))?;
+        }
+        tx.commit().await.map_err(db("commit error measures"))?;
+        Ok(())
     }
+
+    /// The error measures of one experiment version, in the order they were
+    /// given to [`Store::replace_error_measures`].
     pub async fn error_measures(
         &self,
         experiment: &str,
         version: i64,
     ) -> Result<Vec<ErrorMeasureRow>> {
-        let _ = (experiment, version);
-        todo!()
+        let rows: Vec<EmTuple> = sqlx::query_as(
+            "SELECT metric, reference, candidate, point, point_index, reference_value, \
+                    reference_half_width, candidate_value, em, tolerance, verdict \
+             FROM error_measures WHERE experiment = $1 AND version = $2 ORDER BY seq",
+        )
+        .bind(experiment)
+        .bind(version)
+        .fetch_all(self.pool())
+        .await
+        .map_err(db("read error measures"))?;
+        Ok(rows
+            .into_iter()
+            .map(
+                |(
+                    metric,
+                    reference,
+                    candidate,
+                    point,
+                    point_index,
+                    reference_value,
+                    reference_half_width,
+                    candidate_value,
+                    em,
+                    tolerance,
+                    verdict,
+                )| ErrorMeasureRow {
+                    experiment: experiment.to_string(),
+                    version,
+                    metric,
+                    reference,
+                    candidate,
+                    point,
+                    point_index,
+                    reference_value,
+                    reference_half_width,
+                    candidate_value,
+                    em,
+                    tolerance,
+                    verdict,
+                },
+            )
+            .collect())
+    }
+}
+
+/// Appends `$n, $n+1, ..)` binding `keys` (the caller has written `IN (`).
+fn push_key_list(qb: &mut QueryBuilder<Sqlite>, keys: &[String]) {
+    let mut list = qb.separated(", ");
+    for k in keys {
+        list.push_bind(k.as_str());
+    }
+    list.push_unseparated(")");
+}
+
+/// The current time as RFC 3339 UTC text, e.g. `2026-11-21T08:01:02.345Z`.
+pub fn now_rfc3339() -> String {
+    rfc3339_utc(SystemTime::now())
+}
+
+/// Formats `t` as RFC 3339 UTC text with millisecond precision
+/// (times before 1970 are clamped to the epoch).
+pub fn rfc3339_utc(t: SystemTime) -> String {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = d.as_secs() as i64;
+    let (y, m, day) = civil_from_days(secs.div_euclid(86_400));
+    let s = secs.rem_euclid(86_400);
+    format!(
+        "{y:04}-{m:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        s / 3600,
+        s % 3600 / 60,
+        s % 60,
+        d.subsec_millis()
+    )
+}
+
+/// Proleptic Gregorian date of a day count since 1970-01-01
+/// (H. Hinnant's `civil_from_days`).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month as u32, day as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(secs: u64, millis: u64) -> String {
+        rfc3339_utc(UNIX_EPOCH + Duration::from_secs(secs) + Duration::from_millis(millis))
+    }
+
+    #[test]
+    fn rfc3339_known_instants() {
+        assert_eq!(at(0, 0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(at(951_782_400, 0), "2000-02-29T00:00:00.000Z");
+        assert_eq!(at(951_868_799, 999), "2000-02-29T23:59:59.999Z");
+        assert_eq!(at(1_700_000_000, 5), "2023-11-14T22:13:20.005Z");
+        assert_eq!(at(4_107_542_400, 0), "2100-03-01T00:00:00.000Z");
+        assert_eq!(
+            rfc3339_utc(UNIX_EPOCH - Duration::from_secs(5)),
+            "1970-01-01T00:00:00.000Z"
+        );
     }
 }

@@ -782,7 +782,7 @@ tables:
     fn unknown_key_inside_a_series() {
         let e = err_of(&GOOD.replace("params: { batch_len: 1000 }", "parms: { batch_len: 1000 }"));
         assert_eq!(e.key, "series.sim.parms");
-        assert_eq!(e.line, Some(13), "{e}");
+        assert_eq!(e.line, Some(12), "{e}");
     }
 
     #[test]
@@ -796,7 +796,7 @@ tables:
     fn unknown_solver() {
         let e = err_of(&GOOD.replace("solver: credit.ctmc", "solver: credit.magic"));
         assert_eq!(e.key, "series.model.solver");
-        assert_eq!(e.line, Some(10));
+        assert_eq!(e.line, Some(9));
         assert!(e.message.contains("unknown solver `credit.magic`"));
     }
 
@@ -804,7 +804,7 @@ tables:
     fn inconsistent_and_empty_sweeps() {
         let e = err_of(&GOOD.replace("m: [4, 5, 6]", "m: [4, 5]"));
         assert!(e.message.contains("same length"), "{e}");
-        assert_eq!(e.line, Some(8));
+        assert_eq!(e.line, Some(7));
         let e = err_of(&GOOD.replace("m: [4, 5, 6]", "m: []"));
         assert!(e.message.contains("empty list"), "{e}");
         let e = err_of(&GOOD.replace("n: { from: 4, to: 6 }", "n: { from: 6, to: 4 }"));

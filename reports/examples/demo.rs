@@ -166,6 +166,140 @@ fn main() {
         }],
     };
     out.extend(render_figure(&empty, &dir).expect("render"));
+    // Data in every corner: the legend needs headroom above the data.
+    let xs: Vec<f64> = (0..=40).map(|i| f64::from(i) * 0.25).collect();
+    let crowded = Figure {
+        id: "demo-crowded".into(),
+        title: "Crowded: utilisation of four stations".into(),
+        xlabel: "time t (s)".into(),
+        ylabel: "utilisation U".into(),
+        log_y: false,
+        series: (0..4)
+            .map(|j| FigureSeries {
+                label: format!("station {j} (tandem.ctmc)"),
+                style: if j % 2 == 0 {
+                    SeriesStyle::Line
+                } else {
+                    SeriesStyle::Markers
+                },
+                points: xs
+                    .iter()
+                    .map(|&x| {
+                        let y = 0.5 + 0.45 * (x + f64::from(j)).sin();
+                        (
+                            x,
+                            Some(Value {
+                                value: y,
+                                half_width: (j % 2 == 1).then_some(0.03),
+                            }),
+                        )
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+    out.extend(render_figure(&crowded, &dir).expect("render"));
+    // A narrow log range (less than a decade).
+    let narrow = Figure {
+        id: "demo-narrow-log".into(),
+        title: "Narrow log range".into(),
+        xlabel: "load ρ".into(),
+        ylabel: "delay (ms)".into(),
+        log_y: true,
+        series: vec![FigureSeries {
+            label: "model".into(),
+            style: SeriesStyle::Line,
+            points: (0..10)
+                .map(|i| {
+                    let r = 0.1 + 0.05 * f64::from(i);
+                    (
+                        r,
+                        Some(Value {
+                            value: 2.0 / (1.0 - r),
+                            half_width: None,
+                        }),
+                    )
+                })
+                .collect(),
+        }],
+    };
+    out.extend(render_figure(&narrow, &dir).expect("render"));
+    let table = Table {
+        id: "demo-em".into(),
+        title: "EM of L: model vs simulation".into(),
+        header: vec![
+            "λ (1/s)".into(),
+            "model".into(),
+            "simulation".into(),
+            "EM".into(),
+            "verdict".into(),
+        ],
+        rows: lambdas
+            .iter()
+            .take(4)
+            .map(|&l| {
+                let m = mm1k_l(l / mu, k);
+                let s = m * 1.01;
+                vec![
+                    format_tick(l),
+                    format!("{m:.4}"),
+                    format!("{s:.4} ± {:.4}", 0.002),
+                    format_em(em::em(s, m)),
+                    em::verdict(s, Some(0.002), m, Some(0.05))
+                        .1
+                        .as_str()
+                        .to_string(),
+                ]
+            })
+            .collect(),
+        notes: vec!["mean EM 0.99%, max EM 0.99% (tolerance 5.00%)".into()],
+    };
+    out.extend(write_table(&table, &dir).expect("table"));
+    let figure = |id: &str, title: &str| IndexFigure {
+        id: id.into(),
+        title: title.into(),
+        png: format!("{id}.png"),
+        svg: format!("{id}.svg"),
+    };
+    let index = Index {
+        generated_by: "reports demo".into(),
+        code_version: "demo".into(),
+        experiments: vec![IndexExperiment {
+            id: "demo".into(),
+            version: 1,
+            title: "M/M/1/K demo".into(),
+            source: "synthetic data".into(),
+            manifest_hash: "0123456789abcdef".into(),
+            figures: vec![
+                figure("demo-L", "L vs λ"),
+                figure("demo-block", "P_block vs K"),
+                figure("demo-crowded", "crowded"),
+                figure("demo-empty", "no data"),
+            ],
+            tables: vec![IndexTable {
+                id: table.id.clone(),
+                title: table.title.clone(),
+                markdown: "demo-em.md".into(),
+                csv: "demo-em.csv".into(),
+                table: table.clone(),
+            }],
+            provenance: vec![("seeds".into(), "1".into())],
+            em_summary: vec![EmSummaryLine {
+                metric: "L".into(),
+                reference: "sim".into(),
+                candidate: "model".into(),
+                mean_em: Some(0.0099),
+                max_em: Some(0.0712),
+                tolerance: Some(0.05),
+                passed: 3,
+                failed: 1,
+                inconclusive: 0,
+            }],
+        }],
+    };
+    let index_path = dir.join("index.html");
+    write_index(&index, &index_path).expect("index");
+    out.push(index_path);
     for p in out {
         println!("{}", p.display());
     }

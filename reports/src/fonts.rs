@@ -4,8 +4,10 @@
 use plotters::style::{register_font, FontStyle};
 use std::sync::Once;
 
-/// The only font family figures use.
-pub const FAMILY: &str = "DejaVu Sans";
+/// The only font family figures use. The name carries a CSS fallback because
+/// the SVG backend writes it verbatim into `font-family`: viewers without
+/// DejaVu then fall back to a sans-serif face instead of a serif default.
+pub const FAMILY: &str = "DejaVu Sans, sans-serif";
 
 static REGISTER: Once = Once::new();
 

@@ -242,8 +242,11 @@ fn em_row(h: &mut String, l: &EmSummaryLine) {
         _ => "",
     };
     let count = |n: usize, class: &str| {
-        let c = if n > 0 { class } else { "" };
-        format!("<td class=\"num {c}\">{n}</td>")
+        if n > 0 && !class.is_empty() {
+            format!("<td class=\"num {class}\">{n}</td>")
+        } else {
+            format!("<td class=\"num\">{n}</td>")
+        }
     };
     let _ = writeln!(
         h,
@@ -278,9 +281,22 @@ fn inline_table(h: &mut String, t: &IndexTable) {
         }
         h.push_str("</tr></thead>\n<tbody>\n");
         for r in &tab.rows {
-            h.push_str("<tr>");
+            // Verdict cells (as written by the pipeline) colour their row.
+            let verdict = |v: &str| r.iter().any(|c| c.trim() == v);
+            if verdict("fail") {
+                h.push_str("<tr class=\"fail\">");
+            } else if verdict("inconclusive") {
+                h.push_str("<tr class=\"inconclusive\">");
+            } else {
+                h.push_str("<tr>");
+            }
             for (i, num) in numeric.iter().enumerate() {
-                let class = if *num { " class=\"num\"" } else { "" };
+                let class = match (*num, r.get(i).map(|c| c.trim())) {
+                    (true, _) => " class=\"num\"",
+                    (false, Some("fail")) => " class=\"bad\"",
+                    (false, Some("inconclusive")) => " class=\"warn\"",
+                    _ => "",
+                };
                 let _ = write!(h, "<td{class}>{}</td>", cell(r, i));
             }
             h.push_str("</tr>\n");

@@ -358,7 +358,11 @@ fn sample_index() -> Index {
 fn index_links_and_escapes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("results/index.html");
-    write_index(&sample_index(), &path).unwrap();
+    let mut index = sample_index();
+    let t = &mut index.experiments[0].tables[0].table;
+    t.rows
+        .push(vec!["2.0".into(), "1".into(), "fail".into(), "9%".into()]);
+    write_index(&index, &path).unwrap();
     let html = std::fs::read_to_string(&path).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("src=\"figures/lib-mm1k-L.png\""));
@@ -375,7 +379,9 @@ fn index_links_and_escapes() {
     assert!(html.contains("<tr class=\"fail\">"));
     assert!(html.contains("class=\"num bad\">2<"));
     assert!(html.contains("class=\"num warn\">1<"));
-    // The inlined table, escaped.
+    assert!(!html.contains("class=\"num \""));
+    // The inlined table, escaped; verdict cells highlighted.
+    assert!(html.contains("<td class=\"bad\">fail</td>"));
     assert!(html.contains("a, &quot;quoted&quot;"));
     assert!(html.contains("mean EM 1.42%, max EM 1.42%"));
     // Self-contained: no external resources.

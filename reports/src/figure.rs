@@ -344,8 +344,8 @@ fn plot_size(y_label_area: u32) -> (u32, u32) {
     let (w, h) = FIGURE_SIZE;
     let caption = CAPTION_PX + 12;
     (
-        w - 2 * MARGIN - y_label_area,
-        h - 2 * MARGIN - caption - X_LABEL_AREA,
+        w.saturating_sub(2 * MARGIN + y_label_area).max(1),
+        h.saturating_sub(2 * MARGIN + caption + X_LABEL_AREA).max(1),
     )
 }
 

@@ -205,7 +205,15 @@ fn figures_without_data_render() {
         (1.0, v(f64::INFINITY, Some(f64::NAN))),
     ];
     render_figure(&fig, dir.path()).unwrap();
+    // Extreme magnitudes: the range overflows to infinity.
+    fig.id = "huge".to_string();
+    fig.log_y = false;
+    fig.series[0].points = vec![(-1e308, v(-1e308, Some(1e308))), (1e308, v(1e308, None))];
+    render_figure(&fig, dir.path()).unwrap();
     fig.id = "no-series".to_string();
+    fig.title.clear();
+    fig.xlabel.clear();
+    fig.ylabel.clear();
     fig.series.clear();
     render_figure(&fig, dir.path()).unwrap();
 }

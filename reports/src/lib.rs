@@ -4,11 +4,33 @@
 //! Architecture invariant: reports renders what it is given. It neither runs
 //! solvers nor opens the database; the pipeline reads the store and hands
 //! reports plain data, so `repro report` re-renders from the store alone.
+//!
+//! Modules: `em` (error measures, verdicts), `figure` (one drawing routine,
+//! generic over the plotters backend, for PNG and SVG; `axis` picks the ticks,
+//! `fonts` registers the bundled DejaVu Sans, as CI has no system fonts),
+//! `table` (Markdown + CSV), `index` (self-contained `index.html`), `export`
+//! (tidy CSV) and `format` (tick labels, EM percentages).
+//! `cargo run --release -p reports --example demo [dir]` renders samples of all.
 
 pub mod em;
 
+mod axis;
+mod export;
+mod figure;
+mod fonts;
+mod format;
+mod index;
+mod table;
+
+pub use export::{write_tidy_csv, TIDY_HEADER};
+pub use figure::{render_figure, FIGURE_SIZE};
+pub use fonts::{ensure_fonts, FAMILY as FONT_FAMILY};
+pub use format::{format_em, format_percent, format_tick};
+pub use index::{html_escape, index_html, write_index};
+pub use table::{table_csv, table_markdown, write_table};
+
 use serde::{Deserialize, Serialize};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
@@ -19,6 +41,27 @@ pub enum ReportError {
 }
 
 pub type Result<T> = std::result::Result<T, ReportError>;
+
+/// Figure and table ids become file names: refuse anything that could leave
+/// the output directory or is not a file name at all.
+pub(crate) fn check_id(id: &str) -> std::result::Result<(), String> {
+    let bad = id.is_empty()
+        || id == "."
+        || id == ".."
+        || id.chars().any(|c| matches!(c, '/' | '\\' | '\0'));
+    if bad {
+        Err(format!("id {id:?} is not a plain file name"))
+    } else {
+        Ok(())
+    }
+}
+
+pub(crate) fn write_err(path: &Path, e: impl std::fmt::Display) -> ReportError {
+    ReportError::Write {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    }
+}
 
 /// A value with its optional 95% half-width.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -55,12 +98,6 @@ pub struct Figure {
     pub series: Vec<FigureSeries>,
 }
 
-/// Renders `<out_dir>/<id>.png` and `<out_dir>/<id>.svg`; returns both paths.
-pub fn render_figure(fig: &Figure, out_dir: &Path) -> Result<Vec<PathBuf>> {
-    let _ = (fig, out_dir);
-    todo!()
-}
-
 /// A plain table: header + rows of already formatted cells.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Table {
@@ -70,12 +107,6 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
     /// Free text printed under the table (summary lines such as mean/max EM).
     pub notes: Vec<String>,
-}
-
-/// Writes `<out_dir>/<id>.md` and `<out_dir>/<id>.csv`; returns both paths.
-pub fn write_table(table: &Table, out_dir: &Path) -> Result<Vec<PathBuf>> {
-    let _ = (table, out_dir);
-    todo!()
 }
 
 /// Everything `results/index.html` shows.
@@ -133,12 +164,6 @@ pub struct EmSummaryLine {
     pub inconclusive: usize,
 }
 
-/// Writes `index.html` at `path` (self-contained, no external assets).
-pub fn write_index(index: &Index, path: &Path) -> Result<()> {
-    let _ = (index, path);
-    todo!()
-}
-
 /// One row of the tidy export (`repro export --format csv`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TidyRow {
@@ -152,10 +177,4 @@ pub struct TidyRow {
     pub value: f64,
     pub half_width: Option<f64>,
     pub n: Option<i64>,
-}
-
-/// Writes tidy CSV with header `experiment,version,series,solver,point,metric,value,half_width,n`.
-pub fn write_tidy_csv<W: std::io::Write>(rows: &[TidyRow], out: W) -> Result<()> {
-    let _ = (rows, out);
-    todo!()
 }

@@ -1,0 +1,325 @@
+//! `index.html`: one self-contained page (inline CSS, no scripts, no external
+//! assets) linking every figure and table with its provenance and EMs.
+
+use crate::format::{format_em, format_percent};
+use crate::table::{n_cols, numeric_columns};
+use crate::{write_err, EmSummaryLine, Index, IndexExperiment, IndexTable, Result};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// Escapes text for HTML element content and quoted attribute values.
+pub fn html_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A relative file path as an attribute-safe URL: every byte outside
+/// `A-Za-z0-9-._~/` is percent-encoded (so a path can neither end the
+/// attribute nor become a `javascript:` URL).
+fn url(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+    }
+    out
+}
+
+/// Fragment id for an experiment section.
+fn anchor(id: &str) -> String {
+    let slug: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    format!("exp-{slug}")
+}
+
+const CSS: &str = r#"
+:root { --fail: #b3261e; --fail-bg: #fbe3e1; --inc: #7a5600; --inc-bg: #fff1c7; --pass: #1e6b2a; --pass-bg: #e3f4e5; }
+* { box-sizing: border-box; }
+body { margin: 0; background: #f6f6f4; color: #1f1f1f; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; }
+main { max-width: 1180px; margin: 0 auto; padding: 1.5rem 1.25rem 3rem; }
+h1 { margin: 0 0 .25rem; font-size: 1.7rem; }
+h2 { margin: 0 0 .2rem; font-size: 1.3rem; }
+h3 { margin: 1.2rem 0 .4rem; font-size: 1.05rem; }
+a { color: #0b57a4; }
+code { font-family: ui-monospace, "DejaVu Sans Mono", monospace; font-size: .88em; word-break: break-all; }
+.meta { color: #555; margin: 0; }
+nav { background: #fff; border: 1px solid #ddd; border-radius: 6px; padding: .6rem 1.2rem; margin: 1rem 0; }
+nav ol { margin: .3rem 0; padding-left: 1.4rem; columns: 2 22rem; }
+section.exp { background: #fff; border: 1px solid #ddd; border-radius: 6px; padding: 1rem 1.4rem 1.2rem; margin: 1.2rem 0; }
+.version { color: #666; font-weight: normal; font-size: .8em; }
+.title { margin: 0 0 .6rem; font-size: 1.05rem; }
+table { border-collapse: collapse; margin: .4rem 0; font-size: .9rem; }
+th, td { border: 1px solid #d9d9d9; padding: .22rem .6rem; text-align: left; vertical-align: top; }
+thead th { background: #efefec; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+table.kv th { background: #f7f7f5; font-weight: 600; }
+tr.fail td { background: var(--fail-bg); }
+tr.inconclusive td { background: var(--inc-bg); }
+td.bad { color: var(--fail); font-weight: 700; }
+td.warn { color: var(--inc); font-weight: 700; }
+.badge { display: inline-block; padding: 0 .45rem; border-radius: .7rem; font-size: .78rem; font-weight: 600; vertical-align: middle; }
+.badge.fail { background: var(--fail-bg); color: var(--fail); }
+.badge.inconclusive { background: var(--inc-bg); color: var(--inc); }
+.badge.pass { background: var(--pass-bg); color: var(--pass); }
+.badge.unchecked { background: #eee; color: #555; }
+.figs { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 1rem; }
+figure { margin: 0; }
+figure img { width: 100%; height: auto; border: 1px solid #e4e4e4; background: #fff; }
+figcaption { font-size: .88rem; color: #444; }
+.scroll { overflow-x: auto; }
+.notes { color: #444; font-size: .88rem; margin: .2rem 0; }
+.links { font-size: .88rem; }
+"#;
+
+/// Overall state of an experiment's checks, for the badge.
+fn status(lines: &[EmSummaryLine]) -> &'static str {
+    if lines.iter().any(|l| l.failed > 0) {
+        "fail"
+    } else if lines.iter().any(|l| l.inconclusive > 0) {
+        "inconclusive"
+    } else if lines.iter().any(|l| l.passed > 0) {
+        "pass"
+    } else {
+        "unchecked"
+    }
+}
+
+fn badge(status: &str) -> String {
+    format!(r#"<span class="badge {status}">{status}</span>"#)
+}
+
+/// The complete `index.html` text.
+pub fn index_html(index: &Index) -> String {
+    let mut h = String::new();
+    let e = html_escape;
+    h.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
+    h.push_str("<title>repro: reproduction results</title>\n<style>");
+    h.push_str(CSS);
+    h.push_str("</style>\n</head>\n<body>\n<main>\n<header>\n<h1>Reproduction results</h1>\n");
+    let _ = writeln!(
+        h,
+        "<p class=\"meta\">Generated by {} · code version <code>{}</code></p>",
+        e(&index.generated_by),
+        e(&index.code_version)
+    );
+    let (mut passed, mut failed, mut inconclusive) = (0, 0, 0);
+    for l in index.experiments.iter().flat_map(|x| &x.em_summary) {
+        passed += l.passed;
+        failed += l.failed;
+        inconclusive += l.inconclusive;
+    }
+    let _ = writeln!(
+        h,
+        "<p class=\"meta\">{} experiment(s); checked points: {passed} passed, {failed} failed, {inconclusive} inconclusive</p>",
+        index.experiments.len()
+    );
+    h.push_str("</header>\n");
+
+    if !index.experiments.is_empty() {
+        h.push_str("<nav>\n<strong>Experiments</strong>\n<ol>\n");
+        for x in &index.experiments {
+            let _ = writeln!(
+                h,
+                "<li><a href=\"#{}\">{}</a> {} — {}</li>",
+                e(&anchor(&x.id)),
+                e(&x.id),
+                badge(status(&x.em_summary)),
+                e(&x.title)
+            );
+        }
+        h.push_str("</ol>\n</nav>\n");
+    }
+    for x in &index.experiments {
+        experiment(&mut h, x);
+    }
+    h.push_str("</main>\n</body>\n</html>\n");
+    h
+}
+
+fn experiment(h: &mut String, x: &IndexExperiment) {
+    let e = html_escape;
+    let _ = writeln!(h, "<section class=\"exp\" id=\"{}\">", e(&anchor(&x.id)));
+    let _ = writeln!(
+        h,
+        "<h2>{} <span class=\"version\">v{}</span> {}</h2>",
+        e(&x.id),
+        x.version,
+        badge(status(&x.em_summary))
+    );
+    let _ = writeln!(h, "<p class=\"title\">{}</p>", e(&x.title));
+    h.push_str("<table class=\"kv\">\n");
+    let _ = writeln!(h, "<tr><th>source</th><td>{}</td></tr>", e(&x.source));
+    let _ = writeln!(
+        h,
+        "<tr><th>manifest hash</th><td><code>{}</code></td></tr>",
+        e(&x.manifest_hash)
+    );
+    for (k, v) in &x.provenance {
+        let _ = writeln!(h, "<tr><th>{}</th><td>{}</td></tr>", e(k), e(v));
+    }
+    h.push_str("</table>\n");
+
+    if !x.em_summary.is_empty() {
+        h.push_str(
+            "<h3>Error measures</h3>\n<div class=\"scroll\"><table class=\"em\">\n<thead><tr>",
+        );
+        for (name, num) in [
+            ("metric", false),
+            ("reference", false),
+            ("candidate", false),
+            ("mean EM", true),
+            ("max EM", true),
+            ("tolerance", true),
+            ("pass", true),
+            ("fail", true),
+            ("inconclusive", true),
+        ] {
+            let class = if num { " class=\"num\"" } else { "" };
+            let _ = write!(h, "<th{class}>{name}</th>");
+        }
+        h.push_str("</tr></thead>\n<tbody>\n");
+        for l in &x.em_summary {
+            em_row(h, l);
+        }
+        h.push_str("</tbody></table></div>\n");
+    }
+
+    if !x.figures.is_empty() {
+        h.push_str("<h3>Figures</h3>\n<div class=\"figs\">\n");
+        for f in &x.figures {
+            let _ = writeln!(
+                h,
+                "<figure><a href=\"{svg}\"><img src=\"{png}\" alt=\"{title}\" width=\"960\" height=\"640\" loading=\"lazy\"></a>\
+                 <figcaption><strong>{id}</strong> — {title} (<a href=\"{png}\">PNG</a> · <a href=\"{svg}\">SVG</a>)</figcaption></figure>",
+                svg = e(&url(&f.svg)),
+                png = e(&url(&f.png)),
+                title = e(&f.title),
+                id = e(&f.id),
+            );
+        }
+        h.push_str("</div>\n");
+    }
+
+    for t in &x.tables {
+        inline_table(h, t);
+    }
+    h.push_str("</section>\n");
+}
+
+fn em_row(h: &mut String, l: &EmSummaryLine) {
+    let e = html_escape;
+    let row_class = if l.failed > 0 {
+        " class=\"fail\""
+    } else if l.inconclusive > 0 {
+        " class=\"inconclusive\""
+    } else {
+        ""
+    };
+    let over = |v: Option<f64>| match (v, l.tolerance) {
+        (Some(v), Some(t)) if v > t => " bad",
+        _ => "",
+    };
+    let count = |n: usize, class: &str| {
+        if n > 0 && !class.is_empty() {
+            format!("<td class=\"num {class}\">{n}</td>")
+        } else {
+            format!("<td class=\"num\">{n}</td>")
+        }
+    };
+    let _ = writeln!(
+        h,
+        "<tr{row_class}><td>{}</td><td>{}</td><td>{}</td><td class=\"num{}\">{}</td><td class=\"num{}\">{}</td><td class=\"num\">{}</td>{}{}{}</tr>",
+        e(&l.metric),
+        e(&l.reference),
+        e(&l.candidate),
+        over(l.mean_em),
+        e(&format_em(l.mean_em)),
+        over(l.max_em),
+        e(&format_em(l.max_em)),
+        e(&l.tolerance.map_or("—".to_string(), format_percent)),
+        count(l.passed, ""),
+        count(l.failed, "bad"),
+        count(l.inconclusive, "warn"),
+    );
+}
+
+fn inline_table(h: &mut String, t: &IndexTable) {
+    let e = html_escape;
+    let title = if t.title.is_empty() { &t.id } else { &t.title };
+    let _ = writeln!(h, "<h3>{}</h3>", e(title));
+    let tab = &t.table;
+    let n = n_cols(tab);
+    let numeric = numeric_columns(tab);
+    let cell = |row: &[String], i: usize| e(row.get(i).map_or("", String::as_str));
+    if n > 0 {
+        h.push_str("<div class=\"scroll\"><table>\n<thead><tr>");
+        for (i, num) in numeric.iter().enumerate() {
+            let class = if *num { " class=\"num\"" } else { "" };
+            let _ = write!(h, "<th{class}>{}</th>", cell(&tab.header, i));
+        }
+        h.push_str("</tr></thead>\n<tbody>\n");
+        for r in &tab.rows {
+            // Verdict cells (as written by the pipeline) colour their row.
+            let verdict = |v: &str| r.iter().any(|c| c.trim() == v);
+            if verdict("fail") {
+                h.push_str("<tr class=\"fail\">");
+            } else if verdict("inconclusive") {
+                h.push_str("<tr class=\"inconclusive\">");
+            } else {
+                h.push_str("<tr>");
+            }
+            for (i, num) in numeric.iter().enumerate() {
+                let class = match (*num, r.get(i).map(|c| c.trim())) {
+                    (true, _) => " class=\"num\"",
+                    (false, Some("fail")) => " class=\"bad\"",
+                    (false, Some("inconclusive")) => " class=\"warn\"",
+                    _ => "",
+                };
+                let _ = write!(h, "<td{class}>{}</td>", cell(r, i));
+            }
+            h.push_str("</tr>\n");
+        }
+        h.push_str("</tbody></table></div>\n");
+    }
+    for note in &tab.notes {
+        let _ = writeln!(h, "<p class=\"notes\">{}</p>", e(note));
+    }
+    let _ = writeln!(
+        h,
+        "<p class=\"links\"><strong>{}</strong>: <a href=\"{}\">Markdown</a> · <a href=\"{}\">CSV</a></p>",
+        e(&t.id),
+        e(&url(&t.markdown)),
+        e(&url(&t.csv))
+    );
+}
+
+/// Writes `index.html` at `path` (self-contained, no external assets),
+/// creating its directory if needed.
+pub fn write_index(index: &Index, path: &Path) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
+    }
+    std::fs::write(path, index_html(index)).map_err(|e| write_err(path, e))
+}

@@ -1,0 +1,457 @@
+//! Output tests: files exist, have the right format and show the given text.
+
+use reports::*;
+use std::path::Path;
+
+fn v(value: f64, hw: Option<f64>) -> Option<Value> {
+    Some(Value {
+        value,
+        half_width: hw,
+    })
+}
+
+fn sample_figure(id: &str) -> Figure {
+    let xs: Vec<f64> = (1..=12).map(f64::from).collect();
+    Figure {
+        id: id.to_string(),
+        title: "Queue length <L> & friends".to_string(),
+        xlabel: "buffer size K (packets)".to_string(),
+        ylabel: "mean delay W (ms)".to_string(),
+        log_y: false,
+        series: vec![
+            FigureSeries {
+                label: "model (mm1k.exact)".to_string(),
+                style: SeriesStyle::Line,
+                points: xs.iter().map(|&x| (x, v(x.sqrt(), None))).collect(),
+            },
+            FigureSeries {
+                label: "simulation (mm1k.sim)".to_string(),
+                style: SeriesStyle::Markers,
+                points: xs
+                    .iter()
+                    .map(|&x| {
+                        (
+                            x,
+                            if x == 6.0 {
+                                None
+                            } else {
+                                v(x.sqrt() * 1.01, Some(0.1))
+                            },
+                        )
+                    })
+                    .collect(),
+            },
+            FigureSeries {
+                label: "paper's table".to_string(),
+                style: SeriesStyle::Reference,
+                points: vec![(2.0, v(1.5, None)), (8.0, v(2.9, None))],
+            },
+        ],
+    }
+}
+
+/// plotters escapes SVG text like this (quotes included).
+fn svg_escape(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&apos;")
+}
+
+fn svg_has(svg: &str, text: &str) -> bool {
+    svg.contains(text) || svg.contains(&svg_escape(text)) || svg.contains(&html_escape(text))
+}
+
+const PNG_SIGNATURE: [u8; 8] = [0x89, b'P', b'N', b'G', b'\r', b'\n', 0x1a, b'\n'];
+
+fn check_png(path: &Path) {
+    let bytes = std::fs::read(path).unwrap();
+    assert_eq!(
+        &bytes[..8],
+        &PNG_SIGNATURE,
+        "{} is not a PNG",
+        path.display()
+    );
+    assert!(
+        bytes.len() > 10_000,
+        "PNG suspiciously small: {} bytes",
+        bytes.len()
+    );
+}
+
+#[test]
+fn figure_png_and_svg() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("nested/figures");
+    let fig = sample_figure("fig-1");
+    let paths = render_figure(&fig, &out).unwrap();
+    assert_eq!(paths, vec![out.join("fig-1.png"), out.join("fig-1.svg")]);
+    check_png(&paths[0]);
+    let svg = std::fs::read_to_string(&paths[1]).unwrap();
+    assert!(svg.contains("<svg"));
+    assert!(!svg.contains("<L>"), "unescaped title in SVG");
+    for text in [
+        fig.title.as_str(),
+        &fig.xlabel,
+        &fig.ylabel,
+        "model (mm1k.exact)",
+        "simulation (mm1k.sim)",
+        "paper's table",
+    ] {
+        assert!(svg_has(&svg, text), "SVG lacks {text:?}");
+    }
+    assert!(svg.contains("DejaVu Sans"));
+}
+
+/// Text nodes of a plotters SVG (each sits on its own line between tags).
+fn svg_texts(svg: &str) -> Vec<String> {
+    svg.split("<text")
+        .skip(1)
+        .filter_map(|t| t.split_once('>').map(|(_, rest)| rest))
+        .filter_map(|rest| {
+            rest.split_once("</text>")
+                .map(|(body, _)| body.trim().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn integer_x_axis_gets_integer_ticks() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fig = sample_figure("ints");
+    // x in 1..4: plotters' own f64 ticks would fall on halves here.
+    fig.series = vec![FigureSeries {
+        label: "model".to_string(),
+        style: SeriesStyle::Line,
+        points: (1..=4)
+            .map(|k| (f64::from(k), v(100.0 * f64::from(k), None)))
+            .collect(),
+    }];
+    let paths = render_figure(&fig, dir.path()).unwrap();
+    let svg = std::fs::read_to_string(&paths[1]).unwrap();
+    let texts = svg_texts(&svg);
+    let numbers: Vec<f64> = texts.iter().filter_map(|t| t.parse::<f64>().ok()).collect();
+    for k in ["1", "2", "3", "4"] {
+        assert!(texts.iter().any(|t| t == k), "no tick {k}: {texts:?}");
+    }
+    assert!(numbers.len() >= 6, "{numbers:?}");
+    assert!(numbers.iter().all(|x| x.fract() == 0.0), "{numbers:?}");
+}
+
+#[test]
+fn rendering_is_deterministic() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let fig = sample_figure("same");
+    render_figure(&fig, a.path()).unwrap();
+    render_figure(&fig, b.path()).unwrap();
+    for f in ["same.png", "same.svg"] {
+        assert_eq!(
+            std::fs::read(a.path().join(f)).unwrap(),
+            std::fs::read(b.path().join(f)).unwrap(),
+            "{f} differs between two renderings"
+        );
+    }
+}
+
+#[test]
+fn log_y_with_zero_and_negative_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fig = sample_figure("log");
+    fig.log_y = true;
+    fig.series[0].points = vec![
+        (1.0, v(0.0, None)),
+        (2.0, v(1e-9, None)),
+        (3.0, v(-1.0, None)),
+        (4.0, v(1e-3, None)),
+    ];
+    // CI bars reaching below zero are clipped, not dropped.
+    fig.series[1].points = vec![(1.0, v(1e-4, Some(5e-4))), (2.0, v(0.0, Some(1e-5)))];
+    let paths = render_figure(&fig, dir.path()).unwrap();
+    check_png(&paths[0]);
+
+    // No positive value at all: linear fallback, still a plot.
+    fig.id = "log-zero".to_string();
+    for s in &mut fig.series {
+        for p in &mut s.points {
+            p.1 = v(0.0, Some(0.1));
+        }
+    }
+    let paths = render_figure(&fig, dir.path()).unwrap();
+    let svg = std::fs::read_to_string(&paths[1]).unwrap();
+    assert!(svg.contains("linear scale"), "fallback note missing");
+}
+
+#[test]
+fn figures_without_data_render() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fig = sample_figure("empty");
+    fig.log_y = true;
+    for s in &mut fig.series {
+        for p in &mut s.points {
+            p.1 = None;
+        }
+    }
+    let paths = render_figure(&fig, dir.path()).unwrap();
+    check_png(&paths[0]);
+    let svg = std::fs::read_to_string(&paths[1]).unwrap();
+    assert!(svg.contains("no data"));
+
+    // Non-finite numbers everywhere, and a figure without series.
+    fig.id = "nan".to_string();
+    fig.series[0].points = vec![
+        (f64::NAN, v(1.0, None)),
+        (1.0, v(f64::INFINITY, Some(f64::NAN))),
+    ];
+    render_figure(&fig, dir.path()).unwrap();
+    // Extreme magnitudes: the range overflows to infinity.
+    fig.id = "huge".to_string();
+    fig.log_y = false;
+    fig.series[0].points = vec![(-1e308, v(-1e308, Some(1e308))), (1e308, v(1e308, None))];
+    render_figure(&fig, dir.path()).unwrap();
+    fig.id = "no-series".to_string();
+    fig.title.clear();
+    fig.xlabel.clear();
+    fig.ylabel.clear();
+    fig.series.clear();
+    render_figure(&fig, dir.path()).unwrap();
+}
+
+#[test]
+fn single_point_and_constant_series_render() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fig = sample_figure("single");
+    fig.series = vec![FigureSeries {
+        label: "one".to_string(),
+        style: SeriesStyle::Markers,
+        points: vec![(3.0, v(0.0, Some(0.0)))],
+    }];
+    render_figure(&fig, dir.path()).unwrap();
+    fig.log_y = true;
+    fig.id = "single-log".to_string();
+    fig.series[0].points = vec![(3.0, v(2.0, None)), (4.0, v(2.0, None))];
+    render_figure(&fig, dir.path()).unwrap();
+}
+
+#[test]
+fn figure_id_must_be_a_file_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let fig = sample_figure("../escape");
+    assert!(matches!(
+        render_figure(&fig, dir.path()),
+        Err(ReportError::Draw { .. })
+    ));
+}
+
+fn sample_table() -> Table {
+    Table {
+        id: "tab-em".to_string(),
+        title: "EM of L | per point".to_string(),
+        header: vec!["lambda".into(), "model".into(), "sim".into(), "EM".into()],
+        rows: vec![
+            vec![
+                "0.5".into(),
+                "0.143".into(),
+                "0.141 ± 0.002".into(),
+                "1.42%".into(),
+            ],
+            vec![
+                "1.0".into(),
+                "0.333".into(),
+                "a, \"quoted\"".into(),
+                "—".into(),
+            ],
+        ],
+        notes: vec!["mean EM 1.42%, max EM 1.42%".into()],
+    }
+}
+
+#[test]
+fn table_markdown_and_csv() {
+    let dir = tempfile::tempdir().unwrap();
+    let paths = write_table(&sample_table(), &dir.path().join("tables")).unwrap();
+    let md = std::fs::read_to_string(&paths[0]).unwrap();
+    let csv = std::fs::read_to_string(&paths[1]).unwrap();
+    assert!(paths[0].ends_with("tab-em.md") && paths[1].ends_with("tab-em.csv"));
+
+    let lines: Vec<&str> = md.lines().collect();
+    assert_eq!(lines[0], "# EM of L \\| per point");
+    assert_eq!(lines[1], "");
+    assert!(lines[2].starts_with("| lambda |"), "{}", lines[2]);
+    // Separator row; numeric columns right-aligned.
+    assert!(lines[3].starts_with("| -----: |"), "{}", lines[3]);
+    assert!(lines[4].contains("0.141 ± 0.002"));
+    assert_eq!(lines[2].matches('|').count(), 5);
+    assert_eq!(lines[4].matches('|').count(), 5);
+    assert!(md.contains("\nmean EM 1.42%, max EM 1.42%\n"));
+
+    assert_eq!(
+        csv,
+        "lambda,model,sim,EM\n0.5,0.143,0.141 ± 0.002,1.42%\n1.0,0.333,\"a, \"\"quoted\"\"\",—\n"
+    );
+    assert!(!csv.contains("mean EM"), "notes must not be in the CSV");
+}
+
+#[test]
+fn ragged_table_is_padded() {
+    let mut t = sample_table();
+    t.rows.push(vec!["2.0".into()]);
+    let csv = table_csv(&t).unwrap();
+    assert!(csv.ends_with("2.0,,,\n"), "{csv}");
+    let md = table_markdown(&t);
+    let last = md.lines().rfind(|l| l.starts_with('|')).unwrap();
+    assert!(
+        last.contains(" 2.0 |") && last.matches('|').count() == 5,
+        "{last}"
+    );
+}
+
+fn sample_index() -> Index {
+    Index {
+        generated_by: "repro 0.1.0".into(),
+        code_version: "abc123-dirty".into(),
+        experiments: vec![IndexExperiment {
+            id: "lib-mm1k".into(),
+            version: 3,
+            title: "<script>alert(1)</script> M/M/1/K".into(),
+            source: "Wu 2010 & co".into(),
+            manifest_hash: "deadbeef".into(),
+            figures: vec![IndexFigure {
+                id: "lib-mm1k-L".into(),
+                title: "L vs λ".into(),
+                png: "figures/lib-mm1k-L.png".into(),
+                svg: "figures/lib-mm1k-L.svg".into(),
+            }],
+            tables: vec![IndexTable {
+                id: "tab-em".into(),
+                title: "EM table".into(),
+                markdown: "tables/tab-em.md".into(),
+                csv: "tables/tab-em.csv".into(),
+                table: sample_table(),
+            }],
+            provenance: vec![
+                ("seeds".into(), "1..10".into()),
+                ("wall time".into(), "2.5 s".into()),
+            ],
+            em_summary: vec![
+                EmSummaryLine {
+                    metric: "L".into(),
+                    reference: "sim".into(),
+                    candidate: "model".into(),
+                    mean_em: Some(0.0123),
+                    max_em: Some(0.0712),
+                    tolerance: Some(0.05),
+                    passed: 10,
+                    failed: 2,
+                    inconclusive: 1,
+                },
+                EmSummaryLine {
+                    metric: "P_block".into(),
+                    reference: "sim".into(),
+                    candidate: "model".into(),
+                    mean_em: None,
+                    max_em: None,
+                    tolerance: None,
+                    passed: 0,
+                    failed: 0,
+                    inconclusive: 0,
+                },
+            ],
+        }],
+    }
+}
+
+#[test]
+fn index_links_and_escapes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results/index.html");
+    let mut index = sample_index();
+    let t = &mut index.experiments[0].tables[0].table;
+    t.rows
+        .push(vec!["2.0".into(), "1".into(), "fail".into(), "9%".into()]);
+    write_index(&index, &path).unwrap();
+    let html = std::fs::read_to_string(&path).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("src=\"figures/lib-mm1k-L.png\""));
+    assert!(html.contains("href=\"figures/lib-mm1k-L.svg\""));
+    assert!(html.contains("href=\"tables/tab-em.md\""));
+    assert!(html.contains("href=\"tables/tab-em.csv\""));
+    assert!(!html.contains("<script"), "title not escaped");
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt; M/M/1/K"));
+    assert!(html.contains("Wu 2010 &amp; co"));
+    assert!(html.contains("abc123-dirty") && html.contains("deadbeef"));
+    assert!(html.contains("1..10") && html.contains("wall time"));
+    // EMs as percentages, failures highlighted.
+    assert!(html.contains("1.23%") && html.contains("7.12%") && html.contains("5.00%"));
+    assert!(html.contains("<tr class=\"fail\">"));
+    assert!(html.contains("class=\"num bad\">2<"));
+    assert!(html.contains("class=\"num warn\">1<"));
+    assert!(!html.contains("class=\"num \""));
+    // The inlined table, escaped; verdict cells highlighted.
+    assert!(html.contains("<td class=\"bad\">fail</td>"));
+    assert!(html.contains("a, &quot;quoted&quot;"));
+    assert!(html.contains("mean EM 1.42%, max EM 1.42%"));
+    // Self-contained: no external resources.
+    assert!(!html.contains("http://") && !html.contains("https://"));
+    assert!(!html.contains("<link"));
+}
+
+#[test]
+fn index_percent_encodes_odd_paths() {
+    let mut index = sample_index();
+    index.experiments[0].figures[0].png = "figures/a b\"><x.png".into();
+    let html = index_html(&index);
+    assert!(html.contains("src=\"figures/a%20b%22%3E%3Cx.png\""));
+}
+
+#[test]
+fn tidy_csv() {
+    let rows = vec![
+        TidyRow {
+            experiment: "lib-mm1k".into(),
+            version: 2,
+            series: "sim".into(),
+            solver: "mm1k.sim".into(),
+            point: r#"{"K":16,"lambda":0.5}"#.into(),
+            metric: "L".into(),
+            value: 0.1 + 0.2,
+            half_width: Some(1e-7),
+            n: Some(10),
+        },
+        TidyRow {
+            experiment: "lib-mm1k".into(),
+            version: 2,
+            series: "model".into(),
+            solver: "mm1k.exact".into(),
+            point: r#"{"K":16,"lambda":0.5}"#.into(),
+            metric: "L".into(),
+            value: 2.0,
+            half_width: None,
+            n: None,
+        },
+    ];
+    let mut out = Vec::new();
+    write_tidy_csv(&rows, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines[0],
+        "experiment,version,series,solver,point,metric,value,half_width,n"
+    );
+    assert_eq!(
+        lines[1],
+        r#"lib-mm1k,2,sim,mm1k.sim,"{""K"":16,""lambda"":0.5}",L,0.30000000000000004,0.0000001,10"#
+    );
+    assert_eq!(
+        lines[2],
+        r#"lib-mm1k,2,model,mm1k.exact,"{""K"":16,""lambda"":0.5}",L,2,,"#
+    );
+    assert_eq!(lines.len(), 3);
+
+    // Round trip through a CSV reader: the point JSON and the exact value come back.
+    let mut rd = csv::Reader::from_reader(text.as_bytes());
+    let rec = rd.records().next().unwrap().unwrap();
+    assert_eq!(&rec[4], r#"{"K":16,"lambda":0.5}"#);
+    assert_eq!(rec[6].parse::<f64>().unwrap(), 0.1 + 0.2);
+}

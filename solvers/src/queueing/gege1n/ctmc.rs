@@ -53,7 +53,11 @@ pub fn generator(q: &GeQueue) -> Result<Generator, SolveError> {
         // Batch at a busy server: min(n + B, K), the excess is lost.
         for m in (n + 1)..=k {
             let b = m - n;
-            let pr = if m < k { tail(b) - tail(b + 1) } else { tail(b) };
+            let pr = if m < k {
+                tail(b) - tail(b + 1)
+            } else {
+                tail(b)
+            };
             g.add(n, m, batch_rate * pr);
         }
         // A positive service completes at rate τ_s μ(n); each following

@@ -53,9 +53,7 @@ pub fn solve(q: &GeQueue) -> MeSolution {
     let mu1 = q.mus[0];
     let g1x1 = lambda * ta * ts / (ts * mu1 + ta * lambda * s);
     let jumps: Vec<f64> = (0..q.thresholds.len())
-        .map(|k| {
-            x[k] * (q.mus[k] / q.mus[k + 1]) * (1.0 - s * x[k + 1]) / (1.0 - s * x[k])
-        })
+        .map(|k| x[k] * (q.mus[k] / q.mus[k + 1]) * (1.0 - s * x[k + 1]) / (1.0 - s * x[k]))
         .collect();
     // Ratio P(n+1)/P(n) of the unbounded form for 1 <= n.
     let ratio = |n: usize| -> f64 {

@@ -107,7 +107,8 @@ impl Solver for GeGe1nMe {
         let q = GeQueue::single(p.lambda, p.mu, p.ca2, p.cs2, p.n)?;
         let s = me::solve(&q);
         let thr = q.lambda * (1.0 - s.p_block);
-        single_region(QueueMetrics::from_distribution(&q, &s.p, s.p_block, thr)).checked(self.name())
+        single_region(QueueMetrics::from_distribution(&q, &s.p, s.p_block, thr))
+            .checked(self.name())
     }
 }
 
@@ -133,16 +134,19 @@ impl Solver for GeGe1nCtmc {
         let p: Params = parse(params)?;
         let q = GeQueue::single(p.lambda, p.mu, p.ca2, p.cs2, p.n)?;
         let s = ctmc::solve(&q).map_err(|e| match e {
-            SolveError::InvalidParam { param, rule } if param == "K" => {
-                SolveError::InvalidParam {
-                    param: "N".into(),
-                    rule,
-                }
-            }
+            SolveError::InvalidParam { param, rule } if param == "K" => SolveError::InvalidParam {
+                param: "N".into(),
+                rule,
+            },
             e => e,
         })?;
-        single_region(QueueMetrics::from_distribution(&q, &s.p, s.p_block, s.throughput))
-            .checked(self.name())
+        single_region(QueueMetrics::from_distribution(
+            &q,
+            &s.p,
+            s.p_block,
+            s.throughput,
+        ))
+        .checked(self.name())
     }
 }
 

@@ -55,7 +55,10 @@ impl GeQueue {
         if mus.len() > MAX_REGIONS {
             return Err(SolveError::param(
                 "mus",
-                format!("at most {MAX_REGIONS} regions are supported, got {}", mus.len()),
+                format!(
+                    "at most {MAX_REGIONS} regions are supported, got {}",
+                    mus.len()
+                ),
             ));
         }
         for (i, &m) in mus.iter().enumerate() {

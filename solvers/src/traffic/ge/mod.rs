@@ -23,7 +23,9 @@ pub fn check_scv(name: &str, scv: f64) -> Result<f64, SolveError> {
     if !scv.is_finite() || scv < 1.0 {
         return Err(SolveError::param(
             name,
-            format!("GE needs a squared coefficient of variation >= 1 (τ = 2/(C²+1) <= 1), got {scv}"),
+            format!(
+                "GE needs a squared coefficient of variation >= 1 (τ = 2/(C²+1) <= 1), got {scv}"
+            ),
         ));
     }
     Ok(scv)

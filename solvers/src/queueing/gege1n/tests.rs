@@ -128,6 +128,10 @@ fn large_capacity_reproduces_gege1_mean() {
     // x = (L − ρ)/L of eq (5.12) equals the rational form used by the ME.
     let x = (2.475 - 0.375) / 2.475;
     assert!(rel(me::multiplier(3.0, 8.0, 1.0 / 3.0, 0.25), x) < 1e-14);
+    // g_1 x_1 = ρ(1 − x)/(1 − ρ) of eq (5.11), as the ME evaluates it.
+    let q = queue(3.0, 5.0, 7.0, &[8.0], &[], 8.0);
+    let rho = 3.0 / 8.0;
+    assert!(rel(me::solve(&q).g1x1, rho * (1.0 - x) / (1.0 - rho)) < 1e-14);
 }
 
 #[test]

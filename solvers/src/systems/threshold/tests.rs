@@ -249,3 +249,34 @@ fn simulation_is_deterministic_and_conserves() {
     assert_eq!(t.accepted, t.departures + t.in_system_at_end);
     assert!(t.arrivals >= 61_000);
 }
+
+#[test]
+fn blocking_needs_the_empty_system_term() {
+    // Catalogue Y-2 and the §1.3 "Choose" bullet write π = Σ_n (1−τ_a)^(K−n) P(n)
+    // without δ_0 at n = 0. Under the canonical empty-system semantics that
+    // overstates blocking (baseline, λ = 1: 0.062 instead of 0.045); the
+    // customer-level simulation tells the two apart.
+    let ctx = TaskContext::new(31, Fidelity::Quick);
+    let p = baseline(1.0);
+    let q = GeQueue::new(1.0, 5.0, 7.0, &[8.0], &[], 8.0).unwrap();
+    let exact = me::solve(&q);
+    let a = 1.0 - q.tau_a();
+    let without_delta0: f64 = (0..=q.k)
+        .map(|n| a.powi((q.k - n) as i32) * exact.p[n])
+        .sum();
+    let mut ps = p.clone();
+    ps["warmup"] = json!(10_000);
+    ps["batch_len"] = json!(100_000);
+    let s = ThresholdSim.solve(&ps, &ctx).unwrap().metrics["P_block"];
+    let hw = s.half_width.unwrap();
+    assert!(
+        (s.value - exact.p_block).abs() <= 3.0 * hw,
+        "{s:?} vs {}",
+        exact.p_block
+    );
+    assert!(
+        (s.value - without_delta0).abs() > 3.0 * hw,
+        "{s:?} vs {without_delta0}"
+    );
+    assert!((without_delta0 - 0.0621).abs() < 5e-4, "{without_delta0}");
+}

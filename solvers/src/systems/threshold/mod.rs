@@ -97,16 +97,29 @@ fn base_params() -> Vec<ParamDoc> {
     ]
 }
 
-const METRICS: [&str; 9] = [
+/// U_k exists for each region k present (at most 16).
+const METRICS: [&str; 21] = [
     "L",
     "U",
-    "U1",
-    "U2",
-    "U3",
     "P_block",
     "P_full",
     "throughput",
-    "(U4.. for more regions)",
+    "U1",
+    "U2",
+    "U3",
+    "U4",
+    "U5",
+    "U6",
+    "U7",
+    "U8",
+    "U9",
+    "U10",
+    "U11",
+    "U12",
+    "U13",
+    "U14",
+    "U15",
+    "U16",
 ];
 
 pub struct ThresholdMe;

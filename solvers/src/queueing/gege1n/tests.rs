@@ -256,3 +256,65 @@ fn refuses_bad_parameters() {
     assert!(GeGe1nCtmc.solve(&big, &ctx).is_err());
     assert!(GeGe1nMe.solve(&big, &ctx).is_ok());
 }
+
+#[test]
+fn overload_and_large_capacity_stay_exact() {
+    // x > 1 over hundreds of states: the ME weights pass 1e200 and are rescaled
+    // (x = 34 here; at K = 300 the shared GTH itself overflows, so K = 200).
+    for q in [
+        queue(100.0, 5.0, 1.0, &[1.0], &[], 200.0),
+        queue(30.0, 2.0, 3.0, &[4.0, 40.0, 6.0], &[100.0, 300.0], 500.0),
+    ] {
+        let me = me::solve(&q);
+        let ex = ctmc::solve(&q).unwrap();
+        let l_me: f64 = me.p.iter().enumerate().map(|(n, p)| n as f64 * p).sum();
+        let l_ex: f64 = ex.p.iter().enumerate().map(|(n, p)| n as f64 * p).sum();
+        assert!(rel(l_me, l_ex) < 1e-11, "{l_me} vs {l_ex}");
+        assert!(rel(me.p_block, ex.p_block) < 1e-11);
+        assert!(rel(me.p[q.k], ex.p[q.k]) < 1e-11);
+        assert!(me.p.iter().all(|p| p.is_finite() && *p >= 0.0));
+        assert!(me.x[0] > 30.0 || q.regions() > 1);
+    }
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn any_queue() -> impl Strategy<Value = GeQueue> {
+        (
+            0.05f64..30.0,
+            1.0f64..20.0,
+            1.0f64..20.0,
+            prop::collection::vec(0.2f64..20.0, 1..4),
+            1usize..6,
+            1usize..8,
+        )
+            .prop_map(|(lambda, ca2, cs2, mus, gap, tail)| {
+                let ts: Vec<f64> = (1..mus.len()).map(|i| (i * gap) as f64).collect();
+                let k = ts.last().copied().unwrap_or(0.0) + tail as f64;
+                GeQueue::new(lambda, ca2, cs2, &mus, &ts, k).unwrap()
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn me_is_the_stationary_distribution(q in any_queue()) {
+            let me = me::solve(&q);
+            let ex = ctmc::solve(&q).unwrap();
+            let total: f64 = me.p.iter().sum();
+            prop_assert!((total - 1.0).abs() < 1e-13);
+            for (a, b) in me.p.iter().zip(&ex.p) {
+                prop_assert!(rel(*a, *b) < 1e-10, "{a} vs {b}");
+            }
+            prop_assert!(rel(me.p_block, ex.p_block) < 1e-10);
+            prop_assert!((0.0..=1.0).contains(&me.p_block));
+            let served: f64 = (1..=q.k).map(|n| q.mu(n) * me.p[n]).sum();
+            prop_assert!(rel(q.lambda * (1.0 - me.p_block), served) < 1e-10);
+            prop_assert!(rel(ex.throughput, served) < 1e-10);
+            let m = QueueMetrics::from_distribution(&q, &me.p, me.p_block, 0.0);
+            prop_assert!(rel(m.u_regions.iter().sum::<f64>(), m.u) < 1e-13);
+        }
+    }
+}

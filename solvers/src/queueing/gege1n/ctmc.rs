@@ -19,6 +19,14 @@ pub struct CtmcSolution {
 }
 
 pub fn generator(q: &GeQueue) -> Result<Generator, SolveError> {
+    generator_ordered(q, false)
+}
+
+/// With `reversed`, state n is stored at index K − n. GTH fixes the state at
+/// index 0 to 1 and grows the others from it, so in heavy overload (mass near
+/// K, ratios ~1e2 per state) the natural order overflows; the reversed one
+/// only underflows states that are negligible anyway.
+fn generator_ordered(q: &GeQueue, reversed: bool) -> Result<Generator, SolveError> {
     let k = q.k;
     if k > MAX_CTMC_K {
         return Err(SolveError::param(
@@ -32,6 +40,8 @@ pub fn generator(q: &GeQueue) -> Result<Generator, SolveError> {
     // P(B >= b) = a^{b-1} for the geometric batch size B on {1, 2, ...}.
     let tail = |b: usize| a.powi(b as i32 - 1);
     let mut g = Generator::new(k + 1);
+    let idx = |n: usize| if reversed { k - n } else { n };
+    let mut add = |from: usize, to: usize, rate: f64| g.add(idx(from), idx(to), rate);
     // A batch at an empty system: members reach the idle server one by one;
     // member j is the first with positive work with probability
     // P(B >= j) s^{j-1} τ_s, and then the B - j later members queue behind it.
@@ -47,7 +57,7 @@ pub fn generator(q: &GeQueue) -> Result<Generator, SolveError> {
         } else {
             tail(k)
         };
-        g.add(0, m, batch_rate * p_start * pr);
+        add(0, m, batch_rate * p_start * pr);
     }
     for n in 1..=k {
         // Batch at a busy server: min(n + B, K), the excess is lost.
@@ -58,7 +68,7 @@ pub fn generator(q: &GeQueue) -> Result<Generator, SolveError> {
             } else {
                 tail(b)
             };
-            g.add(n, m, batch_rate * pr);
+            add(n, m, batch_rate * pr);
         }
         // A positive service completes at rate τ_s μ(n); each following
         // customer has zero work with probability s and leaves too.
@@ -69,15 +79,22 @@ pub fn generator(q: &GeQueue) -> Result<Generator, SolveError> {
             } else {
                 s.powi(n as i32 - 1)
             };
-            g.add(n, n - d, nu * pr);
+            add(n, n - d, nu * pr);
         }
     }
     Ok(g)
 }
 
 pub fn solve(q: &GeQueue) -> Result<CtmcSolution, SolveError> {
-    let g = generator(q)?;
-    let p = g.steady_state()?;
+    let p = match generator_ordered(q, false)?.steady_state() {
+        Ok(p) => p,
+        Err(SolveError::Numerical(_)) => {
+            let mut p = generator_ordered(q, true)?.steady_state()?;
+            p.reverse();
+            p
+        }
+        Err(e) => return Err(e),
+    };
     let k = q.k;
     let (ta, ts) = (q.tau_a(), q.tau_s());
     let (a, s) = (1.0 - ta, 1.0 - ts);

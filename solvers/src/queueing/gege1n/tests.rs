@@ -260,9 +260,11 @@ fn refuses_bad_parameters() {
 #[test]
 fn overload_and_large_capacity_stay_exact() {
     // x > 1 over hundreds of states: the ME weights pass 1e200 and are rescaled
-    // (x = 34 here; at K = 300 the shared GTH itself overflows, so K = 200).
+    // (x = 34 here); at K = 300 the chain overflows GTH in the natural order and
+    // is solved in reversed order.
     for q in [
         queue(100.0, 5.0, 1.0, &[1.0], &[], 200.0),
+        queue(100.0, 5.0, 1.0, &[1.0], &[], 300.0),
         queue(30.0, 2.0, 3.0, &[4.0, 40.0, 6.0], &[100.0, 300.0], 500.0),
     ] {
         let me = me::solve(&q);

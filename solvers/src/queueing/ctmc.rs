@@ -122,6 +122,15 @@ pub fn gth(n: usize, mut a: Vec<f64>) -> Result<Vec<f64>, SolveError> {
             acc += p * a[i * n + j];
         }
         pi[j] = acc;
+        // Unnormalised weights can span more than f64's range (heavy overload,
+        // long chains): rescale the prefix before it overflows. Rescaling by a
+        // power of two is exact, so tiny probabilities keep their accuracy.
+        if acc > 1e200 {
+            let scale = 2f64.powi(-(acc.log2().ceil() as i32));
+            for p in pi.iter_mut().take(j + 1) {
+                *p *= scale;
+            }
+        }
     }
     let total: f64 = pi.iter().sum();
     if !(total.is_finite() && total > 0.0) {
@@ -194,6 +203,16 @@ mod tests {
             let r: f64 = (0..n).map(|i| pi[i] * q[(i, j)]).sum();
             assert!(r.abs() < 1e-13, "column {j}: residual {r}");
         }
+    }
+
+    #[test]
+    fn survives_weights_beyond_the_range_of_f64() {
+        // ρ = 100 over 400 states: P(i) ∝ 100^i spans 10^800.
+        let (lambda, mu, k) = (100.0, 1.0, 400);
+        let pi = mm1k(lambda, mu, k).steady_state().unwrap();
+        assert!(pi.iter().all(|p| p.is_finite()));
+        assert!((pi[k] - 0.99).abs() < 1e-12, "{}", pi[k]);
+        assert!((pi[k - 1] / pi[k] - 0.01).abs() < 1e-14);
     }
 
     #[test]

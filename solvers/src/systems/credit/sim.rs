@@ -53,11 +53,11 @@ impl Batch {
     }
 }
 
+#[cfg_attr(not(test), allow(dead_code))]
 struct SimResult {
     outcome: Outcome,
     events: u64,
     /// Whole-run packet accounting (warm-up included), read by the conservation test.
-    #[cfg_attr(not(test), allow(dead_code))]
     arrived: u64,
     lost: u64,
     departed: u64,

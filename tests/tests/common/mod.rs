@@ -1,0 +1,88 @@
+//! Helpers: locate the binary, make a scratch project, run commands.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// `target/<profile>/repro`, next to this test's own `deps/` folder.
+pub fn repro_bin() -> PathBuf {
+    if let Some(p) = option_env!("CARGO_BIN_EXE_repro") {
+        return PathBuf::from(p);
+    }
+    let exe = std::env::current_exe().expect("test executable path");
+    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
+    let bin = profile_dir.join(format!("repro{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        bin.is_file(),
+        "{} not found: run the tests with `cargo test --workspace` (it builds the binary)",
+        bin.display()
+    );
+    bin
+}
+
+/// The repository's `experiments/` folder.
+pub fn shipped_experiments() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("experiments")
+}
+
+/// A scratch project folder with an `experiments/` holding the given shipped manifests.
+pub fn project(manifests: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let exp = dir.path().join("experiments");
+    std::fs::create_dir_all(&exp).unwrap();
+    for m in manifests {
+        std::fs::copy(shipped_experiments().join(format!("{m}.yaml")), exp.join(format!("{m}.yaml"))).unwrap();
+    }
+    dir
+}
+
+pub fn write_manifest(dir: &Path, id: &str, text: &str) -> PathBuf {
+    let p = dir.join("experiments").join(format!("{id}.yaml"));
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+pub fn repro(dir: &Path, args: &[&str]) -> Output {
+    Command::new(repro_bin())
+        .args(args)
+        .current_dir(dir)
+        .env_remove("REPRO_STORE")
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run repro")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts success and returns stderr (where the run summary goes).
+pub fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        stdout(o),
+        stderr(o)
+    );
+    stderr(o)
+}
+
+/// Parses "N tasks: C cached, R run (S saturated), F failed" from the summary line.
+pub fn summary(stderr: &str) -> (usize, usize, usize, usize) {
+    let line = stderr
+        .lines()
+        .find(|l| l.contains(" tasks: "))
+        .unwrap_or_else(|| panic!("no summary line in:\n{stderr}"));
+    let nums: Vec<usize> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect();
+    (nums[0], nums[1], nums[2], nums[4])
+}

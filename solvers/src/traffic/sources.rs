@@ -40,7 +40,11 @@ pub struct PoissonSource {
 impl PoissonSource {
     pub fn new(lambda: f64, rng: Stream) -> Result<Self, SolveError> {
         crate::params::positive("lambda", lambda)?;
-        Ok(PoissonSource { lambda, t: 0.0, rng })
+        Ok(PoissonSource {
+            lambda,
+            t: 0.0,
+            rng,
+        })
     }
 }
 
@@ -194,7 +198,7 @@ impl MapSource {
                 gen.add(i, j, h + a);
             }
             let diag = -d0[(i, i)];
-            if !(total > 0.0) || (diag - total).abs() > 1e-9 * total.max(1.0) {
+            if total <= 0.0 || (diag - total).abs() > 1e-9 * total.max(1.0) {
                 return Err(SolveError::param(
                     "D0",
                     format!("row {i}: −D0[{i}][{i}] = {diag} must equal the row's other rates of D0 and D1 ({total}) and be > 0"),
@@ -223,7 +227,7 @@ impl MapSource {
         let rate: f64 = (0..m)
             .map(|i| pi[i] * (0..m).map(|j| d1[(i, j)]).sum::<f64>())
             .sum();
-        if !(rate > 0.0) {
+        if rate.is_nan() || rate <= 0.0 {
             return Err(SolveError::param(
                 "D1",
                 "the process has no arrivals (π·D1·e = 0)",
@@ -329,7 +333,11 @@ mod tests {
         let mut src = Mmpp2Source::new(phi1, phi2, l1, l2, Stream::new(11, 0)).unwrap();
         assert!((src.mean_rate() - rate).abs() < 1e-15);
         let (m, v) = window_counts(&mut src, t, 400_000);
-        assert!((m / t - rate).abs() / rate < 0.005, "rate {} vs {rate}", m / t);
+        assert!(
+            (m / t - rate).abs() / rate < 0.005,
+            "rate {} vs {rate}",
+            m / t
+        );
         let v_exact = mmpp_var(phi1, phi2, l1, l2, t);
         assert!((v - v_exact).abs() / v_exact < 0.02, "Var {v} vs {v_exact}");
         // The IDC at t (2.12) is distinctly above 1 here, so the check has teeth.

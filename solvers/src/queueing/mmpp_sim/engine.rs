@@ -282,7 +282,7 @@ pub fn lag1(x: &[f64]) -> f64 {
     }
     let mean = x.iter().sum::<f64>() / n as f64;
     let den: f64 = x.iter().map(|v| (v - mean).powi(2)).sum();
-    if !(den > 0.0) {
+    if den.is_nan() || den <= 0.0 {
         return 0.0;
     }
     let num: f64 = x.windows(2).map(|w| (w[0] - mean) * (w[1] - mean)).sum();
@@ -299,7 +299,10 @@ const LAG1_CAP: f64 = 0.9;
 pub fn widened_ci(x: &[f64]) -> (f64, f64, f64) {
     let (m, h) = ci95(x);
     let r = lag1(x);
-    let rp = r.clamp(0.0, LAG1_CAP);
+    // The estimator is biased low by about (1 + 3r)/b with b batches
+    // (Marriott & Pope 1954), which with b = 10 hides most of the correlation.
+    let b = x.len() as f64;
+    let rp = (r + (1.0 + 3.0 * r) / b).clamp(0.0, LAG1_CAP);
     (m, h * ((1.0 + rp) / (1.0 - rp)).sqrt(), r)
 }
 

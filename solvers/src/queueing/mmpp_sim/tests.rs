@@ -200,7 +200,12 @@ fn m1_bursty_case_matches_brute_force_ctmc() {
     );
     let out = MmppM1Sim.solve(&p, &ctx(2)).unwrap();
     check(&out, "L", r.l, 0.08);
-    check(&out, "W", r.l / (1.0 - r.p_block) / out_rate(phi, lam), 0.08);
+    check(
+        &out,
+        "W",
+        r.l / (1.0 - r.p_block) / out_rate(phi, lam),
+        0.08,
+    );
     check(&out, "P_empty", r.p_empty, 0.03);
 }
 
@@ -283,6 +288,7 @@ fn g1_bursty_exponential_service_matches_brute_force_ctmc() {
 
 /// MMPP/H2/1: (level, arrival phase, service phase) CTMC, truncated.
 #[test]
+#[allow(clippy::needless_range_loop)] // phases index several parallel arrays
 fn g1_bursty_hyperexponential_service_matches_brute_force_ctmc() {
     let (phi, lam) = ([0.3, 0.6], [2.2, 0.6]);
     let (w, rate) = ([0.4, 0.6], [1.25, 5.0]);

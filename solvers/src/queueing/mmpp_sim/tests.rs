@@ -481,3 +481,45 @@ fn quick_defaults_are_ten_times_cheaper_and_scale_with_modulation() {
     let p = run_plan(&slow, &none, None, &ctx(0)).unwrap();
     assert!(p.batch_len as f64 >= 1000.0 * slow.arrivals_per_cycle());
 }
+
+/// MMPP/G/1 with a shifted service law has no brute-force reference here, but
+/// Brumelle's law Wv = λ̄(E[S]·W + E[S²]/2) (Wu 3.38 rearranged) must hold.
+/// Checked on the per-batch residual, whose CI is much tighter than those of
+/// Wv and W (they move together).
+#[test]
+fn g1_shifted_service_satisfies_brumelle() {
+    let (phi, lam) = ([0.1, 0.3], [1.6, 0.2]);
+    let law = parse_service(&json!({"shift": 0.3, "rate": 3.0})).unwrap();
+    let lbar = out_rate(phi, lam);
+    let plan = Plan {
+        warmup: 10_000,
+        batches: 10,
+        batch_len: 200_000,
+        capacity: None,
+    };
+    let mut src = Mmpp2Source::new(phi[0], phi[1], lam[0], lam[1], Stream::new(8, 1)).unwrap();
+    let mut svc = Stream::new(8, 2);
+    let res = run_fifo(&mut src, &law, &mut svc, plan, &ctx(8)).unwrap();
+    let wv: Vec<f64> = res
+        .batches
+        .iter()
+        .map(|b| b.area_work / b.duration)
+        .collect();
+    let resid: Vec<f64> = res
+        .batches
+        .iter()
+        .zip(&wv)
+        .map(|(b, v)| v - lbar * (law.mean() * b.wait.mean() + law.second_moment() / 2.0))
+        .collect();
+    let (m, h) = crate::des::ci95(&resid);
+    let (v, _) = crate::des::ci95(&wv);
+    assert!(m.abs() <= 3.0 * h, "residual {m} ± {h} (Wv = {v})");
+    assert!(h < 0.02 * v, "residual CI ±{h} too wide against Wv = {v}");
+    let busy: Vec<f64> = res
+        .batches
+        .iter()
+        .map(|b| 1.0 - b.empty_time / b.duration)
+        .collect();
+    let (rho, hr) = crate::des::ci95(&busy);
+    assert!((rho - lbar * law.mean()).abs() <= 3.0 * hr + 1e-9);
+}

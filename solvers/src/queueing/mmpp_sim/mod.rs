@@ -245,14 +245,9 @@ impl Solver for MmppM1Sim {
         });
         params.extend(CONTROL_DOCS);
         SolverDoc {
-            summary: "MMPP(2)/M/1 FIFO queue, discrete-event simulation with batch-means CIs (batches in arriving customers)",
+            summary: "MMPP(2)/M/1 FIFO queue, discrete-event simulation with batch-means CIs (batches in arriving customers). L = time-average number in system, W = mean sojourn time, P_empty = fraction of time empty, batch_lag1 = diagnostic largest lag-1 correlation of the batch means",
             params,
-            metrics: vec![
-                "L (time-average number in system)",
-                "W (mean sojourn time)",
-                "P_empty (fraction of time empty)",
-                "batch_lag1 (diagnostic: largest lag-1 correlation of batch means)",
-            ],
+            metrics: vec!["L", "W", "P_empty", "batch_lag1"],
         }
     }
     fn solve(&self, params: &serde_json::Value, ctx: &TaskContext) -> Result<Outcome, SolveError> {
@@ -329,15 +324,9 @@ impl Solver for MmppM1kSim {
         });
         params.extend(CONTROL_DOCS);
         SolverDoc {
-            summary: "MMPP(2)/M/1/K FIFO queue with loss, discrete-event simulation with batch-means CIs (batches in arriving customers)",
+            summary: "MMPP(2)/M/1/K FIFO queue with loss, discrete-event simulation with batch-means CIs (batches in arriving customers). L = time-average number in system, P_block = fraction of arriving customers lost, throughput = accepted customers per unit time, W = mean sojourn time of accepted customers, batch_lag1 = diagnostic largest lag-1 correlation of the batch means",
             params,
-            metrics: vec![
-                "L (time-average number in system)",
-                "P_block (fraction of arriving customers lost)",
-                "throughput (accepted customers per unit time)",
-                "W (mean sojourn time of accepted customers)",
-                "batch_lag1 (diagnostic: largest lag-1 correlation of batch means)",
-            ],
+            metrics: vec!["L", "P_block", "throughput", "W", "batch_lag1"],
         }
     }
     fn solve(&self, params: &serde_json::Value, ctx: &TaskContext) -> Result<Outcome, SolveError> {
@@ -487,14 +476,9 @@ impl Solver for MmppG1Sim {
         });
         params.extend(CONTROL_DOCS);
         SolverDoc {
-            summary: "MMPP(2)/G/1 FIFO queue, discrete-event simulation with batch-means CIs (batches in arriving customers)",
+            summary: "MMPP(2)/G/1 FIFO queue, discrete-event simulation with batch-means CIs (batches in arriving customers). W = mean wait in queue of arriving customers, Wv = time-average virtual waiting time (unfinished work), rho = fraction of time busy, batch_lag1 = diagnostic largest lag-1 correlation of the batch means",
             params,
-            metrics: vec![
-                "W (mean wait in queue of arriving customers)",
-                "Wv (time-average virtual waiting time = unfinished work)",
-                "rho (fraction of time busy)",
-                "batch_lag1 (diagnostic: largest lag-1 correlation of batch means)",
-            ],
+            metrics: vec!["W", "Wv", "rho", "batch_lag1"],
         }
     }
     fn solve(&self, params: &serde_json::Value, ctx: &TaskContext) -> Result<Outcome, SolveError> {

@@ -523,3 +523,24 @@ fn g1_shifted_service_satisfies_brumelle() {
     let (rho, hr) = crate::des::ci95(&busy);
     assert!((rho - lbar * law.mean()).abs() <= 3.0 * hr + 1e-9);
 }
+
+#[test]
+fn documented_metrics_are_the_reported_ones() {
+    let m1 = with(
+        &mmpp(0.1, 0.2, 2.0, 0.5),
+        json!({"mu": 2.0, "batch_len": 1000}),
+    );
+    let m1k = with(&m1, json!({"K": 4}));
+    let g1 = with(
+        &mmpp(0.1, 0.2, 2.0, 0.5),
+        json!({"service": {"rate": 2.0}, "batch_len": 1000}),
+    );
+    let cases: [(&dyn Solver, Value); 3] = [(&MmppM1Sim, m1), (&MmppM1kSim, m1k), (&MmppG1Sim, g1)];
+    for (s, p) in cases {
+        let out = s.solve(&p, &ctx(1)).unwrap();
+        let reported: Vec<&str> = out.metrics.keys().map(String::as_str).collect();
+        let mut documented = s.doc().metrics;
+        documented.sort();
+        assert_eq!(reported, documented, "{}", s.name());
+    }
+}

@@ -544,3 +544,37 @@ fn documented_metrics_are_the_reported_ones() {
         assert_eq!(reported, documented, "{}", s.name());
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(40))]
+
+    /// Bookkeeping invariants for any parameters, load and capacity.
+    #[test]
+    fn engine_invariants(
+        phi1 in 0.01f64..5.0, phi2 in 0.01f64..5.0,
+        l1 in 0.0f64..5.0, l2 in 0.01f64..5.0,
+        rate in 0.2f64..5.0, shift in 0.0f64..0.5,
+        k in proptest::option::of(1usize..20), seed in 0u64..1000,
+    ) {
+        let plan = Plan { warmup: 0, batches: 3, batch_len: 3000, capacity: k };
+        let mut src = Mmpp2Source::new(phi1, phi2, l1, l2, Stream::new(seed, 1)).unwrap();
+        let mut svc = Stream::new(seed, 2);
+        let law = ServiceLaw::mixture(vec![super::engine::ServiceComponent {
+            weight: 1.0, shift, rate: Some(rate),
+        }]);
+        // An unstable infinite queue is fine here: the run is finite.
+        let res = run_fifo(&mut src, &law, &mut svc, plan, &ctx(seed)).unwrap();
+        let mut lost = 0;
+        for b in &res.batches {
+            proptest::prop_assert_eq!(b.arrived, plan.batch_len);
+            proptest::prop_assert_eq!(b.arrived - b.lost, b.sojourn.count);
+            proptest::prop_assert!(b.wait.sum >= 0.0 && b.wait.sum <= b.sojourn.sum);
+            let l = b.area_n / b.duration;
+            proptest::prop_assert!(l >= 0.0 && l <= k.unwrap_or(usize::MAX) as f64 + 1e-9);
+            proptest::prop_assert!(b.empty_time >= 0.0 && b.empty_time <= b.duration * (1.0 + 1e-12));
+            proptest::prop_assert!(b.area_work >= -1e-9);
+            lost += b.lost;
+        }
+        proptest::prop_assert_eq!(res.arrivals - 1, res.departures + lost);
+    }
+}

@@ -7,9 +7,11 @@ pub mod ctmc;
 pub mod gege1n;
 pub mod mm1k;
 pub mod mmpp;
+pub mod mmpp_sim;
 
 pub fn register(r: &mut Registry) {
     mm1k::register(r);
     mmpp::register(r);
+    mmpp_sim::register(r);
     gege1n::register(r);
 }

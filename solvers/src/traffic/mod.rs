@@ -5,6 +5,7 @@ use crate::Registry;
 
 pub mod ge;
 pub mod mmpp;
+pub mod sources;
 
 pub fn register(r: &mut Registry) {
     mmpp::register(r);

@@ -1,0 +1,580 @@
+//! The simulators against closed forms (M/M/1, M/M/1/K, Pollaczek–Khinchine)
+//! and against brute-force truncated CTMCs of the (level, phase) chain, built
+//! here with the GTH solver, independent of the analytic MMPP solvers.
+
+use super::engine::{run_fifo, Plan, ServiceLaw};
+use super::*;
+use crate::queueing::ctmc::Generator;
+use crate::queueing::mm1k::mm1k_metrics;
+use crate::Fidelity;
+use serde_json::{json, Value};
+
+fn ctx(seed: u64) -> TaskContext {
+    TaskContext::new(seed, Fidelity::Full)
+}
+
+fn with(base: &Value, extra: Value) -> Value {
+    let mut v = base.clone();
+    for (k, x) in extra.as_object().unwrap() {
+        v[k] = x.clone();
+    }
+    v
+}
+
+/// |sim − exact| <= 3·hw + tiny, and the CI is tight enough to mean something.
+fn check(out: &Outcome, name: &str, exact: f64, max_rel_hw: f64) {
+    let m = out.metrics[name];
+    let hw = m.half_width.unwrap();
+    assert!(
+        (m.value - exact).abs() <= 3.0 * hw + 1e-9,
+        "{name}: sim {} ± {hw} vs exact {exact}",
+        m.value
+    );
+    assert!(
+        hw <= max_rel_hw * exact.abs().max(1e-3),
+        "{name}: CI ±{hw} too wide for a meaningful check (value {exact})"
+    );
+}
+
+/// Exact metrics of the bivariate (level, phase) CTMC of MMPP/M/1/K, state 2n + j.
+struct Ref {
+    l: f64,
+    p_empty: f64,
+    p_block: f64,
+    throughput: f64,
+    w: f64,
+    p_top: f64,
+}
+
+fn mmpp_m1k_ctmc(phi: [f64; 2], lam: [f64; 2], mu: f64, k: usize) -> Ref {
+    ref_from_levels(&levels_gth(phi, lam, mu, k), lam)
+}
+
+/// Level probabilities (π_n1, π_n2) of the MMPP/M/1/K chain, solved with GTH
+/// (dense storage: for small K).
+fn levels_gth(phi: [f64; 2], lam: [f64; 2], mu: f64, k: usize) -> Vec<[f64; 2]> {
+    let mut g = Generator::new(2 * (k + 1));
+    for n in 0..=k {
+        for j in 0..2 {
+            let s = 2 * n + j;
+            g.add(s, 2 * n + (1 - j), phi[j]);
+            if n < k {
+                g.add(s, s + 2, lam[j]);
+            }
+            if n > 0 {
+                g.add(s, s - 2, mu);
+            }
+        }
+    }
+    let pi = g.steady_state().unwrap();
+    (0..=k).map(|n| [pi[2 * n], pi[2 * n + 1]]).collect()
+}
+
+type M2 = [[f64; 2]; 2];
+
+fn mul(a: M2, b: M2) -> M2 {
+    let mut c = [[0.0; 2]; 2];
+    for i in 0..2 {
+        for j in 0..2 {
+            c[i][j] = a[i][0] * b[0][j] + a[i][1] * b[1][j];
+        }
+    }
+    c
+}
+
+fn inv(a: M2) -> M2 {
+    let det = a[0][0] * a[1][1] - a[0][1] * a[1][0];
+    [
+        [a[1][1] / det, -a[0][1] / det],
+        [-a[1][0] / det, a[0][0] / det],
+    ]
+}
+
+/// The same chain by linear level reduction (block elimination from the top
+/// level down, π_{n+1} = π_n R_n): O(K) memory, for deep truncations.
+fn levels_reduction(phi: [f64; 2], lam: [f64; 2], mu: f64, k: usize) -> Vec<[f64; 2]> {
+    let up: M2 = [[lam[0], 0.0], [0.0, lam[1]]];
+    // −(local block) of level n: outflow on the diagonal, minus phase changes.
+    let neg_local = |n: usize| -> M2 {
+        let a = if n < k { 1.0 } else { 0.0 };
+        let d = if n > 0 { mu } else { 0.0 };
+        [
+            [phi[0] + a * lam[0] + d, -phi[0]],
+            [-phi[1], phi[1] + a * lam[1] + d],
+        ]
+    };
+    let mut r: Vec<M2> = vec![[[0.0; 2]; 2]; k];
+    let mut below = neg_local(k);
+    for n in (0..k).rev() {
+        r[n] = mul(up, inv(below));
+        // −(L_n + R_n·μI)
+        let mut m = neg_local(n);
+        for i in 0..2 {
+            for j in 0..2 {
+                m[i][j] -= r[n][i][j] * mu;
+            }
+        }
+        below = m;
+    }
+    // `below` is now −(censored generator of level 0): π0 ∝ (its (1,0), its (0,1)).
+    let mut pi = vec![[-below[1][0], -below[0][1]]];
+    for n in 0..k {
+        let p = pi[n];
+        pi.push([
+            p[0] * r[n][0][0] + p[1] * r[n][1][0],
+            p[0] * r[n][0][1] + p[1] * r[n][1][1],
+        ]);
+    }
+    let total: f64 = pi.iter().map(|p| p[0] + p[1]).sum();
+    pi.iter().map(|p| [p[0] / total, p[1] / total]).collect()
+}
+
+fn ref_from_levels(pi: &[[f64; 2]], lam: [f64; 2]) -> Ref {
+    let k = pi.len() - 1;
+    let level = |n: usize| pi[n][0] + pi[n][1];
+    let l: f64 = (0..=k).map(|n| n as f64 * level(n)).sum();
+    let offered: f64 = pi.iter().map(|p| p[0] * lam[0] + p[1] * lam[1]).sum();
+    let lost = pi[k][0] * lam[0] + pi[k][1] * lam[1];
+    let throughput = offered - lost;
+    Ref {
+        l,
+        p_empty: level(0),
+        p_block: lost / offered,
+        throughput,
+        w: l / throughput,
+        p_top: level(k),
+    }
+}
+
+#[test]
+fn level_reduction_agrees_with_gth() {
+    for &(phi, lam, mu, k) in &[
+        ([0.1, 0.3], [3.0, 0.4], 2.0, 10usize),
+        ([0.02, 0.02], [1.4, 0.2], 1.0, 200),
+        ([1.0, 2.0], [0.5, 0.5], 0.3, 30),
+    ] {
+        let a = levels_gth(phi, lam, mu, k);
+        let b = levels_reduction(phi, lam, mu, k);
+        for (x, y) in a.iter().zip(&b) {
+            for j in 0..2 {
+                // The 2×2 inverses subtract, so allow more than GTH's 1e-13;
+                // the simulation checks need far less.
+                assert!((x[j] - y[j]).abs() <= 1e-7 * x[j], "{x:?} vs {y:?}");
+            }
+        }
+    }
+}
+
+/// MMPP/M/1 by a truncation deep enough that the cut-off mass is negligible.
+fn mmpp_m1_ctmc(phi: [f64; 2], lam: [f64; 2], mu: f64, levels: usize) -> Ref {
+    let r = ref_from_levels(&levels_reduction(phi, lam, mu, levels), lam);
+    assert!(r.p_top < 1e-13, "truncation too shallow: {}", r.p_top);
+    r
+}
+
+fn mmpp(phi1: f64, phi2: f64, l1: f64, l2: f64) -> Value {
+    json!({"phi1": phi1, "phi2": phi2, "lambda1": l1, "lambda2": l2})
+}
+
+#[test]
+fn m1_poisson_case_matches_mm1() {
+    let (lambda, mu) = (0.7, 1.0);
+    let p = with(
+        &mmpp(0.3, 0.6, lambda, lambda),
+        json!({"mu": mu, "batch_len": 200_000, "warmup": 10_000}),
+    );
+    let out = MmppM1Sim.solve(&p, &ctx(1)).unwrap();
+    let rho: f64 = lambda / mu;
+    check(&out, "L", rho / (1.0 - rho), 0.05);
+    check(&out, "W", 1.0 / (mu - lambda), 0.05);
+    check(&out, "P_empty", 1.0 - rho, 0.02);
+}
+
+#[test]
+fn m1_bursty_case_matches_brute_force_ctmc() {
+    let (phi, lam, mu) = ([0.2, 0.4], [2.5, 0.5], 2.5);
+    let r = mmpp_m1_ctmc(phi, lam, mu, 1500);
+    let p = with(
+        &mmpp(phi[0], phi[1], lam[0], lam[1]),
+        json!({"mu": mu, "batch_len": 300_000, "warmup": 20_000}),
+    );
+    let out = MmppM1Sim.solve(&p, &ctx(2)).unwrap();
+    check(&out, "L", r.l, 0.08);
+    check(
+        &out,
+        "W",
+        r.l / (1.0 - r.p_block) / out_rate(phi, lam),
+        0.08,
+    );
+    check(&out, "P_empty", r.p_empty, 0.03);
+}
+
+fn out_rate(phi: [f64; 2], lam: [f64; 2]) -> f64 {
+    (lam[0] * phi[1] + lam[1] * phi[0]) / (phi[0] + phi[1])
+}
+
+#[test]
+fn m1k_poisson_case_matches_mm1k_closed_form() {
+    for &(lambda, mu, k) in &[(0.9, 1.0, 5usize), (1.5, 1.0, 8)] {
+        let exact = mm1k_metrics(lambda, mu, k);
+        let p = with(
+            &mmpp(1.0, 1.0, lambda, lambda),
+            json!({"mu": mu, "K": k, "batch_len": 100_000, "warmup": 1000}),
+        );
+        let out = MmppM1kSim.solve(&p, &ctx(3)).unwrap();
+        check(&out, "L", exact.l, 0.02);
+        check(&out, "P_block", exact.p_block, 0.05);
+        check(&out, "throughput", exact.throughput, 0.01);
+        check(&out, "W", exact.w, 0.02);
+    }
+}
+
+#[test]
+fn m1k_bursty_case_matches_brute_force_ctmc() {
+    let (phi, lam, mu, k) = ([0.1, 0.3], [3.0, 0.4], 2.0, 10usize);
+    let r = mmpp_m1k_ctmc(phi, lam, mu, k);
+    let p = with(
+        &mmpp(phi[0], phi[1], lam[0], lam[1]),
+        json!({"mu": mu, "K": k, "batch_len": 200_000, "warmup": 10_000}),
+    );
+    let out = MmppM1kSim.solve(&p, &ctx(4)).unwrap();
+    check(&out, "L", r.l, 0.03);
+    check(&out, "P_block", r.p_block, 0.05);
+    check(&out, "throughput", r.throughput, 0.02);
+    check(&out, "W", r.w, 0.03);
+}
+
+#[test]
+fn g1_poisson_case_matches_pollaczek_khinchine() {
+    let lambda = 1.5;
+    // M/D/1, M/(shift + Exp)/1 and a mixture, each with ρ = 0.75.
+    for service in [
+        json!({"shift": 0.5}),
+        json!({"shift": 0.25, "rate": 4.0}),
+        json!({"mixture": [{"weight": 0.5, "shift": 0.2}, {"weight": 0.5, "rate": 1.25}]}),
+    ] {
+        let law = parse_service(&service).unwrap();
+        let (es, es2) = (law.mean(), law.second_moment());
+        let rho = lambda * es;
+        assert!((rho - 0.75).abs() < 1e-12, "{service}");
+        let wq = lambda * es2 / (2.0 * (1.0 - rho));
+        let p = with(
+            &mmpp(0.5, 0.5, lambda, lambda),
+            json!({"service": service, "batch_len": 200_000, "warmup": 10_000}),
+        );
+        let out = MmppG1Sim.solve(&p, &ctx(5)).unwrap();
+        check(&out, "W", wq, 0.05);
+        // PASTA: the time-average unfinished work equals the mean wait.
+        check(&out, "Wv", wq, 0.05);
+        check(&out, "rho", rho, 0.01);
+    }
+}
+
+#[test]
+fn g1_bursty_exponential_service_matches_brute_force_ctmc() {
+    let (phi, lam, mu) = ([0.2, 0.4], [2.5, 0.5], 2.5);
+    let r = mmpp_m1_ctmc(phi, lam, mu, 1500);
+    let lbar = out_rate(phi, lam);
+    let p = with(
+        &mmpp(phi[0], phi[1], lam[0], lam[1]),
+        json!({"service": {"rate": mu}, "batch_len": 300_000, "warmup": 20_000}),
+    );
+    let out = MmppG1Sim.solve(&p, &ctx(6)).unwrap();
+    // Sojourn = L/λ̄ (Little) = wait + 1/μ; unfinished work = N/μ in distribution.
+    check(&out, "W", r.l / lbar - 1.0 / mu, 0.08);
+    check(&out, "Wv", r.l / mu, 0.08);
+    check(&out, "rho", 1.0 - r.p_empty, 0.02);
+}
+
+/// MMPP/H2/1: (level, arrival phase, service phase) CTMC, truncated.
+#[test]
+#[allow(clippy::needless_range_loop)] // phases index several parallel arrays
+fn g1_bursty_hyperexponential_service_matches_brute_force_ctmc() {
+    let (phi, lam) = ([0.3, 0.6], [2.2, 0.6]);
+    let (w, rate) = ([0.4, 0.6], [1.25, 5.0]);
+    let levels = 400;
+    // State index: level 0 -> j; level n >= 1 -> 2 + ((n-1)·2 + j)·2 + s.
+    let idx = |n: usize, j: usize, s: usize| {
+        if n == 0 {
+            j
+        } else {
+            2 + ((n - 1) * 2 + j) * 2 + s
+        }
+    };
+    let mut g = Generator::new(2 + levels * 4);
+    for j in 0..2 {
+        g.add(idx(0, j, 0), idx(0, 1 - j, 0), phi[j]);
+        for s in 0..2 {
+            g.add(idx(0, j, 0), idx(1, j, s), lam[j] * w[s]);
+        }
+        for n in 1..=levels {
+            for s in 0..2 {
+                let x = idx(n, j, s);
+                g.add(x, idx(n, 1 - j, s), phi[j]);
+                if n < levels {
+                    g.add(x, idx(n + 1, j, s), lam[j]);
+                }
+                if n == 1 {
+                    g.add(x, idx(0, j, 0), rate[s]);
+                } else {
+                    for s2 in 0..2 {
+                        g.add(x, idx(n - 1, j, s2), rate[s] * w[s2]);
+                    }
+                }
+            }
+        }
+    }
+    let pi = g.steady_state().unwrap();
+    let es: f64 = (0..2).map(|s| w[s] / rate[s]).sum();
+    let (mut l, mut work, mut top) = (0.0, 0.0, 0.0);
+    for n in 1..=levels {
+        for j in 0..2 {
+            for s in 0..2 {
+                let p = pi[idx(n, j, s)];
+                l += n as f64 * p;
+                work += p * (1.0 / rate[s] + (n - 1) as f64 * es);
+                if n == levels {
+                    top += p;
+                }
+            }
+        }
+    }
+    assert!(top < 1e-13, "truncation too shallow: {top}");
+    let lbar = out_rate(phi, lam);
+    let p0 = pi[0] + pi[1];
+    let service = json!({"mixture": [
+        {"weight": w[0], "rate": rate[0]}, {"weight": w[1], "rate": rate[1]}
+    ]});
+    let p = with(
+        &mmpp(phi[0], phi[1], lam[0], lam[1]),
+        json!({"service": service, "batch_len": 300_000, "warmup": 20_000}),
+    );
+    let out = MmppG1Sim.solve(&p, &ctx(7)).unwrap();
+    check(&out, "W", l / lbar - es, 0.08);
+    check(&out, "Wv", work, 0.08);
+    check(&out, "rho", 1.0 - p0, 0.02);
+}
+
+#[test]
+fn same_seed_same_outcome_different_seed_different() {
+    let p = with(
+        &mmpp(0.1, 0.2, 2.0, 0.5),
+        json!({"mu": 2.0, "K": 6, "batch_len": 5000, "warmup": 100}),
+    );
+    let a = MmppM1kSim.solve(&p, &ctx(9)).unwrap();
+    let b = MmppM1kSim.solve(&p, &ctx(9)).unwrap();
+    let c = MmppM1kSim.solve(&p, &ctx(10)).unwrap();
+    assert_eq!(a, b);
+    assert_ne!(a.metrics["L"], c.metrics["L"]);
+    let g = with(
+        &mmpp(0.1, 0.2, 1.0, 0.2),
+        json!({"service": {"shift": 0.5, "rate": 2.0}, "batch_len": 5000}),
+    );
+    assert_eq!(
+        MmppG1Sim.solve(&g, &ctx(1)).unwrap(),
+        MmppG1Sim.solve(&g, &ctx(1)).unwrap()
+    );
+    assert_ne!(
+        MmppG1Sim.solve(&g, &ctx(1)).unwrap(),
+        MmppG1Sim.solve(&g, &ctx(2)).unwrap()
+    );
+}
+
+#[test]
+fn customers_are_conserved() {
+    for cap in [Some(1usize), Some(4), None] {
+        let plan = Plan {
+            warmup: 0,
+            batches: 5,
+            batch_len: 20_000,
+            capacity: cap,
+        };
+        let mut src = Mmpp2Source::new(0.1, 0.2, 3.0, 0.3, Stream::new(1, 1)).unwrap();
+        let mut svc = Stream::new(1, 2);
+        let law = ServiceLaw::exponential(if cap.is_some() { 1.0 } else { 2.0 });
+        let res = run_fifo(&mut src, &law, &mut svc, plan, &ctx(0)).unwrap();
+        let mut lost = 0;
+        for b in &res.batches {
+            assert_eq!(b.arrived, plan.batch_len);
+            // Every accepted customer of a batch has departed and entered service.
+            assert_eq!(b.arrived - b.lost, b.sojourn.count);
+            assert_eq!(b.sojourn.count, b.wait.count);
+            assert!(b.duration > 0.0);
+            lost += b.lost;
+        }
+        // accepted + lost = arrived (the last arrival only closes the last batch).
+        assert_eq!(res.arrivals - 1, res.departures + lost);
+        assert_eq!(cap.is_none(), lost == 0);
+    }
+}
+
+/// Slow modulation: the CIs must still cover the exact value about 95% of the time.
+#[test]
+fn confidence_intervals_stay_honest_under_slow_modulation() {
+    let (phi, lam, mu) = ([0.02, 0.02], [1.4, 0.2], 1.0);
+    let r = mmpp_m1_ctmc(phi, lam, mu, 3000);
+    let runs = 30;
+    let mut covered = 0;
+    for seed in 0..runs {
+        let p = with(
+            &mmpp(phi[0], phi[1], lam[0], lam[1]),
+            json!({"mu": mu, "batch_len": 20_000, "warmup": 4000}),
+        );
+        let m = MmppM1Sim.solve(&p, &ctx(100 + seed)).unwrap().metrics["L"];
+        if (m.value - r.l).abs() <= m.half_width.unwrap() {
+            covered += 1;
+        }
+    }
+    assert!(covered >= 24, "only {covered}/{runs} CIs cover L = {}", r.l);
+}
+
+#[test]
+fn refuses_bad_parameters_and_unstable_loads() {
+    let c = ctx(0);
+    let base = mmpp(0.1, 0.2, 2.0, 0.5);
+    assert!(matches!(
+        MmppM1Sim.solve(&with(&base, json!({"mu": 1.0})), &c),
+        Err(SolveError::Unstable(_))
+    ));
+    assert!(matches!(
+        MmppG1Sim.solve(&with(&base, json!({"service": {"shift": 1.0}})), &c),
+        Err(SolveError::Unstable(_))
+    ));
+    for bad in [
+        with(&base, json!({"mu": 2.0, "K": 2.5})),
+        with(&base, json!({"mu": 2.0, "K": 0})),
+        with(&base, json!({"mu": 2.0, "K": 3, "extra": 1})),
+        with(&base, json!({"mu": -2.0, "K": 3})),
+        with(&base, json!({"mu": 2.0, "K": 3, "batches": 1})),
+        with(&base, json!({"mu": 2.0, "K": 3, "phi1": 0.0})),
+    ] {
+        assert!(MmppM1kSim.solve(&bad, &c).is_err(), "{bad}");
+    }
+    for service in [
+        json!({}),
+        json!({"shift": 0.0}),
+        json!({"rate": 0.0}),
+        json!({"shift": 0.1, "mixture": [{"weight": 1.0, "shift": 0.1}]}),
+        json!({"mixture": []}),
+        json!({"mixture": [{"weight": 0.5, "shift": 0.1}]}),
+        json!({"mixture": [{"weight": 1.0}]}),
+        json!({"mixture": [{"weight": 1.0, "shift": 0.1, "scale": 2}]}),
+    ] {
+        let p = with(&base, json!({ "service": service }));
+        assert!(MmppG1Sim.solve(&p, &c).is_err(), "{service}");
+    }
+}
+
+#[test]
+fn quick_defaults_are_ten_times_cheaper_and_scale_with_modulation() {
+    let m = Mmpp::validated(0.1, 0.2, 2.0, 0.5).unwrap();
+    let none = Controls {
+        warmup: None,
+        batches: None,
+        batch_len: None,
+    };
+    let full = run_plan(&m, &none, None, &ctx(0)).unwrap();
+    let quick = run_plan(&m, &none, None, &TaskContext::new(0, Fidelity::Quick)).unwrap();
+    assert_eq!(full.batch_len, 10 * quick.batch_len);
+    // Very slow modulation: a batch spans >= 1000 cycles under Full.
+    let slow = Mmpp::validated(1e-4, 1e-4, 1.0, 0.2).unwrap();
+    let p = run_plan(&slow, &none, None, &ctx(0)).unwrap();
+    assert!(p.batch_len as f64 >= 1000.0 * slow.arrivals_per_cycle());
+}
+
+/// MMPP/G/1 with a shifted service law has no brute-force reference here, but
+/// Brumelle's law Wv = λ̄(E[S]·W + E[S²]/2) (Wu 3.38 rearranged) must hold.
+/// Checked on the per-batch residual, whose CI is much tighter than those of
+/// Wv and W (they move together).
+#[test]
+fn g1_shifted_service_satisfies_brumelle() {
+    let (phi, lam) = ([0.1, 0.3], [1.6, 0.2]);
+    let law = parse_service(&json!({"shift": 0.3, "rate": 3.0})).unwrap();
+    let lbar = out_rate(phi, lam);
+    let plan = Plan {
+        warmup: 10_000,
+        batches: 10,
+        batch_len: 200_000,
+        capacity: None,
+    };
+    let mut src = Mmpp2Source::new(phi[0], phi[1], lam[0], lam[1], Stream::new(8, 1)).unwrap();
+    let mut svc = Stream::new(8, 2);
+    let res = run_fifo(&mut src, &law, &mut svc, plan, &ctx(8)).unwrap();
+    let wv: Vec<f64> = res
+        .batches
+        .iter()
+        .map(|b| b.area_work / b.duration)
+        .collect();
+    let resid: Vec<f64> = res
+        .batches
+        .iter()
+        .zip(&wv)
+        .map(|(b, v)| v - lbar * (law.mean() * b.wait.mean() + law.second_moment() / 2.0))
+        .collect();
+    let (m, h) = crate::des::ci95(&resid);
+    let (v, _) = crate::des::ci95(&wv);
+    assert!(m.abs() <= 3.0 * h, "residual {m} ± {h} (Wv = {v})");
+    assert!(h < 0.02 * v, "residual CI ±{h} too wide against Wv = {v}");
+    let busy: Vec<f64> = res
+        .batches
+        .iter()
+        .map(|b| 1.0 - b.empty_time / b.duration)
+        .collect();
+    let (rho, hr) = crate::des::ci95(&busy);
+    assert!((rho - lbar * law.mean()).abs() <= 3.0 * hr + 1e-9);
+}
+
+#[test]
+fn documented_metrics_are_the_reported_ones() {
+    let m1 = with(
+        &mmpp(0.1, 0.2, 2.0, 0.5),
+        json!({"mu": 2.0, "batch_len": 1000}),
+    );
+    let m1k = with(&m1, json!({"K": 4}));
+    let g1 = with(
+        &mmpp(0.1, 0.2, 2.0, 0.5),
+        json!({"service": {"rate": 2.0}, "batch_len": 1000}),
+    );
+    let cases: [(&dyn Solver, Value); 3] = [(&MmppM1Sim, m1), (&MmppM1kSim, m1k), (&MmppG1Sim, g1)];
+    for (s, p) in cases {
+        let out = s.solve(&p, &ctx(1)).unwrap();
+        let reported: Vec<&str> = out.metrics.keys().map(String::as_str).collect();
+        let mut documented = s.doc().metrics;
+        documented.sort();
+        assert_eq!(reported, documented, "{}", s.name());
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(40))]
+
+    /// Bookkeeping invariants for any parameters, load and capacity.
+    #[test]
+    fn engine_invariants(
+        phi1 in 0.01f64..5.0, phi2 in 0.01f64..5.0,
+        l1 in 0.0f64..5.0, l2 in 0.01f64..5.0,
+        rate in 0.2f64..5.0, shift in 0.0f64..0.5,
+        k in proptest::option::of(1usize..20), seed in 0u64..1000,
+    ) {
+        let plan = Plan { warmup: 0, batches: 3, batch_len: 3000, capacity: k };
+        let mut src = Mmpp2Source::new(phi1, phi2, l1, l2, Stream::new(seed, 1)).unwrap();
+        let mut svc = Stream::new(seed, 2);
+        let law = ServiceLaw::mixture(vec![super::engine::ServiceComponent {
+            weight: 1.0, shift, rate: Some(rate),
+        }]);
+        // An unstable infinite queue is fine here: the run is finite.
+        let res = run_fifo(&mut src, &law, &mut svc, plan, &ctx(seed)).unwrap();
+        let mut lost = 0;
+        for b in &res.batches {
+            proptest::prop_assert_eq!(b.arrived, plan.batch_len);
+            proptest::prop_assert_eq!(b.arrived - b.lost, b.sojourn.count);
+            proptest::prop_assert!(b.wait.sum >= 0.0 && b.wait.sum <= b.sojourn.sum);
+            let l = b.area_n / b.duration;
+            proptest::prop_assert!(l >= 0.0 && l <= k.unwrap_or(usize::MAX) as f64 + 1e-9);
+            proptest::prop_assert!(b.empty_time >= 0.0 && b.empty_time <= b.duration * (1.0 + 1e-12));
+            proptest::prop_assert!(b.area_work >= -1e-9);
+            lost += b.lost;
+        }
+        proptest::prop_assert_eq!(res.arrivals - 1, res.departures + lost);
+    }
+}

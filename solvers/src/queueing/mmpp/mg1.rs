@@ -1,0 +1,369 @@
+//! MMPP/G/1 mean waiting times (Wu 3.37–3.38 with erratum W-11): the virtual
+//! waiting time Wv and the waiting time in queue seen by arrivals W, for
+//! services that are a deterministic shift plus an exponential, or finite
+//! mixtures of those (catalogue §3.0, W-12).
+//!
+//! G (Lucantoni 1991) is the unique stochastic solution of
+//! G = sum_i w_i e^{M c_i} alpha_i (alpha_i I - M)^{-1}, M = D0 + D1 G,
+//! found by a few functional-iteration steps from a stochastic start and then
+//! Newton on its two free entries; everything is 2x2 on the stack.
+
+use crate::traffic::mmpp::Mmpp2;
+use crate::SolveError;
+use nalgebra::{Matrix2, RowVector2, Vector2};
+
+/// One service component: deterministic `shift` (>= 0) plus Exp(`rate`)
+/// (`rate` = None means no exponential part).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ShiftExp {
+    pub weight: f64,
+    pub shift: f64,
+    pub rate: Option<f64>,
+}
+
+impl ShiftExp {
+    fn mean(&self) -> f64 {
+        self.shift + self.rate.map_or(0.0, |a| 1.0 / a)
+    }
+    fn second_moment(&self) -> f64 {
+        let c = self.shift;
+        match self.rate {
+            Some(a) => c * c + 2.0 * c / a + 2.0 / (a * a),
+            None => c * c,
+        }
+    }
+    /// Matrix LST integral: e^{M c} alpha (alpha I - M)^{-1}.
+    #[inline]
+    fn kernel(&self, m: &Matrix2<f64>) -> Matrix2<f64> {
+        let mut k = if self.shift > 0.0 {
+            expm2(m, self.shift)
+        } else {
+            Matrix2::identity()
+        };
+        if let Some(a) = self.rate {
+            let x = Matrix2::identity() * a - m;
+            // alpha I - M is a nonsingular M-matrix here (M is a sub-/generator).
+            let det = x[(0, 0)] * x[(1, 1)] - x[(0, 1)] * x[(1, 0)];
+            let inv = Matrix2::new(x[(1, 1)], -x[(0, 1)], -x[(1, 0)], x[(0, 0)]) * (a / det);
+            k *= inv;
+        }
+        k
+    }
+}
+
+/// A service-time law: a finite mixture of shift + exponential components.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Service {
+    pub parts: Vec<ShiftExp>,
+}
+
+impl Service {
+    /// Validates weights (> 0, summing to 1 within 1e-9), shifts (>= 0),
+    /// rates (> 0) and that every component has a positive mean.
+    pub fn new(parts: Vec<ShiftExp>) -> Result<Self, SolveError> {
+        if parts.is_empty() {
+            return Err(SolveError::param("service.mixture", "must not be empty"));
+        }
+        let mut total = 0.0;
+        for (i, p) in parts.iter().enumerate() {
+            if !(p.weight.is_finite() && p.weight > 0.0) {
+                return Err(SolveError::param(
+                    "service.mixture.weight",
+                    format!("component {i}: must be > 0, got {}", p.weight),
+                ));
+            }
+            if !(p.shift.is_finite() && p.shift >= 0.0) {
+                return Err(SolveError::param(
+                    "service.shift",
+                    format!("component {i}: must be >= 0, got {}", p.shift),
+                ));
+            }
+            if let Some(a) = p.rate {
+                if !(a.is_finite() && a > 0.0) {
+                    return Err(SolveError::param(
+                        "service.rate",
+                        format!("component {i}: must be > 0, got {a}"),
+                    ));
+                }
+            }
+            if p.mean() <= 0.0 {
+                return Err(SolveError::param(
+                    "service",
+                    format!("component {i}: needs a shift > 0 or a rate (zero service time)"),
+                ));
+            }
+            total += p.weight;
+        }
+        if (total - 1.0).abs() > 1e-9 {
+            return Err(SolveError::param(
+                "service.mixture.weight",
+                format!("weights must sum to 1, got {total}"),
+            ));
+        }
+        Ok(Service { parts })
+    }
+
+    pub fn exponential(rate: f64) -> Self {
+        Service {
+            parts: vec![ShiftExp {
+                weight: 1.0,
+                shift: 0.0,
+                rate: Some(rate),
+            }],
+        }
+    }
+
+    pub fn deterministic(c: f64) -> Self {
+        Service {
+            parts: vec![ShiftExp {
+                weight: 1.0,
+                shift: c,
+                rate: None,
+            }],
+        }
+    }
+
+    pub fn mean(&self) -> f64 {
+        self.parts.iter().map(|p| p.weight * p.mean()).sum()
+    }
+
+    pub fn second_moment(&self) -> f64 {
+        self.parts
+            .iter()
+            .map(|p| p.weight * p.second_moment())
+            .sum()
+    }
+
+    #[inline]
+    fn kernel(&self, m: &Matrix2<f64>) -> Matrix2<f64> {
+        let mut k = Matrix2::zeros();
+        for p in &self.parts {
+            k += p.kernel(m) * p.weight;
+        }
+        k
+    }
+}
+
+/// e^{M c} for a 2x2 M with nonnegative off-diagonal entries (real eigenvalues).
+#[inline]
+pub(crate) fn expm2(m: &Matrix2<f64>, c: f64) -> Matrix2<f64> {
+    let s = 0.5 * (m[(0, 0)] + m[(1, 1)]);
+    let h = 0.5 * (m[(0, 0)] - m[(1, 1)]);
+    let q2 = h * h + m[(0, 1)] * m[(1, 0)];
+    let q = q2.max(0.0).sqrt();
+    let n = m - Matrix2::identity() * s;
+    let qc = q * c;
+    let (ch, shq) = if qc < 1e-3 {
+        // cosh(qc) and sinh(qc)/q by series: no cancellation.
+        let x2 = qc * qc;
+        (
+            1.0 + x2 / 2.0 + x2 * x2 / 24.0,
+            c * (1.0 + x2 / 6.0 + x2 * x2 / 120.0),
+        )
+    } else {
+        let ep = (qc).exp();
+        let em = (-qc).exp();
+        (0.5 * (ep + em), 0.5 * (ep - em) / q)
+    };
+    (Matrix2::identity() * ch + n * shq) * (s * c).exp()
+}
+
+/// Results of the MMPP/G/1 mean-value analysis.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MmppG1 {
+    /// Mean waiting time in queue seen by arrivals (3.38).
+    pub w: f64,
+    /// Mean virtual waiting time (3.37; printed W_j, see W-11).
+    pub wv: f64,
+    pub rho: f64,
+    pub g: Matrix2<f64>,
+    /// Stationary vector of G.
+    pub g_vec: RowVector2<f64>,
+}
+
+/// G for an MMPP(2)/G/1 queue (stable case).
+pub fn g_matrix(p: &Mmpp2, service: &Service) -> Result<Matrix2<f64>, SolveError> {
+    let d0 = Matrix2::new(-p.phi1 - p.lambda1, p.phi1, p.phi2, -p.phi2 - p.lambda2);
+    let lam = Matrix2::new(p.lambda1, 0.0, 0.0, p.lambda2);
+    let phi = |a: f64, b: f64| -> (f64, f64) {
+        let g = Matrix2::new(1.0 - a, a, b, 1.0 - b);
+        let k = service.kernel(&(d0 + lam * g));
+        (k[(0, 1)], k[(1, 0)])
+    };
+    // Functional iteration from the stochastic start G = e pi.
+    let pi = p.stationary();
+    let (mut a, mut b) = (pi[1], pi[0]);
+    for _ in 0..8 {
+        (a, b) = phi(a, b);
+    }
+    let mut res = {
+        let (na, nb) = phi(a, b);
+        (na - a).abs().max((nb - b).abs())
+    };
+    for _ in 0..200 {
+        if res < 1e-15 {
+            break;
+        }
+        let (fa, fb) = phi(a, b);
+        let (ra, rb) = (fa - a, fb - b);
+        // Newton with a forward-difference Jacobian of F(x) = phi(x) - x.
+        let h = 1e-7;
+        let ha = if a + h <= 1.0 { h } else { -h };
+        let hb = if b + h <= 1.0 { h } else { -h };
+        let (fa1, fb1) = phi(a + ha, b);
+        let (fa2, fb2) = phi(a, b + hb);
+        let j11 = (fa1 - fa) / ha - 1.0;
+        let j21 = (fb1 - fb) / ha;
+        let j12 = (fa2 - fa) / hb;
+        let j22 = (fb2 - fb) / hb - 1.0;
+        let det = j11 * j22 - j12 * j21;
+        let mut accepted = false;
+        if det.is_finite() && det != 0.0 {
+            let da = -(j22 * ra - j12 * rb) / det;
+            let db = -(-j21 * ra + j11 * rb) / det;
+            let (na, nb) = (a + da, b + db);
+            if (0.0..=1.0).contains(&na) && (0.0..=1.0).contains(&nb) {
+                let (pa, pb) = phi(na, nb);
+                let nres = (pa - na).abs().max((pb - nb).abs());
+                if nres < res {
+                    (a, b, res) = (na, nb, nres);
+                    accepted = true;
+                }
+            }
+        }
+        if !accepted {
+            let (na, nb) = (fa, fb);
+            let (pa, pb) = phi(na, nb);
+            let nres = (pa - na).abs().max((pb - nb).abs());
+            if nres >= res {
+                // No further progress possible at this precision.
+                (a, b) = (na, nb);
+                break;
+            }
+            (a, b, res) = (na, nb, nres);
+        }
+    }
+    if !(a.is_finite() && b.is_finite()) || a + b <= 0.0 {
+        return Err(SolveError::Numerical("MMPP/G/1: G did not converge".into()));
+    }
+    Ok(Matrix2::new(1.0 - a, a, b, 1.0 - b))
+}
+
+/// Mean waiting times of the two-state MMPP/G/1 queue.
+pub fn mmpp_g1(p: &Mmpp2, service: &Service) -> Result<MmppG1, SolveError> {
+    let lam = p.mean_rate();
+    let t1 = service.mean();
+    let t2 = service.second_moment();
+    let rho = lam * t1;
+    if rho >= 1.0 {
+        return Err(SolveError::Unstable(format!(
+            "rho = mean arrival rate x mean service time = {rho} >= 1"
+        )));
+    }
+    let g = g_matrix(p, service)?;
+    let (a, b) = (g[(0, 1)], g[(1, 0)]);
+    let g_vec = RowVector2::new(b, a) / (a + b);
+    let pi = p.stationary();
+    let pi = RowVector2::new(pi[0], pi[1]);
+    let q = Matrix2::new(-p.phi1, p.phi1, p.phi2, -p.phi2);
+    let lmat = Matrix2::new(p.lambda1, 0.0, 0.0, p.lambda2);
+    let lhat = Vector2::new(p.lambda1, p.lambda2);
+    let z = (q + Vector2::new(1.0, 1.0) * pi)
+        .try_inverse()
+        .ok_or_else(|| SolveError::Numerical("Q + e pi is singular".into()))?;
+    let y = z * lhat;
+    let row = g_vec * (1.0 - rho) + pi * lmat * t1;
+    let wv = (2.0 * rho + lam * t2 - 2.0 * t1 * (row * y)[0]) / (2.0 * (1.0 - rho));
+    let w = (wv - 0.5 * lam * t2) / rho;
+    Ok(MmppG1 {
+        w,
+        wv,
+        rho,
+        g,
+        g_vec,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::queueing::mmpp::mm1::mmpp_m1;
+
+    fn rel(a: f64, b: f64) -> f64 {
+        (a - b).abs() / b.abs()
+    }
+
+    #[test]
+    fn expm2_matches_nalgebra() {
+        let m = Matrix2::new(-1.3, 0.4, 2.0, -2.5);
+        for c in [1e-6, 0.01, 0.7, 3.0, 20.0] {
+            let a = expm2(&m, c);
+            let b = (m * c).exp();
+            assert!(
+                (a - b).abs().max() < 1e-13 * b.abs().max().max(1e-300),
+                "c={c}"
+            );
+        }
+    }
+
+    #[test]
+    fn exponential_service_matches_mmpp_m1() {
+        for (p, mu) in [
+            (Mmpp2::new(0.1, 0.2, 2.0, 0.5).unwrap(), 2.5),
+            (Mmpp2::new(0.09, 0.06, 4.0, 0.0).unwrap(), 1.8),
+            (Mmpp2::new(0.05, 0.02, 5.0, 0.1).unwrap(), 1.65),
+        ] {
+            let q = mmpp_m1(&p, mu).unwrap();
+            let r = mmpp_g1(&p, &Service::exponential(mu)).unwrap();
+            assert!(rel(r.rho, q.rho) < 1e-14);
+            // Arrival waiting time in queue = sojourn - service.
+            assert!(
+                rel(r.w, q.w - 1.0 / mu) < 1e-9,
+                "{} vs {}",
+                r.w,
+                q.w - 1.0 / mu
+            );
+            // Virtual wait = mean work = L / mu for exponential service.
+            assert!(rel(r.wv, q.l / mu) < 1e-9, "{} vs {}", r.wv, q.l / mu);
+        }
+    }
+
+    #[test]
+    fn poisson_deterministic_is_md1() {
+        let p = Mmpp2::new(0.3, 0.5, 0.8, 0.8).unwrap();
+        let c = 1.0;
+        let r = mmpp_g1(&p, &Service::deterministic(c)).unwrap();
+        let md1 = 0.8 * c * c / (2.0 * (1.0 - 0.8));
+        assert!(rel(r.w, md1) < 1e-12);
+        assert!(rel(r.wv, md1) < 1e-12);
+    }
+
+    #[test]
+    fn g_is_stochastic_and_a_fixed_point() {
+        let p = Mmpp2::new(0.05, 0.02, 5.0, 0.1).unwrap();
+        let s = Service::new(vec![
+            ShiftExp {
+                weight: 0.7,
+                shift: 0.3,
+                rate: Some(4.0),
+            },
+            ShiftExp {
+                weight: 0.3,
+                shift: 0.1,
+                rate: None,
+            },
+        ])
+        .unwrap();
+        let g = g_matrix(&p, &s).unwrap();
+        let d0 = Matrix2::new(-p.phi1 - p.lambda1, p.phi1, p.phi2, -p.phi2 - p.lambda2);
+        let lam = Matrix2::new(p.lambda1, 0.0, 0.0, p.lambda2);
+        let k = s.kernel(&(d0 + lam * g));
+        assert!((k - g).abs().max() < 1e-13);
+        // Same G from plain functional iteration from 0 (Lucantoni's scheme).
+        let mut h = Matrix2::zeros();
+        for _ in 0..200_000 {
+            h = s.kernel(&(d0 + lam * h));
+        }
+        assert!((h - g).abs().max() < 1e-10, "{h} vs {g}");
+    }
+}

@@ -13,7 +13,7 @@ pub mod mm1;
 pub mod mm1k;
 pub mod qbd;
 
-pub use departure::{departure_mmpp2, DepartureFit};
+pub use departure::{departure_mmpp2, interdeparture_moments, DepartureFit};
 pub use mg1::{mmpp_g1, MmppG1, Service, ShiftExp};
 pub use mm1::{map_m1, mmpp_m1, MapM1, MmppM1};
 pub use mm1k::{map_m1k, mmpp_m1k, MmppM1K};

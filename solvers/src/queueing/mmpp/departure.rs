@@ -42,12 +42,7 @@ pub fn interdeparture_moments(p: &Mmpp2, mu: f64) -> Result<[f64; 3], SolveError
     let q = mmpp_m1(p, mu)?;
     let x1 = q.level_vector(1);
     let x0: RowVector2<f64> = x1 * (mu / q.mean_rate);
-    let b0 = Matrix2::new(
-        -p.phi1 - p.lambda1,
-        p.phi1,
-        p.phi2,
-        -p.phi2 - p.lambda2,
-    );
+    let b0 = Matrix2::new(-p.phi1 - p.lambda1, p.phi1, p.phi2, -p.phi2 - p.lambda2);
     let binv = b0
         .try_inverse()
         .ok_or_else(|| SolveError::Numerical("Q - Lambda is singular".into()))?;
@@ -89,9 +84,7 @@ pub fn departure_factorial_moments(
     let lam = [p.lambda1, p.lambda2];
     let phi = [p.phi1, p.phi2];
     let l = levels;
-    let q = (0..2)
-        .map(|j| phi[j] + lam[j] + mu)
-        .fold(0.0, f64::max);
+    let q = (0..2).map(|j| phi[j] + lam[j] + mu).fold(0.0, f64::max);
     // x (I + D/q) and x D1 / q for the bivariate chain, written out: no matrices.
     let step_d = |x: &[f64], y: &mut [f64]| {
         for v in 0..=l {
@@ -158,11 +151,7 @@ pub fn departure_factorial_moments(
             u[k].copy_from_slice(&acc[k]);
         }
     }
-    Ok([
-        u[0].iter().sum(),
-        u[1].iter().sum(),
-        u[2].iter().sum(),
-    ])
+    Ok([u[0].iter().sum(), u[1].iter().sum(), u[2].iter().sum()])
 }
 
 /// Truncation level: the smallest L with P(level >= L) < 1e-12 in the

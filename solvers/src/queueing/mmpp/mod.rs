@@ -338,3 +338,6 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod proptests;

@@ -313,18 +313,17 @@ mod tests {
 
     #[test]
     fn negative_rate_is_clamped_to_an_ipp() {
-        // Characteristics with a large third moment push lambda2 below 0.
+        // Characteristics with a smaller third moment than the IPP's push lambda2 below 0.
         let p = Mmpp2::new(0.6, 0.2, 2.0, 0.0).unwrap();
         let mut c = Characteristics::of(&p, 2.0);
-        c.third_central_t *= 3.0;
+        c.third_central_t *= 0.5;
         let f = fit_mmpp2(&c).unwrap();
-        if f.case == FitCase::ClampedIpp {
-            let q = f.mmpp;
-            assert_eq!(q.lambda2, 0.0);
-            assert!(close(q.mean_rate(), c.rate, 1e-12));
-            assert!(close(q.idc_inf(), c.idc_inf, 1e-12));
-            assert!(close(q.idc(c.t), c.idc_t, 1e-9));
-        }
+        assert_eq!(f.case, FitCase::ClampedIpp);
+        let q = f.mmpp;
+        assert_eq!(q.lambda2, 0.0);
+        assert!(close(q.mean_rate(), c.rate, 1e-12));
+        assert!(close(q.idc_inf(), c.idc_inf, 1e-12));
+        assert!(close(q.idc(c.t), c.idc_t, 1e-9));
         // The unmodified IPP round-trips through the general branch.
         let g = fit_mmpp2(&Characteristics::of(&p, 2.0)).unwrap();
         assert!(g.mmpp.lambda2.abs() < 1e-9 * g.mmpp.lambda1);

@@ -169,3 +169,6 @@ mod tests {
         ));
     }
 }
+
+#[cfg(test)]
+mod proptests;

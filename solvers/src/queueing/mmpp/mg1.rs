@@ -366,4 +366,154 @@ mod tests {
         }
         assert!((h - g).abs().max() < 1e-10, "{h} vs {g}");
     }
+
+    /// MMPP/H2/1 as a QBD (phases: arrival phase x service phase): an exact,
+    /// independent check of mixtures of exponentials.
+    #[test]
+    fn exponential_mixture_matches_a_phase_type_qbd() {
+        use crate::queueing::mmpp::qbd::Qbd;
+        use nalgebra::DMatrix;
+        let p = Mmpp2::new(0.3, 0.2, 2.0, 0.4).unwrap();
+        let (w, mu) = ([0.3, 0.7], [1.0, 6.0]);
+        let s = Service::new(vec![
+            ShiftExp {
+                weight: w[0],
+                shift: 0.0,
+                rate: Some(mu[0]),
+            },
+            ShiftExp {
+                weight: w[1],
+                shift: 0.0,
+                rate: Some(mu[1]),
+            },
+        ])
+        .unwrap();
+        let r = mmpp_g1(&p, &s).unwrap();
+        let q = DMatrix::from_row_slice(2, 2, &[-p.phi1, p.phi1, p.phi2, -p.phi2]);
+        let lam = DMatrix::from_row_slice(2, 2, &[p.lambda1, 0.0, 0.0, p.lambda2]);
+        let i2 = DMatrix::<f64>::identity(2, 2);
+        let dmu = DMatrix::from_row_slice(2, 2, &[mu[0], 0.0, 0.0, mu[1]]);
+        let wrow = DMatrix::from_row_slice(1, 2, &w);
+        let mucol = DMatrix::from_row_slice(2, 1, &mu);
+        let qbd = Qbd {
+            a0: lam.kronecker(&i2),
+            a1: (&q - &lam).kronecker(&i2) - i2.kronecker(&dmu),
+            a2: i2.kronecker(&(&mucol * &wrow)),
+            b0: &q - &lam,
+            b1: lam.kronecker(&wrow),
+            b2: i2.kronecker(&mucol),
+        };
+        let sol = qbd.solve().unwrap();
+        let t = s.mean();
+        let busy = &sol.x1 * &sol.i_minus_r_inv;
+        let extra = &sol.x1 * &sol.r * &sol.i_minus_r_inv * &sol.i_minus_r_inv;
+        let lam_of = |k: usize| [p.lambda1, p.lambda2][k / 2];
+        let resid = |k: usize| 1.0 / mu[k % 2];
+        let (mut w_arr, mut wv) = (0.0, 0.0);
+        for k in 0..4 {
+            let work = busy[k] * resid(k) + extra[k] * t;
+            wv += work;
+            w_arr += lam_of(k) * work;
+        }
+        w_arr /= p.mean_rate();
+        assert!((sol.x0.sum() + busy.sum() - 1.0).abs() < 1e-12);
+        assert!(rel(r.wv, wv) < 1e-9, "Wv {} vs {wv}", r.wv);
+        assert!(rel(r.w, w_arr) < 1e-9, "W {} vs {w_arr}", r.w);
+    }
+
+    /// Lindley recursion over simulated MMPP arrivals: an independent check
+    /// of the deterministic and shift + exponential mixture cases.
+    fn lindley(p: &Mmpp2, s: &Service, seed: u64) -> ((f64, f64), (f64, f64)) {
+        use crate::des::{ci95, Stream};
+        let mut rng = Stream::new(seed, 1);
+        let lam = [p.lambda1, p.lambda2];
+        let phi = [p.phi1, p.phi2];
+        let pi = p.stationary();
+        let mut phase = if rng.uniform() < pi[0] { 0 } else { 1 };
+        let mut next_switch = rng.exp(phi[phase]);
+        let mut now = 0.0;
+        // Time to the next arrival, walking through phase changes.
+        let next_arrival =
+            |now: &mut f64, phase: &mut usize, next_switch: &mut f64, rng: &mut Stream| {
+                let start = *now;
+                loop {
+                    let a = *now + rng.exp(lam[*phase].max(1e-300));
+                    if lam[*phase] > 0.0 && a < *next_switch {
+                        *now = a;
+                        return a - start;
+                    }
+                    *now = *next_switch;
+                    *phase = 1 - *phase;
+                    *next_switch = *now + rng.exp(phi[*phase]);
+                }
+            };
+        let weights: Vec<f64> = s.parts.iter().map(|c| c.weight).collect();
+        let draw = |rng: &mut Stream| {
+            let c = s.parts[rng.choose(&weights)];
+            c.shift + c.rate.map_or(0.0, |a| rng.exp(a))
+        };
+        let (batches, per, warm) = (20, 150_000, 20_000);
+        let mut wq = 0.0;
+        let mut ws = Vec::new();
+        let mut vs = Vec::new();
+        for b in 0..=batches {
+            let n = if b == 0 { warm } else { per };
+            let (mut sw, mut area, mut span) = (0.0, 0.0, 0.0);
+            for _ in 0..n {
+                let v0 = wq + draw(&mut rng);
+                let a = next_arrival(&mut now, &mut phase, &mut next_switch, &mut rng);
+                area += if a <= v0 {
+                    v0 * a - a * a / 2.0
+                } else {
+                    v0 * v0 / 2.0
+                };
+                span += a;
+                wq = (v0 - a).max(0.0);
+                sw += wq;
+            }
+            if b > 0 {
+                ws.push(sw / n as f64);
+                vs.push(area / span);
+            }
+        }
+        (ci95(&ws), ci95(&vs))
+    }
+
+    #[test]
+    fn deterministic_and_mixed_service_match_simulation() {
+        let p = Mmpp2::new(1.0, 0.5, 2.0, 0.5).unwrap();
+        for (s, seed) in [
+            (Service::deterministic(0.6), 11),
+            (
+                Service::new(vec![
+                    ShiftExp {
+                        weight: 0.5,
+                        shift: 0.2,
+                        rate: Some(5.0),
+                    },
+                    ShiftExp {
+                        weight: 0.5,
+                        shift: 0.5,
+                        rate: None,
+                    },
+                ])
+                .unwrap(),
+                12,
+            ),
+        ] {
+            let r = mmpp_g1(&p, &s).unwrap();
+            let ((w, hw), (v, hv)) = lindley(&p, &s, seed);
+            assert!(
+                (w - r.w).abs() <= 3.0 * hw + 1e-9,
+                "W sim {w} ± {hw} vs {}",
+                r.w
+            );
+            assert!(
+                (v - r.wv).abs() <= 3.0 * hv + 1e-9,
+                "Wv sim {v} ± {hv} vs {}",
+                r.wv
+            );
+            assert!(hw < 0.05 * r.w, "simulation too short: ±{hw}");
+        }
+    }
 }

@@ -249,6 +249,35 @@ pub fn g_matrix(p: &Mmpp2, service: &Service) -> Result<Matrix2<f64>, SolveError
     Ok(Matrix2::new(1.0 - a, a, b, 1.0 - b))
 }
 
+/// (3.37) for two phases without its cancellation. With (Q + e pi)^{-1} =
+/// e pi - Z, Z = (I - e pi) / tau the deviation matrix of Q, the term 2 rho
+/// cancels exactly and (I - e pi) Lambda e = (l1 - l2) (pi2, -pi1)^T, so
+/// Wv = [lam t2 + (2t/tau)(l1-l2)((1-rho)(g1-pi1) + t pi1 pi2 (l1-l2))] / (2(1-rho)).
+/// This keeps full accuracy as rho -> 1, where the printed form loses digits.
+#[inline]
+pub(crate) fn virtual_wait(p: &Mmpp2, rho: f64, t1: f64, t2: f64, g1: f64) -> f64 {
+    let pi = p.stationary();
+    let d = p.lambda1 - p.lambda2;
+    let one_m_rho = 1.0 - rho;
+    (p.mean_rate() * t2
+        + 2.0 * t1 / p.tau() * d * (one_m_rho * (g1 - pi[0]) + t1 * pi[0] * pi[1] * d))
+        / (2.0 * one_m_rho)
+}
+
+/// (3.37) as printed, kept as an independent check of [`virtual_wait`].
+#[cfg(test)]
+pub(crate) fn virtual_wait_printed(p: &Mmpp2, rho: f64, t1: f64, t2: f64, g_vec: RowVector2<f64>) -> f64 {
+    let lam = p.mean_rate();
+    let pi = p.stationary();
+    let pi = RowVector2::new(pi[0], pi[1]);
+    let q = Matrix2::new(-p.phi1, p.phi1, p.phi2, -p.phi2);
+    let lmat = Matrix2::new(p.lambda1, 0.0, 0.0, p.lambda2);
+    let lhat = Vector2::new(p.lambda1, p.lambda2);
+    let z = (q + Vector2::new(1.0, 1.0) * pi).try_inverse().unwrap();
+    let row = g_vec * (1.0 - rho) + pi * lmat * t1;
+    (2.0 * rho + lam * t2 - 2.0 * t1 * (row * (z * lhat))[0]) / (2.0 * (1.0 - rho))
+}
+
 /// Mean waiting times of the two-state MMPP/G/1 queue.
 pub fn mmpp_g1(p: &Mmpp2, service: &Service) -> Result<MmppG1, SolveError> {
     let lam = p.mean_rate();
@@ -263,17 +292,7 @@ pub fn mmpp_g1(p: &Mmpp2, service: &Service) -> Result<MmppG1, SolveError> {
     let g = g_matrix(p, service)?;
     let (a, b) = (g[(0, 1)], g[(1, 0)]);
     let g_vec = RowVector2::new(b, a) / (a + b);
-    let pi = p.stationary();
-    let pi = RowVector2::new(pi[0], pi[1]);
-    let q = Matrix2::new(-p.phi1, p.phi1, p.phi2, -p.phi2);
-    let lmat = Matrix2::new(p.lambda1, 0.0, 0.0, p.lambda2);
-    let lhat = Vector2::new(p.lambda1, p.lambda2);
-    let z = (q + Vector2::new(1.0, 1.0) * pi)
-        .try_inverse()
-        .ok_or_else(|| SolveError::Numerical("Q + e pi is singular".into()))?;
-    let y = z * lhat;
-    let row = g_vec * (1.0 - rho) + pi * lmat * t1;
-    let wv = (2.0 * rho + lam * t2 - 2.0 * t1 * (row * y)[0]) / (2.0 * (1.0 - rho));
+    let wv = virtual_wait(p, rho, t1, t2, g_vec[0]);
     let w = (wv - 0.5 * lam * t2) / rho;
     Ok(MmppG1 {
         w,
@@ -325,6 +344,16 @@ mod tests {
             );
             // Virtual wait = mean work = L / mu for exponential service.
             assert!(rel(r.wv, q.l / mu) < 1e-9, "{} vs {}", r.wv, q.l / mu);
+        }
+    }
+
+    #[test]
+    fn closed_form_equals_printed_337() {
+        let p = Mmpp2::new(0.3, 0.1, 2.0, 0.2).unwrap();
+        for s in [Service::deterministic(0.5), Service::exponential(1.6)] {
+            let r = mmpp_g1(&p, &s).unwrap();
+            let printed = virtual_wait_printed(&p, r.rho, s.mean(), s.second_moment(), r.g_vec);
+            assert!(rel(r.wv, printed) < 1e-12, "{} vs {printed}", r.wv);
         }
     }
 

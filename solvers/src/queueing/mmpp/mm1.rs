@@ -1,13 +1,15 @@
 //! MMPP/M/1 with an infinite buffer (Wu 3.46–3.47, 6.8–6.11; erratum W-41:
 //! B = Q - Lambda - mu I, C = mu I). x_v = pi (I - R) R^v, L = pi R (I - R)^{-1} e.
 //!
-//! The two-state path keeps every matrix in a stack-allocated 2x2 and finds R
-//! by logarithmic reduction; the general MAP/M/1 path goes through [`Qbd`].
+//! The two-state path keeps every matrix in a stack-allocated 2x2 and finds G
+//! and R by logarithmic reduction; L comes from G through the cancellation-free
+//! form of (3.37) (see `mg1::virtual_wait`), which stays accurate near rho = 1
+//! where (6.11) loses digits. The general MAP/M/1 path goes through [`Qbd`].
 
 use super::qbd::{Qbd, QbdSolution};
 use crate::traffic::mmpp::{Map, Mmpp2};
 use crate::SolveError;
-use nalgebra::{DMatrix, Matrix2, RowVector2, Vector2};
+use nalgebra::{DMatrix, Matrix2, RowVector2};
 
 /// Stationary results of an MMPP/M/1 queue.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -59,7 +61,6 @@ pub(crate) fn g_logred2(
     a1: &Matrix2<f64>,
     a2: &Matrix2<f64>,
 ) -> Result<Matrix2<f64>, SolveError> {
-    let id = Matrix2::identity();
     let n = inv2(&(-a1), "A1")?;
     let mut h = n * a0;
     let mut l = n * a2;
@@ -67,7 +68,7 @@ pub(crate) fn g_logred2(
     let mut t = h;
     for _ in 0..64 {
         let u = h * l + l * h;
-        let w = inv2(&(id - u), "I - U")?;
+        let w = inv2(&(Matrix2::identity() - u), "I - U")?;
         h = w * (h * h);
         l = w * (l * l);
         g += t * l;
@@ -108,11 +109,13 @@ pub fn mmpp_m1(p: &Mmpp2, mu: f64) -> Result<MmppM1, SolveError> {
     let r = a0 * inv2(&(-(a1 + a0 * g)), "A1 + A0 G")?;
     let s = p.stationary();
     let pi = RowVector2::new(s[0], s[1]);
-    let id = Matrix2::identity();
-    let e = Vector2::new(1.0, 1.0);
-    let imr_inv = inv2(&(id - r), "I - R")?;
-    let l = (pi * r * imr_inv * e)[0];
-    let p_empty = (pi * (id - r) * e)[0];
+    // L from G rather than pi R (I-R)^{-1} e (6.11): (I - R)^{-1} amplifies the
+    // rounding in R by 1/(1 - sp(R)) near saturation, while G is stochastic and
+    // well conditioned. This is (3.37) with exponential service (L = mu Wv).
+    let g1 = g[(1, 0)] / (g[(0, 1)] + g[(1, 0)]);
+    let l = mu * super::mg1::virtual_wait(p, rho, 1.0 / mu, 2.0 / (mu * mu), g1);
+    // P(empty) = 1 - rho exactly (flow balance mu (1 - P0) = mean rate).
+    let p_empty = (mu - lam) / mu;
     Ok(MmppM1 {
         pi,
         r,
@@ -228,7 +231,8 @@ mod tests {
         let p = Mmpp2::new(0.05, 0.02, 5.0, 0.1).unwrap();
         let mu = 1.6; // rho = 0.9375: heavy load, strongly bursty.
         let q = mmpp_m1(&p, mu).unwrap();
-        assert!((q.p_empty - (1.0 - q.rho)).abs() < 1e-12);
+        assert!((q.level_prob(0) - (1.0 - q.rho)).abs() < 1e-12);
+        assert!((q.p_empty - (1.0 - q.rho)).abs() < 1e-15);
         let a0 = Matrix2::new(p.lambda1, 0.0, 0.0, p.lambda2);
         let b = Matrix2::new(-p.phi1, p.phi1, p.phi2, -p.phi2) - a0 - Matrix2::identity() * mu;
         let res = a0 + q.r * b + q.r * q.r * mu;
@@ -251,6 +255,21 @@ mod tests {
             for j in 0..2 {
                 assert!((r[(i, j)] - q2.r[(i, j)]).abs() < 1e-10);
             }
+        }
+    }
+
+    #[test]
+    fn heavy_load_agrees_with_banded_gth_on_a_long_truncation() {
+        use crate::queueing::mmpp::mm1k::mmpp_m1k;
+        for (p, rho, k) in [
+            (Mmpp2::new(0.01, 0.02, 5.0, 0.1).unwrap(), 0.99, 200_000),
+            (Mmpp2::new(3.0, 1.0, 1.0, 2.0).unwrap(), 0.9999, 400_000),
+        ] {
+            let mu = p.mean_rate() / rho;
+            let q = mmpp_m1(&p, mu).unwrap();
+            let b = mmpp_m1k(&p, mu, k).unwrap();
+            assert!(b.level_prob(k) < 1e-17);
+            assert!(rel(q.l, b.l) < 1e-10, "rho={rho}: {} vs {}", q.l, b.l);
         }
     }
 

@@ -282,4 +282,64 @@ mod tests {
         // The queue smooths the arrivals: IDC(t) of departures below arrivals'.
         assert!(d.target.idc_t < p.idc(d.target.t));
     }
+
+    /// Independent check: simulate the queue customer by customer (MMPP
+    /// arrivals, Exp(mu) services, FIFO departures D_n = max(A_n, D_{n-1}) + S_n),
+    /// count departures in windows of length t and compare the rate and IDC(t)
+    /// with the exact characteristics that the fitted MMPP reproduces.
+    #[test]
+    fn departure_stream_simulation_matches() {
+        use crate::des::{ci95, Stream};
+        let p = Mmpp2::new(0.3, 0.1, 2.0, 0.2).unwrap();
+        let mu = 2.4;
+        let d = departure_mmpp2(&p, mu, Some(4.0)).unwrap();
+        let t = d.target.t;
+        let mut rng = Stream::new(7, 3);
+        let (lam, phi) = ([p.lambda1, p.lambda2], [p.phi1, p.phi2]);
+        let mut phase = if rng.uniform() < p.stationary()[0] { 0 } else { 1 };
+        let mut next_switch = rng.exp(phi[phase]);
+        let (mut now, mut last_dep) = (0.0f64, 0.0f64);
+        let (warm, batches, windows) = (200.0, 20, 4000usize);
+        let mut counts = vec![0u32; batches * windows];
+        let end = warm + t * (batches * windows) as f64;
+        while last_dep < end {
+            // Next arrival of the MMPP.
+            loop {
+                let a = now + rng.exp(lam[phase]);
+                if a < next_switch {
+                    now = a;
+                    break;
+                }
+                now = next_switch;
+                phase = 1 - phase;
+                next_switch = now + rng.exp(phi[phase]);
+            }
+            last_dep = last_dep.max(now) + rng.exp(mu);
+            if last_dep >= warm && last_dep < end {
+                counts[((last_dep - warm) / t) as usize] += 1;
+            }
+        }
+        let (mut rates, mut idcs) = (Vec::new(), Vec::new());
+        for b in counts.chunks(windows) {
+            let n = b.len() as f64;
+            let m = b.iter().map(|&c| c as f64).sum::<f64>() / n;
+            let v = b.iter().map(|&c| (c as f64 - m).powi(2)).sum::<f64>() / (n - 1.0);
+            rates.push(m / t);
+            idcs.push(v / m);
+        }
+        let (r, rh) = ci95(&rates);
+        let (i, ih) = ci95(&idcs);
+        assert!((r - d.target.rate).abs() <= 3.0 * rh + 1e-9, "rate {r} ± {rh} vs {}", d.target.rate);
+        // Windows within a batch are correlated: allow a 2% bias of the variance estimator.
+        assert!(
+            (i - d.target.idc_t).abs() <= 3.0 * ih + 0.02 * d.target.idc_t,
+            "IDC(t) {i} ± {ih} vs {}",
+            d.target.idc_t
+        );
+        assert!(ih < 0.1 * d.target.idc_t);
+        // And the fitted MMPP carries the same IDC(t).
+        assert!(rel(d.fit.mmpp.idc(t), d.target.idc_t) < 1e-8);
+        // The departures are smoother than the arrivals at this t: the check can tell.
+        assert!((p.idc(t) - d.target.idc_t) > 6.0 * ih, "{} vs {}", p.idc(t), d.target.idc_t);
+    }
 }

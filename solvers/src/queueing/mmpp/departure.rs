@@ -198,6 +198,7 @@ pub fn departure_mmpp2(p: &Mmpp2, mu: f64, t: Option<f64>) -> Result<DepartureFi
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
     use crate::traffic::mmpp::Map;
@@ -296,7 +297,11 @@ mod tests {
         let t = d.target.t;
         let mut rng = Stream::new(7, 3);
         let (lam, phi) = ([p.lambda1, p.lambda2], [p.phi1, p.phi2]);
-        let mut phase = if rng.uniform() < p.stationary()[0] { 0 } else { 1 };
+        let mut phase = if rng.uniform() < p.stationary()[0] {
+            0
+        } else {
+            1
+        };
         let mut next_switch = rng.exp(phi[phase]);
         let (mut now, mut last_dep) = (0.0f64, 0.0f64);
         let (warm, batches, windows) = (200.0, 20, 4000usize);
@@ -329,7 +334,11 @@ mod tests {
         }
         let (r, rh) = ci95(&rates);
         let (i, ih) = ci95(&idcs);
-        assert!((r - d.target.rate).abs() <= 3.0 * rh + 1e-9, "rate {r} ± {rh} vs {}", d.target.rate);
+        assert!(
+            (r - d.target.rate).abs() <= 3.0 * rh + 1e-9,
+            "rate {r} ± {rh} vs {}",
+            d.target.rate
+        );
         // Windows within a batch are correlated: allow a 2% bias of the variance estimator.
         assert!(
             (i - d.target.idc_t).abs() <= 3.0 * ih + 0.02 * d.target.idc_t,
@@ -340,6 +349,11 @@ mod tests {
         // And the fitted MMPP carries the same IDC(t).
         assert!(rel(d.fit.mmpp.idc(t), d.target.idc_t) < 1e-8);
         // The departures are smoother than the arrivals at this t: the check can tell.
-        assert!((p.idc(t) - d.target.idc_t) > 6.0 * ih, "{} vs {}", p.idc(t), d.target.idc_t);
+        assert!(
+            (p.idc(t) - d.target.idc_t) > 6.0 * ih,
+            "{} vs {}",
+            p.idc(t),
+            d.target.idc_t
+        );
     }
 }

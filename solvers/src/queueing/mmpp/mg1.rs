@@ -10,7 +10,7 @@
 
 use crate::traffic::mmpp::Mmpp2;
 use crate::SolveError;
-use nalgebra::{Matrix2, RowVector2, Vector2};
+use nalgebra::{Matrix2, RowVector2};
 
 /// One service component: deterministic `shift` (>= 0) plus Exp(`rate`)
 /// (`rate` = None means no exponential part).
@@ -266,14 +266,22 @@ pub(crate) fn virtual_wait(p: &Mmpp2, rho: f64, t1: f64, t2: f64, g1: f64) -> f6
 
 /// (3.37) as printed, kept as an independent check of [`virtual_wait`].
 #[cfg(test)]
-pub(crate) fn virtual_wait_printed(p: &Mmpp2, rho: f64, t1: f64, t2: f64, g_vec: RowVector2<f64>) -> f64 {
+pub(crate) fn virtual_wait_printed(
+    p: &Mmpp2,
+    rho: f64,
+    t1: f64,
+    t2: f64,
+    g_vec: RowVector2<f64>,
+) -> f64 {
     let lam = p.mean_rate();
     let pi = p.stationary();
     let pi = RowVector2::new(pi[0], pi[1]);
     let q = Matrix2::new(-p.phi1, p.phi1, p.phi2, -p.phi2);
     let lmat = Matrix2::new(p.lambda1, 0.0, 0.0, p.lambda2);
-    let lhat = Vector2::new(p.lambda1, p.lambda2);
-    let z = (q + Vector2::new(1.0, 1.0) * pi).try_inverse().unwrap();
+    let lhat = nalgebra::Vector2::new(p.lambda1, p.lambda2);
+    let z = (q + nalgebra::Vector2::new(1.0, 1.0) * pi)
+        .try_inverse()
+        .unwrap();
     let row = g_vec * (1.0 - rho) + pi * lmat * t1;
     (2.0 * rho + lam * t2 - 2.0 * t1 * (row * (z * lhat))[0]) / (2.0 * (1.0 - rho))
 }

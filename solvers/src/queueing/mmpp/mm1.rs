@@ -166,6 +166,7 @@ pub fn map_m1(map: &Map, mu: f64) -> Result<MapM1, SolveError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
     use crate::queueing::ctmc::Generator;

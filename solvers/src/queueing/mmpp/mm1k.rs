@@ -23,7 +23,7 @@ pub fn gth_banded(n: usize, b: usize, band: &mut [f64], pi: &mut [f64]) -> Resul
         for j in lo..k {
             s += band[at(k, j)];
         }
-        if !(s > 0.0) {
+        if s.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) {
             return Err(SolveError::Numerical(format!(
                 "chain is reducible: state {k} cannot reach any lower-numbered state"
             )));
@@ -195,6 +195,7 @@ pub fn map_m1k(map: &Map, mu: f64, k: usize) -> Result<MmppM1K, SolveError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
     use crate::queueing::ctmc::Generator;

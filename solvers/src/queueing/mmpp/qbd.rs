@@ -170,7 +170,7 @@ impl QbdSolution {
         }
         let mut v = self.x1.clone();
         for _ in 1..n {
-            v = v * &self.r;
+            v *= &self.r;
         }
         v.sum()
     }

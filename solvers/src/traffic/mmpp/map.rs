@@ -141,7 +141,7 @@ impl Map {
         let mut v = self.arrival_phase()?;
         let mut fact = 1.0;
         for i in 1..=k {
-            v = v * &m;
+            v *= &m;
             fact *= i as f64;
         }
         Ok(fact * v.sum())
@@ -162,7 +162,7 @@ impl Map {
         let m2 = 2.0 * (&phi * &m * &m).sum();
         let mut v = &phi * &m;
         for _ in 0..k {
-            v = v * &p;
+            v *= &p;
         }
         let joint = (v * &m).sum();
         Ok((joint - m1 * m1) / (m2 - m1 * m1))

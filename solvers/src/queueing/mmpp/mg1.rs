@@ -153,19 +153,19 @@ pub(crate) fn expm2(m: &Matrix2<f64>, c: f64) -> Matrix2<f64> {
     let q = q2.max(0.0).sqrt();
     let n = m - Matrix2::identity() * s;
     let qc = q * c;
-    let (ch, shq) = if qc < 1e-3 {
+    if qc < 1e-3 {
         // cosh(qc) and sinh(qc)/q by series: no cancellation.
         let x2 = qc * qc;
-        (
-            1.0 + x2 / 2.0 + x2 * x2 / 24.0,
-            c * (1.0 + x2 / 6.0 + x2 * x2 / 120.0),
-        )
+        let ch = 1.0 + x2 / 2.0 + x2 * x2 / 24.0;
+        let shq = c * (1.0 + x2 / 6.0 + x2 * x2 / 120.0);
+        (Matrix2::identity() * ch + n * shq) * (s * c).exp()
     } else {
-        let ep = (qc).exp();
-        let em = (-qc).exp();
-        (0.5 * (ep + em), 0.5 * (ep - em) / q)
-    };
-    (Matrix2::identity() * ch + n * shq) * (s * c).exp()
+        // e^{(s±q)c} directly: e^{sc} and e^{qc} separately would overflow
+        // (inf * 0) for long shifts, where s + q ~ 0 for a generator.
+        let ep = ((s + q) * c).exp();
+        let em = ((s - q) * c).exp();
+        Matrix2::identity() * (0.5 * (ep + em)) + n * (0.5 * (ep - em) / q)
+    }
 }
 
 /// Results of the MMPP/G/1 mean-value analysis.
@@ -183,12 +183,18 @@ pub struct MmppG1 {
 
 /// G for an MMPP(2)/G/1 queue (stable case).
 pub fn g_matrix(p: &Mmpp2, service: &Service) -> Result<Matrix2<f64>, SolveError> {
-    let d0 = Matrix2::new(-p.phi1 - p.lambda1, p.phi1, p.phi2, -p.phi2 - p.lambda2);
-    let lam = Matrix2::new(p.lambda1, 0.0, 0.0, p.lambda2);
+    // G = [[1-a, a], [b, 1-b]]. M = D0 + Lambda G is built from (a, b) directly
+    // so that its diagonal -(phi_j + lambda_j a_j) is not the difference of two
+    // large numbers (lambda >> phi loses digits in -phi - lambda + lambda (1-a)).
     let phi = |a: f64, b: f64| -> (f64, f64) {
-        let g = Matrix2::new(1.0 - a, a, b, 1.0 - b);
-        let k = service.kernel(&(d0 + lam * g));
+        let x = p.phi1 + p.lambda1 * a;
+        let y = p.phi2 + p.lambda2 * b;
+        let k = service.kernel(&Matrix2::new(-x, x, y, -y));
         (k[(0, 1)], k[(1, 0)])
+    };
+    // Componentwise relative residual: a and b can be tiny (slow modulation).
+    let resid = |a: f64, b: f64, fa: f64, fb: f64| -> f64 {
+        ((fa - a).abs() / a.max(f64::MIN_POSITIVE)).max((fb - b).abs() / b.max(f64::MIN_POSITIVE))
     };
     // Functional iteration from the stochastic start G = e pi.
     let pi = p.stationary();
@@ -196,55 +202,63 @@ pub fn g_matrix(p: &Mmpp2, service: &Service) -> Result<Matrix2<f64>, SolveError
     for _ in 0..8 {
         (a, b) = phi(a, b);
     }
-    let mut res = {
-        let (na, nb) = phi(a, b);
-        (na - a).abs().max((nb - b).abs())
-    };
+    let (mut fa, mut fb) = phi(a, b);
+    let mut res = resid(a, b, fa, fb);
     for _ in 0..200 {
         if res < 1e-15 {
             break;
         }
-        let (fa, fb) = phi(a, b);
         let (ra, rb) = (fa - a, fb - b);
-        // Newton with a forward-difference Jacobian of F(x) = phi(x) - x.
-        let h = 1e-7;
-        let ha = if a + h <= 1.0 { h } else { -h };
-        let hb = if b + h <= 1.0 { h } else { -h };
-        let (fa1, fb1) = phi(a + ha, b);
-        let (fa2, fb2) = phi(a, b + hb);
-        let j11 = (fa1 - fa) / ha - 1.0;
-        let j21 = (fb1 - fb) / ha;
-        let j12 = (fa2 - fa) / hb;
-        let j22 = (fb2 - fb) / hb - 1.0;
-        let det = j11 * j22 - j12 * j21;
+        // Newton with a forward-difference Jacobian of F(x) = phi(x) - x,
+        // steps relative to each entry.
+        let ha = if a * (1.0 + 1e-7) <= 1.0 {
+            1e-7 * a
+        } else {
+            -1e-7 * a
+        };
+        let hb = if b * (1.0 + 1e-7) <= 1.0 {
+            1e-7 * b
+        } else {
+            -1e-7 * b
+        };
         let mut accepted = false;
-        if det.is_finite() && det != 0.0 {
-            let da = -(j22 * ra - j12 * rb) / det;
-            let db = -(-j21 * ra + j11 * rb) / det;
-            let (na, nb) = (a + da, b + db);
-            if (0.0..=1.0).contains(&na) && (0.0..=1.0).contains(&nb) {
-                let (pa, pb) = phi(na, nb);
-                let nres = (pa - na).abs().max((pb - nb).abs());
-                if nres < res {
-                    (a, b, res) = (na, nb, nres);
-                    accepted = true;
+        if ha != 0.0 && hb != 0.0 {
+            let (fa1, fb1) = phi(a + ha, b);
+            let (fa2, fb2) = phi(a, b + hb);
+            let j11 = (fa1 - fa) / ha - 1.0;
+            let j21 = (fb1 - fb) / ha;
+            let j12 = (fa2 - fa) / hb;
+            let j22 = (fb2 - fb) / hb - 1.0;
+            let det = j11 * j22 - j12 * j21;
+            if det.is_finite() && det != 0.0 {
+                let na = a - (j22 * ra - j12 * rb) / det;
+                let nb = b - (-j21 * ra + j11 * rb) / det;
+                if na > 0.0 && nb > 0.0 && na <= 1.0 && nb <= 1.0 {
+                    let (pa, pb) = phi(na, nb);
+                    let nres = resid(na, nb, pa, pb);
+                    if nres < res {
+                        (a, b, fa, fb, res) = (na, nb, pa, pb, nres);
+                        accepted = true;
+                    }
                 }
             }
         }
         if !accepted {
             let (na, nb) = (fa, fb);
             let (pa, pb) = phi(na, nb);
-            let nres = (pa - na).abs().max((pb - nb).abs());
+            let nres = resid(na, nb, pa, pb);
+            (a, b, fa, fb) = (na, nb, pa, pb);
             if nres >= res {
                 // No further progress possible at this precision.
-                (a, b) = (na, nb);
                 break;
             }
-            (a, b, res) = (na, nb, nres);
+            res = nres;
         }
     }
-    if !(a.is_finite() && b.is_finite()) || a + b <= 0.0 {
-        return Err(SolveError::Numerical("MMPP/G/1: G did not converge".into()));
+    if !(a.is_finite() && b.is_finite()) || a + b <= 0.0 || res > 1e-6 {
+        return Err(SolveError::Numerical(format!(
+            "MMPP/G/1: G did not converge (relative residual {res:e})"
+        )));
     }
     Ok(Matrix2::new(1.0 - a, a, b, 1.0 - b))
 }
@@ -252,16 +266,30 @@ pub fn g_matrix(p: &Mmpp2, service: &Service) -> Result<Matrix2<f64>, SolveError
 /// (3.37) for two phases without its cancellation. With (Q + e pi)^{-1} =
 /// e pi - Z, Z = (I - e pi) / tau the deviation matrix of Q, the term 2 rho
 /// cancels exactly and (I - e pi) Lambda e = (l1 - l2) (pi2, -pi1)^T, so
-/// Wv = [lam t2 + (2t/tau)(l1-l2)((1-rho)(g1-pi1) + t pi1 pi2 (l1-l2))] / (2(1-rho)).
+/// Wv = [lam t2 + X] / (2(1-rho)) with
+/// X = (2t/tau)(l1-l2)((1-rho)(g1-pi1) + t pi1 pi2 (l1-l2)).
+/// g is also the stationary vector of M = D0 + Lambda G (G is a function of
+/// the generator M), which gives g1 - pi1 = (phi1 l2 b - phi2 l1 a) /
+/// ((x + y) tau), x = phi1 + l1 a, y = phi2 + l2 b, a = G12, b = G21, free of
+/// the cancellation of b/(a+b) - phi2/tau when G is close to I (light load).
 /// This keeps full accuracy as rho -> 1, where the printed form loses digits.
 #[inline]
-pub(crate) fn virtual_wait(p: &Mmpp2, rho: f64, t1: f64, t2: f64, g1: f64) -> f64 {
+pub(crate) fn virtual_wait(p: &Mmpp2, rho: f64, t1: f64, t2: f64, a: f64, b: f64) -> f64 {
+    virtual_wait_parts(p, rho, t1, t2, a, b).0
+}
+
+/// Wv and its burstiness term X.
+#[inline]
+fn virtual_wait_parts(p: &Mmpp2, rho: f64, t1: f64, t2: f64, a: f64, b: f64) -> (f64, f64) {
+    let tau = p.tau();
     let pi = p.stationary();
     let d = p.lambda1 - p.lambda2;
+    let x = p.phi1 + p.lambda1 * a;
+    let y = p.phi2 + p.lambda2 * b;
+    let g1_m_pi1 = (p.phi1 * p.lambda2 * b - p.phi2 * p.lambda1 * a) / ((x + y) * tau);
     let one_m_rho = 1.0 - rho;
-    (p.mean_rate() * t2
-        + 2.0 * t1 / p.tau() * d * (one_m_rho * (g1 - pi[0]) + t1 * pi[0] * pi[1] * d))
-        / (2.0 * one_m_rho)
+    let big_x = 2.0 * t1 / tau * d * (one_m_rho * g1_m_pi1 + t1 * pi[0] * pi[1] * d);
+    ((p.mean_rate() * t2 + big_x) / (2.0 * one_m_rho), big_x)
 }
 
 /// (3.37) as printed, kept as an independent check of [`virtual_wait`].
@@ -300,8 +328,9 @@ pub fn mmpp_g1(p: &Mmpp2, service: &Service) -> Result<MmppG1, SolveError> {
     let g = g_matrix(p, service)?;
     let (a, b) = (g[(0, 1)], g[(1, 0)]);
     let g_vec = RowVector2::new(b, a) / (a + b);
-    let wv = virtual_wait(p, rho, t1, t2, g_vec[0]);
-    let w = (wv - 0.5 * lam * t2) / rho;
+    let (wv, x) = virtual_wait_parts(p, rho, t1, t2, a, b);
+    // (3.38) without subtracting: Wv - lam t2 / 2 = (rho lam t2 + X) / (2(1-rho)).
+    let w = (lam * t2 + x / rho) / (2.0 * (1.0 - rho));
     Ok(MmppG1 {
         w,
         wv,
@@ -330,6 +359,19 @@ mod tests {
                 (a - b).abs().max() < 1e-13 * b.abs().max().max(1e-300),
                 "c={c}"
             );
+        }
+    }
+
+    #[test]
+    fn expm2_of_a_generator_over_a_long_shift() {
+        // e^{Mc} -> e m (m the stationary vector) without inf * 0.
+        let m = Matrix2::new(-0.4, 0.4, 2.0, -2.0);
+        let e = expm2(&m, 500.0);
+        let st = [2.0 / 2.4, 0.4 / 2.4];
+        for i in 0..2 {
+            for j in 0..2 {
+                assert!((e[(i, j)] - st[j]).abs() < 1e-13, "{e}");
+            }
         }
     }
 

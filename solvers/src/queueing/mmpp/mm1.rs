@@ -2,9 +2,10 @@
 //! B = Q - Lambda - mu I, C = mu I). x_v = pi (I - R) R^v, L = pi R (I - R)^{-1} e.
 //!
 //! The two-state path keeps every matrix in a stack-allocated 2x2 and finds G
-//! and R by logarithmic reduction; L comes from G through the cancellation-free
-//! form of (3.37) (see `mg1::virtual_wait`), which stays accurate near rho = 1
-//! where (6.11) loses digits. The general MAP/M/1 path goes through [`Qbd`].
+//! and R by logarithmic reduction. L comes from (6.11) when sp(R) <= 1/2 and
+//! otherwise from G through the cancellation-free form of (3.37) (see
+//! `mg1::virtual_wait`), which stays accurate near rho = 1 where (6.11) loses
+//! digits. The general MAP/M/1 path goes through [`Qbd`].
 
 use super::qbd::{Qbd, QbdSolution};
 use crate::traffic::mmpp::{Map, Mmpp2};
@@ -109,11 +110,23 @@ pub fn mmpp_m1(p: &Mmpp2, mu: f64) -> Result<MmppM1, SolveError> {
     let r = a0 * inv2(&(-(a1 + a0 * g)), "A1 + A0 G")?;
     let s = p.stationary();
     let pi = RowVector2::new(s[0], s[1]);
-    // L from G rather than pi R (I-R)^{-1} e (6.11): (I - R)^{-1} amplifies the
-    // rounding in R by 1/(1 - sp(R)) near saturation, while G is stochastic and
-    // well conditioned. This is (3.37) with exponential service (L = mu Wv).
-    let g1 = g[(1, 0)] / (g[(0, 1)] + g[(1, 0)]);
-    let l = mu * super::mg1::virtual_wait(p, rho, 1.0 / mu, 2.0 / (mu * mu), g1);
+    // (6.11) L = pi R (I-R)^{-1} e amplifies the rounding in R by
+    // 1/(1 - sp(R)) near saturation; there L comes from G instead, through
+    // the cancellation-free (3.37) with exponential service (L = mu Wv): G is
+    // stochastic and well conditioned. At light load that form cancels (its
+    // two burstiness terms nearly balance) while (6.11) is exact, so the
+    // spectral radius of R chooses (comparison against long GTH truncations
+    // in docs/models/queueing.md).
+    let sp = {
+        let (t, d) = (r.trace(), r.determinant());
+        0.5 * (t + (t * t - 4.0 * d).max(0.0).sqrt())
+    };
+    let l = if sp <= 0.5 {
+        (pi * r * inv2(&(Matrix2::identity() - r), "I - R")?).sum()
+    } else {
+        let (a, b) = (g[(0, 1)], g[(1, 0)]);
+        mu * super::mg1::virtual_wait(p, rho, 1.0 / mu, 2.0 / (mu * mu), a, b)
+    };
     // P(empty) = 1 - rho exactly (flow balance mu (1 - P0) = mean rate).
     let p_empty = (mu - lam) / mu;
     Ok(MmppM1 {
@@ -272,6 +285,22 @@ mod tests {
             assert!(b.level_prob(k) < 1e-17);
             assert!(rel(q.l, b.l) < 1e-10, "rho={rho}: {} vs {}", q.l, b.l);
         }
+    }
+
+    #[test]
+    fn light_load_slow_modulation_agrees_with_gth() {
+        use crate::queueing::mmpp::mm1k::mmpp_m1k;
+        let p = Mmpp2::new(
+            0.0013000526914500774,
+            0.0011604307560260218,
+            94.23115806022982,
+            0.8901328707757121,
+        )
+        .unwrap();
+        let mu = 13647.669247715041;
+        let q = mmpp_m1(&p, mu).unwrap();
+        let b = mmpp_m1k(&p, mu, 60).unwrap();
+        assert!(rel(q.l, b.l) < 1e-13, "{} vs {}", q.l, b.l);
     }
 
     #[test]

@@ -341,3 +341,64 @@ mod tests {
 
 #[cfg(test)]
 mod proptests;
+#[cfg(test)]
+mod wide_range_tests {
+    use super::*;
+    use crate::des::Stream;
+    use crate::traffic::mmpp::{superpose_fit, Mmpp2};
+
+    /// Log-uniform random inputs over wide ranges: every block returns finite
+    /// results, and the two independent G algorithms (logarithmic reduction in
+    /// MMPP/M/1, Newton in MMPP/G/1) give the same waiting time.
+    #[test]
+    fn wide_range_inputs_stay_finite_and_consistent() {
+        let mut r = Stream::new(1, 1);
+        let lu = |r: &mut Stream, a: f64, b: f64| (a.ln() + (b.ln() - a.ln()) * r.uniform()).exp();
+        for i in 0..3000 {
+            let p = Mmpp2 {
+                phi1: lu(&mut r, 1e-3, 1e1),
+                phi2: lu(&mut r, 1e-3, 1e1),
+                lambda1: lu(&mut r, 1e-2, 1e2),
+                lambda2: if i % 3 == 0 {
+                    0.0
+                } else {
+                    lu(&mut r, 1e-2, 1e2)
+                },
+            };
+            let rho = lu(&mut r, 1e-3, 0.999);
+            let mu = p.mean_rate() / rho;
+            let q = mmpp_m1(&p, mu).unwrap();
+            let g = mmpp_g1(&p, &Service::exponential(mu)).unwrap();
+            let e = ((g.w - (q.w - 1.0 / mu)) / g.w).abs();
+            assert!(e < 1e-9, "{p:?} mu={mu}: {} vs {}", g.w, q.w - 1.0 / mu);
+            let c = lu(&mut r, 1e-3, 1.0) / p.mean_rate() * rho;
+            let s = Service::new(vec![
+                ShiftExp {
+                    weight: 0.5,
+                    shift: c,
+                    rate: None,
+                },
+                ShiftExp {
+                    weight: 0.5,
+                    shift: c * 0.5,
+                    rate: Some(2.0 / c),
+                },
+            ])
+            .unwrap();
+            let d = mmpp_g1(&p, &s).unwrap();
+            assert!(
+                d.w.is_finite() && d.w >= 0.0 && d.wv.is_finite(),
+                "{p:?} {c} {d:?}"
+            );
+            let k = mmpp_m1k(&p, mu, 1 + (i % 300)).unwrap();
+            assert!(k.l.is_finite() && (0.0..=1.0).contains(&k.p_block));
+            if let Ok(f) = superpose_fit(&[(p, 1.0 + (i % 7) as f64), (p.split(0.3), 1.0)], None) {
+                let m = f.mmpp;
+                assert!(
+                    m.lambda1 >= 0.0 && m.lambda2 >= 0.0 && m.phi1 > 0.0 && m.phi2 > 0.0,
+                    "{p:?} {f:?}"
+                );
+            }
+        }
+    }
+}

@@ -35,7 +35,8 @@ proptest! {
     #[test]
     fn p_empty_is_one_minus_rho((p, mu) in queue()) {
         let q = mmpp_m1(&p, mu).unwrap();
-        prop_assert!((q.p_empty - (1.0 - q.rho)).abs() < 1e-9, "{} vs {}", q.p_empty, 1.0 - q.rho);
+        prop_assert!((q.level_prob(0) - (1.0 - q.rho)).abs() < 1e-9, "{} vs {}", q.level_prob(0), 1.0 - q.rho);
+        prop_assert_eq!(q.p_empty, (mu - q.mean_rate) / mu);
         prop_assert!(close(q.w * q.mean_rate, q.l, 1e-14));
     }
 

@@ -1,7 +1,7 @@
 //! Timing of the MMPP blocks that fixed-point iterations call millions of times.
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use solvers::queueing::mmpp::{mmpp_g1, mmpp_m1, mmpp_m1k, Service, ShiftExp};
+use solvers::queueing::mmpp::{departure_mmpp2, mmpp_g1, mmpp_m1, mmpp_m1k, Service, ShiftExp};
 use solvers::traffic::mmpp::{superpose_fit, Mmpp2};
 use std::hint::black_box;
 
@@ -43,6 +43,17 @@ fn benches(c: &mut Criterion) {
     c.bench_function("mmpp_m1 (log reduction, 2x2)", |b| {
         b.iter(|| mmpp_m1(black_box(&p), black_box(2.5)).unwrap().l)
     });
+    let mut group = c.benchmark_group("departure");
+    group.sample_size(10);
+    group.bench_function("departure fit, rho = 0.6", |b| {
+        b.iter(|| {
+            departure_mmpp2(black_box(&p), black_box(2.5), None)
+                .unwrap()
+                .fit
+                .mmpp
+        })
+    });
+    group.finish();
 }
 
 criterion_group!(mmpp_benches, benches);

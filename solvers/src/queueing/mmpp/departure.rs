@@ -4,7 +4,7 @@
 //! Method (documented in docs/models/queueing.md): the departure process of
 //! the queue is exactly a MAP on the phases (level n, MMPP phase j) whose D1
 //! holds the service completions. We truncate it at a level L whose
-//! stationary tail mass is below 1e-12 and compute its counting
+//! stationary tail mass is below 1e-10 and compute its counting
 //! characteristics exactly — rate, IDC(t) and the third central moment at the
 //! fitting time t, from the factorial-moment ODE u_k' = u_k D + k u_{k-1} D1
 //! integrated by uniformisation on vectors — plus IDC(inf), which for a
@@ -154,13 +154,13 @@ pub fn departure_factorial_moments(
     Ok([u[0].iter().sum(), u[1].iter().sum(), u[2].iter().sum()])
 }
 
-/// Truncation level: the smallest L with P(level >= L) < 1e-12 in the
+/// Truncation level: the smallest L with P(level >= L) < 1e-10 in the
 /// infinite queue, at least 8.
 fn truncation(p: &Mmpp2, mu: f64) -> Result<usize, SolveError> {
     let q = mmpp_m1(p, mu)?;
     let mut x = q.pi;
     let mut l = 0;
-    while x.sum() >= 1e-12 || l < 8 {
+    while x.sum() >= 1e-10 || l < 8 {
         x *= q.r;
         l += 1;
         if l > MAX_LEVELS {

@@ -243,6 +243,9 @@ mod tests {
             (Mmpp2::new(0.1, 0.2, 2.0, 0.5).unwrap(), 2.0, 16),
             (Mmpp2::new(0.5, 0.5, 0.3, 0.05).unwrap(), 3.0, 14),
             (Mmpp2::new(0.6, 0.4, 9.0, 0.0).unwrap(), 3.4, 32),
+            // Bursty arrivals with blocking near 1e-10 and 1e-11.
+            (Mmpp2::new(0.1, 0.2, 2.0, 0.5).unwrap(), 4.0, 30),
+            (Mmpp2::new(0.6, 0.4, 9.0, 0.0).unwrap(), 10.0, 80),
         ] {
             let q = mmpp_m1k(&p, mu, k).unwrap();
             let d = dense_gth(&p, mu, k);
@@ -256,6 +259,14 @@ mod tests {
             let served = mu * (1.0 - q.level_prob(0));
             assert!(rel(q.throughput, served) < 1e-12);
         }
+    }
+
+    #[test]
+    fn bursty_blocking_in_the_1e10_range() {
+        let q = mmpp_m1k(&Mmpp2::new(0.1, 0.2, 2.0, 0.5).unwrap(), 4.0, 30).unwrap();
+        assert!(q.p_block > 5e-11 && q.p_block < 5e-10, "{}", q.p_block);
+        let q = mmpp_m1k(&Mmpp2::new(0.6, 0.4, 9.0, 0.0).unwrap(), 10.0, 80).unwrap();
+        assert!(q.p_block > 5e-12 && q.p_block < 5e-11, "{}", q.p_block);
     }
 
     #[test]

@@ -70,11 +70,11 @@ proptest! {
         let c = Characteristics::of(&p, t);
         let f = fit_mmpp2(&c).unwrap();
         let b = Characteristics::of(&f.mmpp, t);
-        prop_assert!(close(b.rate, c.rate, 1e-9));
-        prop_assert!(close(b.idc_inf, c.idc_inf, 1e-7));
-        prop_assert!(close(b.idc_t, c.idc_t, 1e-7));
+        prop_assert!(close(b.rate, c.rate, 1e-13));
+        prop_assert!(close(b.idc_inf, c.idc_inf, 1e-10));
+        prop_assert!(close(b.idc_t, c.idc_t, 1e-10));
         if f.case != FitCase::ClampedIpp {
-            prop_assert!(close(b.third_central_t, c.third_central_t, 1e-6),
+            prop_assert!(close(b.third_central_t, c.third_central_t, 1e-10),
                 "{} vs {}", b.third_central_t, c.third_central_t);
         }
     }
@@ -88,11 +88,11 @@ proptest! {
         let got = Characteristics::of(&f.mmpp, t);
         prop_assert!(f.mmpp.lambda1 >= 0.0 && f.mmpp.lambda2 >= 0.0);
         prop_assert!(f.mmpp.phi1 > 0.0 && f.mmpp.phi2 > 0.0);
-        prop_assert!(close(got.rate, want.rate, 1e-9));
-        prop_assert!(close(got.idc_inf, want.idc_inf, 1e-7));
-        prop_assert!(close(got.idc_t, want.idc_t, 1e-7));
+        prop_assert!(close(got.rate, want.rate, 1e-13));
+        prop_assert!(close(got.idc_inf, want.idc_inf, 1e-10));
+        prop_assert!(close(got.idc_t, want.idc_t, 1e-10));
         if f.case != FitCase::ClampedIpp {
-            prop_assert!(close(got.third_central_t, want.third_central_t, 1e-6));
+            prop_assert!(close(got.third_central_t, want.third_central_t, 1e-10));
         }
     }
 }

@@ -229,6 +229,16 @@ pub fn superpose_fit(components: &[(Mmpp2, f64)], t: Option<f64>) -> Result<Fit,
     if components.is_empty() {
         return Err(SolveError::param("components", "need at least one process"));
     }
+    if components
+        .iter()
+        .any(|(_, n)| !(n.is_finite() && *n >= 0.0))
+        || components.iter().all(|(_, n)| *n == 0.0)
+    {
+        return Err(SolveError::param(
+            "components",
+            "copies must be finite, >= 0 and not all 0",
+        ));
+    }
     let t = t.unwrap_or_else(|| default_fit_time(components));
     fit_mmpp2(&Characteristics::superposition(components, t))
 }
@@ -273,6 +283,15 @@ mod tests {
         assert!(close(back.rate, want.rate, 1e-12));
         assert!(close(back.idc_t, want.idc_t, 1e-9));
         assert!(close(back.idc_inf, want.idc_inf, 1e-9));
+    }
+
+    #[test]
+    fn refuses_bad_copy_counts() {
+        let s = Mmpp2::new(0.1, 0.2, 1.0, 0.0).unwrap();
+        assert!(superpose_fit(&[], None).is_err());
+        assert!(superpose_fit(&[(s, 0.0)], None).is_err());
+        assert!(superpose_fit(&[(s, -1.0), (s, 2.0)], None).is_err());
+        assert!(superpose_fit(&[(s, f64::NAN)], None).is_err());
     }
 
     #[test]

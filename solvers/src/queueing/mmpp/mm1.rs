@@ -304,6 +304,20 @@ mod tests {
     }
 
     #[test]
+    fn exact_superposition_queue_agrees_with_a_long_finite_queue() {
+        use crate::queueing::mmpp::mm1k::map_m1k;
+        let p = Mmpp2::new(0.3, 0.1, 2.0, 0.2).unwrap();
+        let m = Map::lumped_copies(&p, 3).superpose(&Map::from_mmpp2(&p.split(0.4)));
+        let mu = 6.0;
+        let q = map_m1(&m, mu).unwrap();
+        let f = map_m1k(&m, mu, 1500).unwrap();
+        assert!(f.level_prob(1500) < 1e-16);
+        assert!(rel(q.l, f.l) < 1e-9, "{} vs {}", q.l, f.l);
+        assert!(rel(q.p_empty, f.level_prob(0)) < 1e-9);
+        assert!((q.p_empty - (1.0 - q.rho)).abs() < 1e-10);
+    }
+
+    #[test]
     fn unstable_queue_is_refused_naming_rho() {
         let p = Mmpp2::new(0.1, 0.1, 3.0, 1.0).unwrap();
         match mmpp_m1(&p, 2.0) {

@@ -84,6 +84,31 @@ impl Map {
         }
     }
 
+    /// Exact superposition of `n` independent copies of one two-state MMPP,
+    /// lumped to n + 1 phases (phase k = copies in phase 1): the
+    /// "(Z_r + 2)-phase" exact process of catalogue §3.0 instead of 2^n phases.
+    pub fn lumped_copies(p: &Mmpp2, n: usize) -> Map {
+        let m = n + 1;
+        let mut d0 = DMatrix::<f64>::zeros(m, m);
+        let mut d1 = DMatrix::<f64>::zeros(m, m);
+        for k in 0..m {
+            let (kf, rest) = (k as f64, (n - k) as f64);
+            let rate = kf * p.lambda1 + rest * p.lambda2;
+            d1[(k, k)] = rate;
+            let mut out = rate;
+            if k > 0 {
+                d0[(k, k - 1)] = kf * p.phi1;
+                out += kf * p.phi1;
+            }
+            if k < n {
+                d0[(k, k + 1)] = rest * p.phi2;
+                out += rest * p.phi2;
+            }
+            d0[(k, k)] = -out;
+        }
+        Map { d0, d1 }
+    }
+
     /// Bernoulli thinning: each arrival kept with probability p. For an MMPP
     /// this is (3.18): Q kept, Lambda scaled by p.
     pub fn split(&self, p: f64) -> Map {
@@ -268,6 +293,22 @@ mod tests {
         assert!(rel(s.mean_rate().unwrap(), 3.5) < 1e-14);
         assert!((s.idc_inf().unwrap() - 1.0).abs() < 1e-13);
         assert!((s.scv().unwrap() - 1.0).abs() < 1e-13);
+    }
+
+    #[test]
+    fn lumped_copies_equal_the_kronecker_superposition() {
+        let p = Mmpp2::new(0.3, 0.1, 2.0, 0.2).unwrap();
+        let one = Map::from_mmpp2(&p);
+        let k3 = one.superpose(&one).superpose(&one);
+        let l3 = Map::lumped_copies(&p, 3);
+        assert_eq!(l3.phases(), 4);
+        assert!(rel(l3.mean_rate().unwrap(), 3.0 * p.mean_rate()) < 1e-13);
+        assert!(rel(l3.idc_inf().unwrap(), k3.idc_inf().unwrap()) < 1e-12);
+        assert!(rel(l3.scv().unwrap(), k3.scv().unwrap()) < 1e-12);
+        let (a, b) = (l3.count_stats(2.5).unwrap(), k3.count_stats(2.5).unwrap());
+        assert!(rel(a.var, b.var) < 1e-11);
+        assert!(rel(a.third_central, b.third_central) < 1e-9);
+        assert!((l3.lag_corr(1).unwrap() - k3.lag_corr(1).unwrap()).abs() < 1e-12);
     }
 
     #[test]

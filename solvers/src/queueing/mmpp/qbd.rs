@@ -179,4 +179,42 @@ impl QbdSolution {
     pub fn mean_level(&self) -> f64 {
         (&self.x1 * &self.i_minus_r_inv * &self.i_minus_r_inv).sum()
     }
+
+    /// E[level^2] = sum_n n^2 x1 R^{n-1} e = x1 (I + R)(I - R)^{-3} e.
+    pub fn second_moment_level(&self) -> f64 {
+        let m = self.r.nrows();
+        let id = DMatrix::<f64>::identity(m, m);
+        let inv = &self.i_minus_r_inv;
+        (&self.x1 * (&id + &self.r) * inv * inv * inv).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// M/M/1 written as a one-phase QBD.
+    #[test]
+    fn mm1_moments() {
+        let (lam, mu) = (0.7, 1.0);
+        let one = |x: f64| DMatrix::from_element(1, 1, x);
+        let q = Qbd {
+            a0: one(lam),
+            a1: one(-lam - mu),
+            a2: one(mu),
+            b0: one(-lam),
+            b1: one(lam),
+            b2: one(mu),
+        };
+        let s = q.solve().unwrap();
+        let rho: f64 = lam / mu;
+        assert!((s.level_prob(0) - (1.0 - rho)).abs() < 1e-14);
+        assert!((s.level_prob(3) - (1.0 - rho) * rho.powi(3)).abs() < 1e-14);
+        assert!((s.mean_level() - rho / (1.0 - rho)).abs() < 1e-12);
+        let m2 = rho * (1.0 + rho) / (1.0 - rho).powi(2);
+        assert!((s.second_moment_level() - m2).abs() < 1e-11);
+        // Functional iteration and logarithmic reduction give the same R.
+        let r = r_functional_iteration(&q.a0, &q.a1, &q.a2, 1e-15, 100_000).unwrap();
+        assert!((r[(0, 0)] - rho).abs() < 1e-12);
+    }
 }

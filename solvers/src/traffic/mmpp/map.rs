@@ -230,6 +230,12 @@ impl Map {
         Ok(z)
     }
 
+    /// IDC(t) = Var N(t) / E N(t).
+    pub fn idc(&self, t: f64) -> Result<f64, SolveError> {
+        let c = self.count_stats(t)?;
+        Ok(c.var / c.mean)
+    }
+
     /// Mean, variance and third central moment of N(t).
     pub fn count_stats(&self, t: f64) -> Result<CountStats, SolveError> {
         let [z1, z2, z3] = self.factorial_moments(t)?;

@@ -8,12 +8,14 @@ use crate::{Kind, Outcome, ParamDoc, Registry, SolveError, Solver, SolverDoc, Ta
 use serde::Deserialize;
 
 pub mod departure;
+pub mod map_g1;
 pub mod mg1;
 pub mod mm1;
 pub mod mm1k;
 pub mod qbd;
 
 pub use departure::{departure_mmpp2, interdeparture_moments, DepartureFit};
+pub use map_g1::{map_g1, MapG1};
 pub use mg1::{mmpp_g1, MmppG1, Service, ShiftExp};
 pub use mm1::{map_m1, mmpp_m1, MapM1, MmppM1};
 pub use mm1k::{map_m1k, mmpp_m1k, MmppM1K};

@@ -25,6 +25,7 @@ pub fn register(r: &mut Registry) {
     r.add(MmppM1Mg);
     r.add(MmppM1kCtmc);
     r.add(MmppG1MeanWait);
+    r.add(MmppM1Departure);
 }
 
 fn with_mu(mut v: Vec<ParamDoc>, extra: &[(&'static str, &'static str)]) -> Vec<ParamDoc> {
@@ -238,11 +239,103 @@ impl Solver for MmppG1MeanWait {
     }
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DepartureParams {
+    phi1: f64,
+    phi2: f64,
+    lambda1: f64,
+    lambda2: f64,
+    mu: f64,
+    #[serde(default)]
+    t: Option<f64>,
+}
+
+struct MmppM1Departure;
+
+impl Solver for MmppM1Departure {
+    fn name(&self) -> &'static str {
+        "mmpp_m1.departure"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn kind(&self) -> Kind {
+        Kind::Analytic
+    }
+    fn doc(&self) -> SolverDoc {
+        SolverDoc {
+            summary: "Departure process of MMPP/M/1: exact counting characteristics of the (truncated) departure MAP and their two-state MMPP fit (Wu 6.13-6.14, catalogue M-3)",
+            params: with_mu(
+                mmpp_param_docs(),
+                &[
+                    ("mu", "service rate (> 0); needs rho < 1"),
+                    ("t", "optional fitting time (> 0); default (1/phi1 + 1/phi2)/2"),
+                ],
+            ),
+            metrics: vec![
+                "rate", "idc_t", "idc_inf", "third_central_t", "t", "scv", "phi1", "phi2",
+                "lambda1", "lambda2",
+            ],
+        }
+    }
+    fn solve(&self, params: &serde_json::Value, _ctx: &TaskContext) -> Result<Outcome, SolveError> {
+        let p: DepartureParams = parse(params)?;
+        let m = mmpp_from_params(p.phi1, p.phi2, p.lambda1, p.lambda2)?;
+        let mu = positive("mu", p.mu)?;
+        let t = match p.t {
+            Some(t) => Some(positive("t", t)?),
+            None => None,
+        };
+        let d = departure_mmpp2(&m, mu, t)?;
+        let mo = interdeparture_moments(&m, mu)?;
+        Outcome::new()
+            .with("rate", d.target.rate)
+            .with("idc_t", d.target.idc_t)
+            .with("idc_inf", d.target.idc_inf)
+            .with("third_central_t", d.target.third_central_t)
+            .with("t", d.target.t)
+            .with("scv", mo[1] / (mo[0] * mo[0]) - 1.0)
+            .with("phi1", d.fit.mmpp.phi1)
+            .with("phi2", d.fit.mmpp.phi2)
+            .with("lambda1", d.fit.mmpp.lambda1)
+            .with("lambda2", d.fit.mmpp.lambda2)
+            .checked(self.name())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::traffic::mmpp::Mmpp2;
     use serde_json::json;
+
+    #[test]
+    fn departure_solver_reports_rate_and_fit() {
+        let o = MmppM1Departure
+            .solve(
+                &json!({"phi1": 0.3, "phi2": 0.1, "lambda1": 2.0, "lambda2": 0.2, "mu": 2.4}),
+                &ctx(),
+            )
+            .unwrap();
+        assert!((o.get("rate").unwrap() - 0.65).abs() < 1e-9);
+        let fitted = Mmpp2::new(
+            o.get("phi1").unwrap(),
+            o.get("phi2").unwrap(),
+            o.get("lambda1").unwrap(),
+            o.get("lambda2").unwrap(),
+        )
+        .unwrap();
+        assert!((fitted.idc(o.get("t").unwrap()) - o.get("idc_t").unwrap()).abs() < 1e-9);
+        assert!(o.get("scv").unwrap() > 1.0);
+        assert!(matches!(
+            MmppM1Departure.solve(
+                &json!({"phi1": 0.3, "phi2": 0.1, "lambda1": 2.0, "lambda2": 0.2, "mu": 0.6}),
+                &ctx()
+            ),
+            Err(SolveError::Unstable(_))
+        ));
+    }
 
     fn ctx() -> TaskContext {
         TaskContext::new(0, crate::Fidelity::Full)

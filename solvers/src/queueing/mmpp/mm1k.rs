@@ -123,10 +123,20 @@ fn finish(p: Vec<f64>, m: usize, k: usize, arrival_rate_of_phase: &[f64]) -> Mmp
     }
 }
 
+/// Largest buffer accepted.
+pub const MAX_K: usize = 5_000_000;
+
 fn check(mu: f64, k: usize) -> Result<(), SolveError> {
     crate::params::positive("mu", mu)?;
     if k < 1 {
         return Err(SolveError::param("K", format!("must be >= 1, got {k}")));
+    }
+    // Band storage takes ~40 bytes per state and phase: stay far from exhausting memory.
+    if k > MAX_K {
+        return Err(SolveError::param(
+            "K",
+            format!("must be <= {MAX_K} (memory of the banded solver), got {k}"),
+        ));
     }
     Ok(())
 }
@@ -297,5 +307,6 @@ mod tests {
         let p = Mmpp2::new(0.3, 0.1, 2.0, 0.2).unwrap();
         assert!(mmpp_m1k(&p, 1.0, 0).is_err());
         assert!(mmpp_m1k(&p, 0.0, 3).is_err());
+        assert!(mmpp_m1k(&p, 1.0, MAX_K + 1).is_err());
     }
 }

@@ -36,7 +36,11 @@ pub struct ExecSummary {
 }
 
 /// Runs one task in the current thread: the unit both executors and `repro solve` share.
-pub fn run_task(registry: &Registry, task: &Task, cancel: Arc<AtomicBool>) -> (Result<Outcome, SolveError>, f64) {
+pub fn run_task(
+    registry: &Registry,
+    task: &Task,
+    cancel: Arc<AtomicBool>,
+) -> (Result<Outcome, SolveError>, f64) {
     let fidelity = if task.fidelity == "quick" {
         Fidelity::Quick
     } else {
@@ -47,9 +51,14 @@ pub fn run_task(registry: &Registry, task: &Task, cancel: Arc<AtomicBool>) -> (R
         .with_cancel_flag(cancel);
     let start = Instant::now();
     let result = match registry.get(&task.solver) {
-        None => Err(SolveError::BadParams(format!("unknown solver `{}`", task.solver))),
+        None => Err(SolveError::BadParams(format!(
+            "unknown solver `{}`",
+            task.solver
+        ))),
         Some(solver) => {
-            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| solver.solve(&task.params, &ctx))) {
+            match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                solver.solve(&task.params, &ctx)
+            })) {
                 Ok(r) => r.and_then(|o| o.checked(&task.solver)),
                 Err(p) => {
                     let msg = p
@@ -57,7 +66,9 @@ pub fn run_task(registry: &Registry, task: &Task, cancel: Arc<AtomicBool>) -> (R
                         .map(|s| s.to_string())
                         .or_else(|| p.downcast_ref::<String>().cloned())
                         .unwrap_or_else(|| "unknown panic".into());
-                    Err(SolveError::Numerical(format!("solver panicked (a bug): {msg}")))
+                    Err(SolveError::Numerical(format!(
+                        "solver panicked (a bug): {msg}"
+                    )))
                 }
             }
         }
@@ -126,7 +137,10 @@ pub async fn execute(
     let cached = if opts.force {
         Default::default()
     } else {
-        store.cached_keys(&keys).await.context("reading the cache")?
+        store
+            .cached_keys(&keys)
+            .await
+            .context("reading the cache")?
     };
     summary.cached = cached.len();
     let mut todo: Vec<Task> = plan
@@ -136,18 +150,30 @@ pub async fn execute(
         .cloned()
         .collect();
     // Longest expected first: stored wall times where known, simulations before models.
-    let walls = store.wall_times(&keys).await.context("reading wall times")?;
+    let walls = store
+        .wall_times(&keys)
+        .await
+        .context("reading wall times")?;
     todo.sort_by(|a, b| {
-        let wa = walls.get(&a.key).copied().unwrap_or(if a.kind == Kind::Simulation { 1e3 } else { 0.0 });
-        let wb = walls.get(&b.key).copied().unwrap_or(if b.kind == Kind::Simulation { 1e3 } else { 0.0 });
+        let wa = walls
+            .get(&a.key)
+            .copied()
+            .unwrap_or(if a.kind == Kind::Simulation { 1e3 } else { 0.0 });
+        let wb = walls
+            .get(&b.key)
+            .copied()
+            .unwrap_or(if b.kind == Kind::Simulation { 1e3 } else { 0.0 });
         wb.total_cmp(&wa)
     });
 
     let bar = if opts.progress && !todo.is_empty() {
-        let b = ProgressBar::with_draw_target(Some(summary.total as u64), ProgressDrawTarget::stderr());
+        let b =
+            ProgressBar::with_draw_target(Some(summary.total as u64), ProgressDrawTarget::stderr());
         b.set_style(
-            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} tasks ({msg}) ETA {eta}")
-                .expect("valid template"),
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} tasks ({msg}) ETA {eta}",
+            )
+            .expect("valid template"),
         );
         b.set_position(summary.cached as u64);
         b.set_message(format!("{} cached", summary.cached));
@@ -158,7 +184,8 @@ pub async fn execute(
     };
 
     let cancel = Arc::new(AtomicBool::new(false));
-    let (tx, mut rx) = mpsc::channel::<(Task, Result<Outcome, SolveError>, f64)>(opts.jobs.max(1) * 2);
+    let (tx, mut rx) =
+        mpsc::channel::<(Task, Result<Outcome, SolveError>, f64)>(opts.jobs.max(1) * 2);
     let sem = Arc::new(Semaphore::new(opts.jobs.max(1)));
     let feeder = {
         let cancel = cancel.clone();

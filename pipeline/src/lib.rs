@@ -94,7 +94,10 @@ pub fn discover(targets: &[String], experiments_dir: &Path) -> anyhow::Result<Ve
 }
 
 /// Loads and validates every manifest before anything runs; reports all errors at once.
-pub fn load_all(paths: &[PathBuf], registry: &Registry) -> Result<Vec<Manifest>, Vec<ManifestError>> {
+pub fn load_all(
+    paths: &[PathBuf],
+    registry: &Registry,
+) -> Result<Vec<Manifest>, Vec<ManifestError>> {
     let mut ok = Vec::new();
     let mut errs = Vec::new();
     for p in paths {
@@ -107,8 +110,16 @@ pub fn load_all(paths: &[PathBuf], registry: &Registry) -> Result<Vec<Manifest>,
     let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
     for m in &ok {
         let ids = std::iter::once(("id".to_string(), m.id.clone()))
-            .chain(m.figures.iter().map(|f| ("figures".to_string(), f.id.clone())))
-            .chain(m.tables.iter().map(|t| ("tables".to_string(), t.id.clone())));
+            .chain(
+                m.figures
+                    .iter()
+                    .map(|f| ("figures".to_string(), f.id.clone())),
+            )
+            .chain(
+                m.tables
+                    .iter()
+                    .map(|t| ("tables".to_string(), t.id.clone())),
+            );
         for (key, id) in ids {
             let tag = format!("{}:{id}", if key == "id" { "manifest" } else { "output" });
             if let Some(other) = seen.get(&tag) {
@@ -133,7 +144,11 @@ pub fn load_all(paths: &[PathBuf], registry: &Registry) -> Result<Vec<Manifest>,
 fn load_or_input_error(paths: &[PathBuf], registry: &Registry) -> anyhow::Result<Vec<Manifest>> {
     load_all(paths, registry).map_err(|errs| {
         let n = errs.len();
-        let text = errs.iter().map(|e| format!("error: {e}")).collect::<Vec<_>>().join("\n");
+        let text = errs
+            .iter()
+            .map(|e| format!("error: {e}"))
+            .collect::<Vec<_>>()
+            .join("\n");
         InputError(format!("{text}\n{n} manifest error(s); nothing was run")).into()
     })
 }
@@ -160,7 +175,9 @@ pub struct RunReport {
 
 pub async fn open_store(location: &str) -> anyhow::Result<Store> {
     Store::open(location).await.map_err(|e| match e {
-        store::StoreError::TooNew { .. } | store::StoreError::Open { .. } => InputError(e.to_string()).into(),
+        store::StoreError::TooNew { .. } | store::StoreError::Open { .. } => {
+            InputError(e.to_string()).into()
+        }
         other => anyhow::Error::new(other),
     })
 }
@@ -168,7 +185,11 @@ pub async fn open_store(location: &str) -> anyhow::Result<Store> {
 fn host() -> String {
     std::env::var("HOSTNAME")
         .ok()
-        .or_else(|| std::fs::read_to_string("/etc/hostname").ok().map(|s| s.trim().to_string()))
+        .or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .ok()
+                .map(|s| s.trim().to_string())
+        })
         .unwrap_or_else(|| "unknown".into())
 }
 
@@ -176,7 +197,11 @@ fn host() -> String {
 pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunReport> {
     let paths = discover(&opts.targets, &opts.experiments_dir)?;
     if paths.is_empty() {
-        return Err(InputError(format!("no manifests found in {}", opts.experiments_dir.display())).into());
+        return Err(InputError(format!(
+            "no manifests found in {}",
+            opts.experiments_dir.display()
+        ))
+        .into());
     }
     let manifests = load_or_input_error(&paths, registry)?;
     let store = open_store(&opts.store).await?;
@@ -210,7 +235,11 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
             .collect();
         store.replace_plan(&m.id, m.version, &rows).await?;
     }
-    tracing::info!(tasks = plan.tasks.len(), manifests = manifests.len(), "planned");
+    tracing::info!(
+        tasks = plan.tasks.len(),
+        manifests = manifests.len(),
+        "planned"
+    );
     let exec_opts = exec::ExecOptions {
         jobs: opts.jobs,
         force: opts.force,
@@ -262,7 +291,11 @@ async fn stored_manifests(store: &Store, registry: &Registry) -> anyhow::Result<
         let path = PathBuf::from(format!("{}.yaml", e.id));
         match manifest::parse(&path, &e.manifest_text, registry) {
             Ok(m) => out.push(m),
-            Err(err) => tracing::warn!("stored manifest {} v{} no longer loads: {err}", e.id, e.version),
+            Err(err) => tracing::warn!(
+                "stored manifest {} v{} no longer loads: {err}",
+                e.id,
+                e.version
+            ),
         }
     }
     Ok(out)
@@ -282,10 +315,12 @@ async fn write_full_index(
         }
         let r = results::collect(store, &m).await?;
         let ems = store.error_measures(&m.id, m.version).await?;
-        let all_present = m
-            .figures
-            .iter()
-            .all(|f| results_dir.join("figures").join(format!("{}.png", f.id)).is_file());
+        let all_present = m.figures.iter().all(|f| {
+            results_dir
+                .join("figures")
+                .join(format!("{}.png", f.id))
+                .is_file()
+        });
         let entry = if all_present {
             render::index_entry_without_files(&r, &ems, registry)
         } else {
@@ -297,17 +332,26 @@ async fn write_full_index(
 }
 
 /// `repro report`: re-render everything in the store without solving anything.
-pub async fn report(store_loc: &str, results_dir: &Path, registry: &Registry) -> anyhow::Result<usize> {
+pub async fn report(
+    store_loc: &str,
+    results_dir: &Path,
+    registry: &Registry,
+) -> anyhow::Result<usize> {
     let store = open_store(store_loc).await?;
     let manifests = stored_manifests(&store, registry).await?;
     if manifests.is_empty() {
-        bail!(InputError(format!("the store {store_loc} holds no experiments yet; run `repro run` first")));
+        bail!(InputError(format!(
+            "the store {store_loc} holds no experiments yet; run `repro run` first"
+        )));
     }
     let mut rendered = BTreeMap::new();
     for m in &manifests {
         let r = results::collect(&store, m).await?;
         let ems = store.error_measures(&m.id, m.version).await?;
-        rendered.insert(m.id.clone(), render::render_experiment(&r, &ems, registry, results_dir)?);
+        rendered.insert(
+            m.id.clone(),
+            render::render_experiment(&r, &ems, registry, results_dir)?,
+        );
     }
     render::write_index(rendered.into_values().collect(), results_dir)?;
     store.close().await;
@@ -324,11 +368,16 @@ pub async fn export(
     let manifests = stored_manifests(&store, registry).await?;
     for id in ids {
         if !manifests.iter().any(|m| &m.id == id) {
-            bail!(InputError(format!("no experiment `{id}` in the store {store_loc}")));
+            bail!(InputError(format!(
+                "no experiment `{id}` in the store {store_loc}"
+            )));
         }
     }
     let mut rows = Vec::new();
-    for m in manifests.iter().filter(|m| ids.is_empty() || ids.contains(&m.id)) {
+    for m in manifests
+        .iter()
+        .filter(|m| ids.is_empty() || ids.contains(&m.id))
+    {
         let r = results::collect(&store, m).await?;
         for ((pi, series, metric), a) in &r.values {
             let s = m.series(series).expect("series of the manifest");
@@ -347,12 +396,18 @@ pub async fn export(
     }
     // Sweep order, then series and metric, so exports diff cleanly.
     rows.sort_by(|a, b| {
-        (a.experiment.as_str(), point_order(&manifests, a), a.series.as_str(), a.metric.as_str()).cmp(&(
-            b.experiment.as_str(),
-            point_order(&manifests, b),
-            b.series.as_str(),
-            b.metric.as_str(),
-        ))
+        (
+            a.experiment.as_str(),
+            point_order(&manifests, a),
+            a.series.as_str(),
+            a.metric.as_str(),
+        )
+            .cmp(&(
+                b.experiment.as_str(),
+                point_order(&manifests, b),
+                b.series.as_str(),
+                b.metric.as_str(),
+            ))
     });
     store.close().await;
     Ok(rows)

@@ -29,7 +29,12 @@ struct Cli {
 #[derive(Args, Debug, Clone)]
 struct Common {
     /// Result store: a SQLite file path or sqlite:// URL.
-    #[arg(long, env = "REPRO_STORE", default_value = "results/repro.sqlite", global = true)]
+    #[arg(
+        long,
+        env = "REPRO_STORE",
+        default_value = "results/repro.sqlite",
+        global = true
+    )]
     store: String,
     /// Output folder for figures, tables and index.html.
     #[arg(long, default_value = "results", global = true)]
@@ -137,7 +142,12 @@ fn solver_listing(registry: &Registry) -> String {
             Kind::Analytic => "analytic",
             Kind::Simulation => "simulation",
         };
-        s.push_str(&format!("\n  {} (v{}, {kind}): {}\n", x.name(), x.version(), d.summary));
+        s.push_str(&format!(
+            "\n  {} (v{}, {kind}): {}\n",
+            x.name(),
+            x.version(),
+            d.summary
+        ));
         for p in &d.params {
             s.push_str(&format!("      {:<12} {}\n", p.name, p.doc));
         }
@@ -191,7 +201,9 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 
 fn run_options(run: &RunArgs, common: &Common, verb: &str) -> anyhow::Result<RunOptions> {
     if run.executor == Executor::Slurm {
-        return Err(InputError("the slurm executor is not built yet; use --executor local".into()).into());
+        return Err(
+            InputError("the slurm executor is not built yet; use --executor local".into()).into(),
+        );
     }
     let jobs = match run.jobs {
         Some(0) => return Err(InputError("--jobs must be >= 1".into()).into()),
@@ -204,10 +216,17 @@ fn run_options(run: &RunArgs, common: &Common, verb: &str) -> anyhow::Result<Run
         results_dir: common.results.clone(),
         store: common.store.clone(),
         jobs,
-        fidelity: if run.quick { Fidelity::Quick } else { Fidelity::Full },
+        fidelity: if run.quick {
+            Fidelity::Quick
+        } else {
+            Fidelity::Full
+        },
         force: run.force,
         progress: !run.no_progress && std::io::stderr().is_terminal(),
-        args: format!("{verb} {}", std::env::args().skip(2).collect::<Vec<_>>().join(" ")),
+        args: format!(
+            "{verb} {}",
+            std::env::args().skip(2).collect::<Vec<_>>().join(" ")
+        ),
     })
 }
 
@@ -257,10 +276,18 @@ fn real_main(cli: Cli, registry: &Registry) -> anyhow::Result<i32> {
                 .iter()
                 .filter(|r| r.verdict == "fail" || r.verdict == "inconclusive")
                 .collect();
-            let checked = report.error_measures.iter().filter(|r| r.verdict != "unchecked").count();
+            let checked = report
+                .error_measures
+                .iter()
+                .filter(|r| r.verdict != "unchecked")
+                .count();
             if bad.is_empty() {
                 println!("check passed: {checked} compared points within tolerance");
-                return Ok(if report.exec.failed.is_empty() { exit::OK } else { exit::TASKS_FAILED });
+                return Ok(if report.exec.failed.is_empty() {
+                    exit::OK
+                } else {
+                    exit::TASKS_FAILED
+                });
             }
             println!(
                 "check FAILED: {} of {checked} compared points fail or are inconclusive",
@@ -282,29 +309,40 @@ fn real_main(cli: Cli, registry: &Registry) -> anyhow::Result<i32> {
                     r.point,
                     r.metric,
                     refv,
-                    r.candidate_value.map_or("missing".into(), |v| format!("{v:.6}")),
+                    r.candidate_value
+                        .map_or("missing".into(), |v| format!("{v:.6}")),
                     r.em.map_or("—".into(), |e| format!("{:.3}%", e * 100.0)),
-                    r.tolerance.map_or("—".into(), |t| format!("{:.2}%", t * 100.0)),
+                    r.tolerance
+                        .map_or("—".into(), |t| format!("{:.2}%", t * 100.0)),
                     r.verdict
                 );
             }
             Ok(exit::CHECK_FAILED)
         }
         Command::Report { common } => {
-            let n = runtime()?.block_on(pipeline::report(&common.store, &common.results, registry))?;
+            let n =
+                runtime()?.block_on(pipeline::report(&common.store, &common.results, registry))?;
             eprintln!(
                 "re-rendered {n} experiments into {}",
                 common.results.join("index.html").display()
             );
             Ok(exit::OK)
         }
-        Command::List { solvers, targets, common } => {
+        Command::List {
+            solvers,
+            targets,
+            common,
+        } => {
             if solvers {
                 print!("{}", solver_listing(registry));
                 return Ok(exit::OK);
             }
-            let entries =
-                runtime()?.block_on(pipeline::list(&common.experiments, &targets, &common.store, registry))?;
+            let entries = runtime()?.block_on(pipeline::list(
+                &common.experiments,
+                &targets,
+                &common.store,
+                registry,
+            ))?;
             println!(
                 "{:<28} {:>3} {:>6} {:>14} {:>14}  title",
                 "id", "v", "points", "cached full", "cached quick"
@@ -322,7 +360,11 @@ fn real_main(cli: Cli, registry: &Registry) -> anyhow::Result<i32> {
             }
             Ok(exit::OK)
         }
-        Command::Export { format, ids, common } => {
+        Command::Export {
+            format,
+            ids,
+            common,
+        } => {
             if let ExportFormat::Parquet = format {
                 return Err(InputError(
                     "--format parquet is not built yet (see README: polars is deferred); use --format csv".into(),
@@ -336,7 +378,12 @@ fn real_main(cli: Cli, registry: &Registry) -> anyhow::Result<i32> {
             lock.flush().ok();
             Ok(exit::OK)
         }
-        Command::Solve { solver, params, seed, quick } => {
+        Command::Solve {
+            solver,
+            params,
+            seed,
+            quick,
+        } => {
             let s = registry.get(&solver).ok_or_else(|| {
                 InputError(format!(
                     "unknown solver `{solver}` (known: {}); see `repro list --solvers`",
@@ -348,7 +395,11 @@ fn real_main(cli: Cli, registry: &Registry) -> anyhow::Result<i32> {
             if !value.is_object() {
                 return Err(InputError("--params must be a JSON object".into()).into());
             }
-            let fidelity = if quick { Fidelity::Quick } else { Fidelity::Full };
+            let fidelity = if quick {
+                Fidelity::Quick
+            } else {
+                Fidelity::Full
+            };
             let ctx = TaskContext::new(seed, fidelity);
             let outcome = s
                 .solve(&value, &ctx)

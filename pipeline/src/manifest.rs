@@ -232,7 +232,11 @@ pub fn locate(text: &str, path: &str) -> Option<usize> {
             found = Some(ln);
             continue;
         }
-        let hit = lines.iter().enumerate().skip(from).find(|(_, l)| has_key(l, seg));
+        let hit = lines
+            .iter()
+            .enumerate()
+            .skip(from)
+            .find(|(_, l)| has_key(l, seg));
         let (ln, _) = hit?;
         from = ln;
         found = Some(ln);
@@ -246,7 +250,10 @@ fn has_key(line: &str, key: &str) -> bool {
     while let Some(pos) = code[start..].find(key) {
         let at = start + pos;
         let before_ok = at == 0
-            || matches!(code.as_bytes()[at - 1], b' ' | b'{' | b',' | b'-' | b'\t' | b'"' | b'\'');
+            || matches!(
+                code.as_bytes()[at - 1],
+                b' ' | b'{' | b',' | b'-' | b'\t' | b'"' | b'\''
+            );
         let rest = code[at + key.len()..].trim_start_matches(['"', '\'']);
         if before_ok && rest.trim_start().starts_with(':') {
             return true;
@@ -351,7 +358,11 @@ pub fn canonical_number(f: f64) -> Result<Json, String> {
     }
 }
 
-fn mapping_to_params(ctx: &Ctx, key: &str, m: &Mapping) -> Result<BTreeMap<String, Json>, ManifestError> {
+fn mapping_to_params(
+    ctx: &Ctx,
+    key: &str,
+    m: &Mapping,
+) -> Result<BTreeMap<String, Json>, ManifestError> {
     let mut out = BTreeMap::new();
     for (k, v) in m {
         let k = k
@@ -393,7 +404,9 @@ fn axis_values(ctx: &Ctx, key: &str, v: &Yaml) -> Result<Vec<Json>, ManifestErro
                         .as_f64()
                         .filter(|f| f.is_finite())
                         .map(Some)
-                        .ok_or_else(|| ctx.err(&format!("{key}.{name}"), "must be a finite number")),
+                        .ok_or_else(|| {
+                            ctx.err(&format!("{key}.{name}"), "must be a finite number")
+                        }),
                 }
             };
             let from = num("from")?.ok_or_else(|| ctx.err(key, "a range needs `from`"))?;
@@ -403,7 +416,10 @@ fn axis_values(ctx: &Ctx, key: &str, v: &Yaml) -> Result<Vec<Json>, ManifestErro
                 return Err(ctx.err(&format!("{key}.step"), "must be > 0"));
             }
             if to < from {
-                return Err(ctx.err(key, format!("empty range: `to` ({to}) is below `from` ({from})")));
+                return Err(ctx.err(
+                    key,
+                    format!("empty range: `to` ({to}) is below `from` ({from})"),
+                ));
             }
             let count = ((to - from) / step + 1e-9).floor() as usize + 1;
             if count > 100_000 {
@@ -414,12 +430,19 @@ fn axis_values(ctx: &Ctx, key: &str, v: &Yaml) -> Result<Vec<Json>, ManifestErro
                 .map(|i| {
                     let x = from + step * i as f64;
                     // Round away accumulated binary noise (0.1 + 0.2 ...) to 12 significant digits.
-                    let x = if integral { x } else { format!("{x:.12e}").parse().unwrap_or(x) };
+                    let x = if integral {
+                        x
+                    } else {
+                        format!("{x:.12e}").parse().unwrap_or(x)
+                    };
                     canonical_number(x).map_err(|e| ctx.err(key, e))
                 })
                 .collect()
         }
-        _ => Err(ctx.err(key, "a sweep axis is a list of values, a range {from, to, step} or {zip: {...}}")),
+        _ => Err(ctx.err(
+            key,
+            "a sweep axis is a list of values, a range {from, to, step} or {zip: {...}}",
+        )),
     }
 }
 
@@ -473,7 +496,11 @@ fn expand_sweep(ctx: &Ctx, sweep: &Mapping) -> Result<(Vec<String>, Vec<Point>),
             }
             let mut alts = Vec::with_capacity(len);
             for i in 0..len {
-                alts.push(cols.iter().map(|(n, v)| (n.clone(), v[i].clone())).collect());
+                alts.push(
+                    cols.iter()
+                        .map(|(n, v)| (n.clone(), v[i].clone()))
+                        .collect(),
+                );
             }
             axes.extend(cols.iter().map(|(n, _)| n.clone()));
             entries.push(alts);
@@ -532,7 +559,8 @@ pub fn load(path: &Path, registry: &Registry) -> Result<Manifest, ManifestError>
 /// Parses and validates manifest `text` (reported as coming from `path`).
 pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, ManifestError> {
     let ctx = Ctx { file: path, text };
-    let raw: RawManifest = serde_yaml::from_str(text).map_err(|e| yaml_error(path, text, &e, ""))?;
+    let raw: RawManifest =
+        serde_yaml::from_str(text).map_err(|e| yaml_error(path, text, &e, ""))?;
 
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
     if raw.id.trim().is_empty() {
@@ -548,7 +576,10 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
     if !stem.is_empty() && stem != raw.id {
         return Err(ctx.err(
             "id",
-            format!("`{}` does not match the file name `{stem}` (file name = id)", raw.id),
+            format!(
+                "`{}` does not match the file name `{stem}` (file name = id)",
+                raw.id
+            ),
         ));
     }
     if raw.version < 1 {
@@ -622,13 +653,19 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
             if !names.contains(v.as_str()) {
                 return Err(ctx.err(
                     &format!("compare.{i}.{field}"),
-                    format!("no series named `{v}` (series: {})", names.iter().copied().collect::<Vec<_>>().join(", ")),
+                    format!(
+                        "no series named `{v}` (series: {})",
+                        names.iter().copied().collect::<Vec<_>>().join(", ")
+                    ),
                 ));
             }
         }
         if let Some(t) = c.tolerance {
             if !(t.is_finite() && t >= 0.0) {
-                return Err(ctx.err(&format!("compare.{i}.tolerance"), "must be a finite number >= 0"));
+                return Err(ctx.err(
+                    &format!("compare.{i}.tolerance"),
+                    "must be a finite number >= 0",
+                ));
             }
         }
     }
@@ -647,7 +684,10 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
             }
         }
         if f.series.is_empty() {
-            return Err(ctx.err(&format!("{key}.series"), "a figure needs at least one series"));
+            return Err(ctx.err(
+                &format!("{key}.series"),
+                "a figure needs at least one series",
+            ));
         }
         let y = match &f.y {
             OneOrMany::One(s) => vec![s.clone()],
@@ -670,7 +710,10 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
     for (i, t) in raw.tables.iter().enumerate() {
         for s in &t.series {
             if !names.contains(s.as_str()) {
-                return Err(ctx.err(&format!("tables.{i}.series"), format!("no series named `{s}`")));
+                return Err(ctx.err(
+                    &format!("tables.{i}.series"),
+                    format!("no series named `{s}`"),
+                ));
             }
         }
         if t.kind == TableKind::ErrorMeasures && raw.compare.is_empty() {

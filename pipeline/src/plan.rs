@@ -74,7 +74,9 @@ fn sha_hex(s: &str) -> String {
 /// Seed of replication `r` of a simulation task: derived from the solver, the
 /// parameters, the series' base seed and r, so every point gets its own stream.
 pub fn derive_seed(solver: &str, params: &str, base_seed: u64, replication: u32) -> u64 {
-    let h = Sha256::digest(format!("seed\x1f{solver}\x1f{params}\x1f{base_seed}\x1f{replication}").as_bytes());
+    let h = Sha256::digest(
+        format!("seed\x1f{solver}\x1f{params}\x1f{base_seed}\x1f{replication}").as_bytes(),
+    );
     // Keep seeds within i64 so the store holds them exactly.
     u64::from_le_bytes(h[..8].try_into().expect("8 bytes")) >> 1
 }
@@ -170,7 +172,11 @@ series:
     fn tasks_keys_and_sharing() {
         let r = Registry::with_all();
         let a = load(M, "a.yaml");
-        let b = load(&M.replace("id: a", "id: b").replace("the model", "another label"), "b.yaml");
+        let b = load(
+            &M.replace("id: a", "id: b")
+                .replace("the model", "another label"),
+            "b.yaml",
+        );
         let p = plan(&[a.clone(), b], &r, Fidelity::Full);
         // 2 points × (1 model + 3 replications), shared between a and b.
         assert_eq!(p.tasks.len(), 8);
@@ -179,7 +185,11 @@ series:
         assert_eq!(q.tasks.len(), 6);
         // Analytic tasks are shared between profiles; simulations are not.
         let full_keys: Vec<_> = p.tasks.iter().map(|t| &t.key).collect();
-        let shared = q.tasks.iter().filter(|t| full_keys.contains(&&t.key)).count();
+        let shared = q
+            .tasks
+            .iter()
+            .filter(|t| full_keys.contains(&&t.key))
+            .count();
         assert_eq!(shared, 2);
         let sim = q.tasks.iter().find(|t| t.kind == Kind::Simulation).unwrap();
         assert_eq!(sim.params["batch_len"], json!(100));
@@ -201,8 +211,16 @@ series:
         let r = Registry::with_all();
         let a = load(M, "a.yaml");
         let b = load(&M.replace("n: 12", "n: 12.0"), "a.yaml");
-        let ka: Vec<_> = plan(&[a], &r, Fidelity::Full).tasks.into_iter().map(|t| t.key).collect();
-        let kb: Vec<_> = plan(&[b], &r, Fidelity::Full).tasks.into_iter().map(|t| t.key).collect();
+        let ka: Vec<_> = plan(&[a], &r, Fidelity::Full)
+            .tasks
+            .into_iter()
+            .map(|t| t.key)
+            .collect();
+        let kb: Vec<_> = plan(&[b], &r, Fidelity::Full)
+            .tasks
+            .into_iter()
+            .map(|t| t.key)
+            .collect();
         assert_eq!(ka, kb);
     }
 }

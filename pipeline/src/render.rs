@@ -3,8 +3,8 @@
 use crate::results::ExperimentResults;
 use anyhow::Context;
 use reports::{
-    EmSummaryLine, Figure, FigureSeries, Index, IndexExperiment, IndexFigure, IndexTable, SeriesStyle, Table,
-    Value,
+    EmSummaryLine, Figure, FigureSeries, Index, IndexExperiment, IndexFigure, IndexTable,
+    SeriesStyle, Table, Value,
 };
 use solvers::{Kind, Registry};
 use std::path::Path;
@@ -14,7 +14,10 @@ fn fmt_num(x: f64) -> String {
     if x == 0.0 {
         "0".into()
     } else if x.abs() >= 1e-3 && x.abs() < 1e6 {
-        format!("{:.6}", x).trim_end_matches('0').trim_end_matches('.').to_string()
+        format!("{:.6}", x)
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
     } else {
         format!("{x:.4e}")
     }
@@ -74,7 +77,11 @@ pub fn figures(r: &ExperimentResults, registry: &Registry) -> Vec<Figure> {
                             Some((x, v))
                         })
                         .collect();
-                    series.push(FigureSeries { label, style, points });
+                    series.push(FigureSeries {
+                        label,
+                        style,
+                        points,
+                    });
                 }
             }
             Figure {
@@ -92,9 +99,9 @@ pub fn figures(r: &ExperimentResults, registry: &Registry) -> Vec<Figure> {
 pub fn em_summary(rows: &[ErrorMeasureRow]) -> Vec<EmSummaryLine> {
     let mut out: Vec<EmSummaryLine> = Vec::new();
     for row in rows {
-        let pos = out
-            .iter()
-            .position(|l| l.metric == row.metric && l.reference == row.reference && l.candidate == row.candidate);
+        let pos = out.iter().position(|l| {
+            l.metric == row.metric && l.reference == row.reference && l.candidate == row.candidate
+        });
         let i = match pos {
             Some(i) => i,
             None => {
@@ -122,7 +129,9 @@ pub fn em_summary(rows: &[ErrorMeasureRow]) -> Vec<EmSummaryLine> {
     for l in &mut out {
         let ems: Vec<Option<f64>> = rows
             .iter()
-            .filter(|r| r.metric == l.metric && r.reference == l.reference && r.candidate == l.candidate)
+            .filter(|r| {
+                r.metric == l.metric && r.reference == l.reference && r.candidate == l.candidate
+            })
             .map(|r| r.em)
             .collect();
         let (mean, max) = reports::em::summarise(&ems);
@@ -140,8 +149,15 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> Vec<Table> {
         match t.kind {
             crate::manifest::TableKind::ErrorMeasures => {
                 let header = [
-                    "point", "metric", "reference", "reference value (±95% CI)", "candidate", "candidate value",
-                    "EM", "tolerance", "verdict",
+                    "point",
+                    "metric",
+                    "reference",
+                    "reference value (±95% CI)",
+                    "candidate",
+                    "candidate value",
+                    "EM",
+                    "tolerance",
+                    "verdict",
                 ]
                 .map(String::from)
                 .to_vec();
@@ -156,7 +172,8 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> Vec<Table> {
                             e.candidate.clone(),
                             fmt_val(e.candidate_value, None),
                             fmt_pct(e.em),
-                            e.tolerance.map_or("—".into(), |t| format!("{:.3}%", t * 100.0)),
+                            e.tolerance
+                                .map_or("—".into(), |t| format!("{:.3}%", t * 100.0)),
                             e.verdict.clone(),
                         ]
                     })
@@ -177,7 +194,13 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> Vec<Table> {
                         )
                     })
                     .collect();
-                out.push(Table { id: t.id.clone(), title, header, rows, notes });
+                out.push(Table {
+                    id: t.id.clone(),
+                    title,
+                    header,
+                    rows,
+                    notes,
+                });
             }
             crate::manifest::TableKind::Values => {
                 let series: Vec<String> = if t.series.is_empty() {
@@ -217,7 +240,13 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> Vec<Table> {
                         row
                     })
                     .collect();
-                out.push(Table { id: t.id.clone(), title, header, rows, notes: Vec::new() });
+                out.push(Table {
+                    id: t.id.clone(),
+                    title,
+                    header,
+                    rows,
+                    notes: Vec::new(),
+                });
             }
         }
     }
@@ -266,7 +295,8 @@ fn build(
     let mut index_tabs = Vec::new();
     for t in tables(r, ems) {
         if let Some(dir) = results_dir {
-            reports::write_table(&t, &dir.join("tables")).with_context(|| format!("writing table {}", t.id))?;
+            reports::write_table(&t, &dir.join("tables"))
+                .with_context(|| format!("writing table {}", t.id))?;
         }
         index_tabs.push(IndexTable {
             id: t.id.clone(),
@@ -279,7 +309,11 @@ fn build(
     let sims: Vec<&crate::manifest::Series> = m
         .series
         .iter()
-        .filter(|s| registry.get(&s.solver).is_some_and(|x| x.kind() == Kind::Simulation))
+        .filter(|s| {
+            registry
+                .get(&s.solver)
+                .is_some_and(|x| x.kind() == Kind::Simulation)
+        })
         .collect();
     let mut provenance = vec![
         ("manifest".to_string(), m.path.display().to_string()),
@@ -288,7 +322,10 @@ fn build(
         ("tasks".to_string(), r.tasks.len().to_string()),
         (
             "task wall time (sum)".to_string(),
-            format!("{:.3} s", r.tasks.values().map(|t| t.wall_ms).sum::<f64>() / 1e3),
+            format!(
+                "{:.3} s",
+                r.tasks.values().map(|t| t.wall_ms).sum::<f64>() / 1e3
+            ),
         ),
     ];
     for s in &m.series {

@@ -60,7 +60,11 @@ fn combine(reps: &[&TaskRecord], metric: &str) -> Option<Agg> {
         .collect::<Option<_>>()?;
     if vals.len() == 1 {
         let (value, half_width, n) = vals[0];
-        return Some(Agg { value, half_width, n });
+        return Some(Agg {
+            value,
+            half_width,
+            n,
+        });
     }
     let xs: Vec<f64> = vals.iter().map(|v| v.0).collect();
     let (mean, hw) = ci95(&xs);
@@ -100,7 +104,11 @@ pub async fn collect(store: &Store, manifest: &Manifest) -> anyhow::Result<Exper
     let mut status = BTreeMap::new();
     for ((pi, series), ks) in &by_cell {
         let recs: Vec<&TaskRecord> = ks.iter().filter_map(|k| tasks.get(k)).collect();
-        let done: Vec<&TaskRecord> = recs.iter().copied().filter(|t| t.status == "done").collect();
+        let done: Vec<&TaskRecord> = recs
+            .iter()
+            .copied()
+            .filter(|t| t.status == "done")
+            .collect();
         let st = if recs.len() < ks.len() {
             "missing"
         } else if recs.iter().any(|t| t.status == "failed") {
@@ -114,7 +122,10 @@ pub async fn collect(store: &Store, manifest: &Manifest) -> anyhow::Result<Exper
         if st != "done" {
             continue;
         }
-        let mut names: Vec<&str> = done.iter().flat_map(|t| t.metrics.iter().map(|m| m.name.as_str())).collect();
+        let mut names: Vec<&str> = done
+            .iter()
+            .flat_map(|t| t.metrics.iter().map(|m| m.name.as_str()))
+            .collect();
         names.sort();
         names.dedup();
         for name in names {

@@ -5,7 +5,10 @@ use std::process::Command;
 
 #[test]
 fn help_lists_the_commands() {
-    let out = Command::new(env!("CARGO_BIN_EXE_repro")).arg("--help").output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_repro"))
+        .arg("--help")
+        .output()
+        .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     for verb in ["run", "check", "report", "list", "export", "solve"] {

@@ -9,7 +9,13 @@ use std::hint::black_box;
 
 fn ctmc(c: &mut Criterion) {
     for nm in [4usize, 12] {
-        let p = Credit { lambda: 5.0, mu1: 6.0, mu2: 8.0, n: nm, m: nm };
+        let p = Credit {
+            lambda: 5.0,
+            mu1: 6.0,
+            mu2: 8.0,
+            n: nm,
+            m: nm,
+        };
         c.bench_function(&format!("credit.ctmc n=m={nm}"), |b| {
             b.iter(|| solve_credit_ctmc(black_box(&p)).unwrap())
         });

@@ -47,7 +47,10 @@ fn run_produces_figures_tables_index_and_store_and_a_rerun_executes_nothing() {
 fn check_passes_on_every_shipped_manifest() {
     let dir = tempfile::tempdir().unwrap();
     let exp = shipped_experiments();
-    let o = repro(dir.path(), &["check", "--quick", "--experiments", exp.to_str().unwrap()]);
+    let o = repro(
+        dir.path(),
+        &["check", "--quick", "--experiments", exp.to_str().unwrap()],
+    );
     let out = stdout(&o);
     assert!(o.status.success(), "check failed:\n{out}\n{}", stderr(&o));
     assert!(out.contains("check passed"), "{out}");
@@ -91,15 +94,33 @@ fn check_exits_1_and_tabulates_failing_and_inconclusive_points() {
 #[test]
 fn malformed_manifests_give_file_line_and_key_without_panicking() {
     let cases: [(&str, &str, &str); 5] = [
-        ("version: 1", "version: 1\nfigure_colour: red", "bad.yaml:5: key `figure_colour`"),
-        ("solver: credit.ctmc }", "solver: credit.ctm }", "bad.yaml:8: key `series.a.solver`: unknown solver"),
+        (
+            "version: 1",
+            "version: 1\nfigure_colour: red",
+            "bad.yaml:5: key `figure_colour`",
+        ),
+        (
+            "solver: credit.ctmc }",
+            "solver: credit.ctm }",
+            "bad.yaml:8: key `series.a.solver`: unknown solver",
+        ),
         ("version: 1", "version: first", "bad.yaml:4"),
-        ("sweep: { n: [4, 8] }", "sweep: { n: [] }", "key `sweep.n`: empty list"),
-        ("params: { batch_len: 2000 }", "params: { batch_len: 2000 ", "bad.yaml:"),
+        (
+            "sweep: { n: [4, 8] }",
+            "sweep: { n: [] }",
+            "key `sweep.n`: empty list",
+        ),
+        (
+            "params: { batch_len: 2000 }",
+            "params: { batch_len: 2000 ",
+            "bad.yaml:",
+        ),
     ];
     for (from, to, expect) in cases {
         let p = project(&[]);
-        let text = TWO_MODELS.replace("id: impossible", "id: bad").replacen(from, to, 1);
+        let text = TWO_MODELS
+            .replace("id: impossible", "id: bad")
+            .replacen(from, to, 1);
         write_manifest(p.path(), "bad", &text);
         let o = repro(p.path(), &["run", "--quick"]);
         let err = stderr(&o);
@@ -107,14 +128,21 @@ fn malformed_manifests_give_file_line_and_key_without_panicking() {
         assert!(err.contains(expect), "expected `{expect}` in:\n{err}");
         assert!(!err.contains("panicked"), "{err}");
         assert!(err.contains("nothing was run"), "{err}");
-        assert!(!p.path().join("results").join("repro.sqlite").exists(), "a task ran before validation");
+        assert!(
+            !p.path().join("results").join("repro.sqlite").exists(),
+            "a task ran before validation"
+        );
     }
 }
 
 #[test]
 fn every_manifest_is_validated_before_any_task_runs() {
     let p = project(&["yan-credit-both"]);
-    write_manifest(p.path(), "zz-bad", "id: zz-bad\ntitle: x\nversion: 1\nseries: {}\n");
+    write_manifest(
+        p.path(),
+        "zz-bad",
+        "id: zz-bad\ntitle: x\nversion: 1\nseries: {}\n",
+    );
     let o = repro(p.path(), &["run", "--quick"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("zz-bad.yaml"));
@@ -138,7 +166,11 @@ fn a_failed_task_prints_the_command_that_reruns_it() {
     let json = line.split('\'').nth(1).unwrap();
     let again = repro(p.path(), &["solve", "credit.ctmc", "--params", json]);
     assert_eq!(again.status.code(), Some(2));
-    assert!(stderr(&again).contains("parameter `n`: must be >= 1"), "{}", stderr(&again));
+    assert!(
+        stderr(&again).contains("parameter `n`: must be >= 1"),
+        "{}",
+        stderr(&again)
+    );
     // The good points were stored and rendered anyway.
     assert!(p.path().join("results/figures/impossible-L1.png").is_file());
 }
@@ -170,14 +202,27 @@ fn export_is_tidy_with_both_zipped_axes_in_point() {
     );
     let model_l1 = out
         .lines()
-        .find(|l| l.contains(",model,credit.ctmc,") && l.contains("\"{\"\"m\"\":4,\"\"n\"\":4}\"") && l.contains(",L1,"))
+        .find(|l| {
+            l.contains(",model,credit.ctmc,")
+                && l.contains("\"{\"\"m\"\":4,\"\"n\"\":4}\"")
+                && l.contains(",L1,")
+        })
         .unwrap_or_else(|| panic!("no model L1 row at n = m = 4:\n{out}"));
     let value: f64 = model_l1.split(',').nth(7).unwrap().parse().unwrap();
     assert!((value - 1.7228).abs() < 1e-4, "{model_l1}");
-    let sim_row = out.lines().find(|l| l.contains(",sim,credit.sim,") && l.contains(",L1,")).unwrap();
+    let sim_row = out
+        .lines()
+        .find(|l| l.contains(",sim,credit.sim,") && l.contains(",L1,"))
+        .unwrap();
     let cols: Vec<&str> = sim_row.rsplitn(3, ',').collect();
-    assert!(!cols[1].is_empty() && cols[0] == "10", "half_width and n of a simulation: {sim_row}");
-    let bad = repro(p.path(), &["export", "--format", "csv", "no-such-experiment"]);
+    assert!(
+        !cols[1].is_empty() && cols[0] == "10",
+        "half_width and n of a simulation: {sim_row}"
+    );
+    let bad = repro(
+        p.path(),
+        &["export", "--format", "csv", "no-such-experiment"],
+    );
     assert_eq!(bad.status.code(), Some(2));
 }
 
@@ -212,7 +257,15 @@ series:
         }
         let l = repro(p.path(), &["list"]);
         if let Some(line) = stdout(&l).lines().find(|l| l.starts_with("slow ")) {
-            let cached: usize = line.split_whitespace().nth(4).unwrap().split('/').next().unwrap().parse().unwrap();
+            let cached: usize = line
+                .split_whitespace()
+                .nth(4)
+                .unwrap()
+                .split('/')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
             if cached >= 1 {
                 cached_before = cached;
                 break;
@@ -222,12 +275,18 @@ series:
     child.kill().unwrap();
     let status = child.wait().unwrap();
     assert!(cached_before >= 1, "no task finished within 60 s");
-    assert!(!status.success(), "the run finished before it could be killed; make it slower");
+    assert!(
+        !status.success(),
+        "the run finished before it could be killed; make it slower"
+    );
     let again = ok(&repro(p.path(), &["run", "--quick", "--jobs", "2"]));
     let (total, cached, run, failed) = summary(&again);
     assert_eq!(total, 8);
     assert!(cached >= cached_before, "{again}");
-    assert!(cached < 8, "everything was cached: the kill came too late to test resuming");
+    assert!(
+        cached < 8,
+        "everything was cached: the kill came too late to test resuming"
+    );
     assert_eq!((run, failed), (8 - cached, 0));
 }
 
@@ -253,7 +312,10 @@ fn a_store_from_a_newer_repro_is_refused() {
     let o = repro(p.path(), &["run", "--quick"]);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
-    assert!(err.contains("schema version 99") && err.contains("newer"), "{err}");
+    assert!(
+        err.contains("schema version 99") && err.contains("newer"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -261,7 +323,12 @@ fn solve_prints_json_metrics() {
     let dir = tempfile::tempdir().unwrap();
     let o = repro(
         dir.path(),
-        &["solve", "credit.ctmc", "--params", r#"{"lambda":5,"mu1":6,"mu2":8,"n":12,"m":2}"#],
+        &[
+            "solve",
+            "credit.ctmc",
+            "--params",
+            r#"{"lambda":5,"mu1":6,"mu2":8,"n":12,"m":2}"#,
+        ],
     );
     ok(&o);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
@@ -270,12 +337,23 @@ fn solve_prints_json_metrics() {
 
     let o = repro(
         dir.path(),
-        &["solve", "credit.sim", "--quick", "--seed", "3", "--params", r#"{"lambda":5,"mu1":6,"mu2":8,"n":4,"m":4}"#],
+        &[
+            "solve",
+            "credit.sim",
+            "--quick",
+            "--seed",
+            "3",
+            "--params",
+            r#"{"lambda":5,"mu1":6,"mu2":8,"n":4,"m":4}"#,
+        ],
     );
     ok(&o);
     let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
     let l1 = &v["metrics"]["L1"];
-    assert!(l1["value"].as_f64().is_some() && l1["half_width"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(
+        l1["value"].as_f64().is_some() && l1["half_width"].as_f64().unwrap() > 0.0,
+        "{v}"
+    );
     assert_eq!(v["seed"], 3);
 }
 
@@ -283,20 +361,69 @@ fn solve_prints_json_metrics() {
 fn bad_solver_parameters_and_flags_are_clean_errors() {
     let dir = tempfile::tempdir().unwrap();
     let cases: [(&[&str], &str); 8] = [
-        (&["solve", "credit.ctmc", "--params", r#"{"lambda":-5,"mu1":6,"mu2":8,"n":12,"m":2}"#], "parameter `lambda`: must be > 0"),
-        (&["solve", "credit.ctmc", "--params", r#"{"lambda":5,"mu1":0,"mu2":8,"n":12,"m":2}"#], "parameter `mu1`: must be > 0"),
-        (&["solve", "credit.ctmc", "--params", r#"{"lambda":5,"mu1":6,"mu2":8,"n":0,"m":2}"#], "parameter `n`: must be >= 1"),
-        (&["solve", "credit.ctmc", "--params", r#"{"lambda":5,"mu1":6,"mu2":8,"n":2.5,"m":2}"#], "parameter `n`: must be a whole number"),
-        (&["solve", "credit.ctmc", "--params", r#"{"lambda":"NaN","mu1":6,"mu2":8,"n":2,"m":2}"#], "invalid type"),
-        (&["solve", "credit.ctmc", "--params", "{not json"], "not valid JSON"),
-        (&["solve", "credit.nope", "--params", "{}"], "unknown solver `credit.nope`"),
+        (
+            &[
+                "solve",
+                "credit.ctmc",
+                "--params",
+                r#"{"lambda":-5,"mu1":6,"mu2":8,"n":12,"m":2}"#,
+            ],
+            "parameter `lambda`: must be > 0",
+        ),
+        (
+            &[
+                "solve",
+                "credit.ctmc",
+                "--params",
+                r#"{"lambda":5,"mu1":0,"mu2":8,"n":12,"m":2}"#,
+            ],
+            "parameter `mu1`: must be > 0",
+        ),
+        (
+            &[
+                "solve",
+                "credit.ctmc",
+                "--params",
+                r#"{"lambda":5,"mu1":6,"mu2":8,"n":0,"m":2}"#,
+            ],
+            "parameter `n`: must be >= 1",
+        ),
+        (
+            &[
+                "solve",
+                "credit.ctmc",
+                "--params",
+                r#"{"lambda":5,"mu1":6,"mu2":8,"n":2.5,"m":2}"#,
+            ],
+            "parameter `n`: must be a whole number",
+        ),
+        (
+            &[
+                "solve",
+                "credit.ctmc",
+                "--params",
+                r#"{"lambda":"NaN","mu1":6,"mu2":8,"n":2,"m":2}"#,
+            ],
+            "invalid type",
+        ),
+        (
+            &["solve", "credit.ctmc", "--params", "{not json"],
+            "not valid JSON",
+        ),
+        (
+            &["solve", "credit.nope", "--params", "{}"],
+            "unknown solver `credit.nope`",
+        ),
         (&["run", "--jobs", "0"], "--jobs must be >= 1"),
     ];
     for (args, expect) in cases {
         let o = repro(dir.path(), args);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert!(err.contains(expect), "{args:?}: expected `{expect}` in {err}");
+        assert!(
+            err.contains(expect),
+            "{args:?}: expected `{expect}` in {err}"
+        );
         assert!(!err.contains("panicked"), "{err}");
     }
     let o = repro(dir.path(), &["run", "--no-such-flag"]);
@@ -312,7 +439,12 @@ fn help_documents_the_solvers() {
     let o = repro(dir.path(), &["solve", "--help"]);
     let out = stdout(&o);
     ok(&o);
-    for s in ["credit.ctmc", "credit.sim", "lambda", "metrics: L1, L2, L, T, R, P_block"] {
+    for s in [
+        "credit.ctmc",
+        "credit.sim",
+        "lambda",
+        "metrics: L1, L2, L, T, R, P_block",
+    ] {
         assert!(out.contains(s), "solve --help lacks `{s}`");
     }
     let o = repro(dir.path(), &["list", "--solvers"]);

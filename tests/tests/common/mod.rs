@@ -10,7 +10,10 @@ pub fn repro_bin() -> PathBuf {
         return PathBuf::from(p);
     }
     let exe = std::env::current_exe().expect("test executable path");
-    let profile_dir = exe.parent().and_then(Path::parent).expect("target/<profile>");
+    let profile_dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("target/<profile>");
     let bin = profile_dir.join(format!("repro{}", std::env::consts::EXE_SUFFIX));
     assert!(
         bin.is_file(),
@@ -22,7 +25,9 @@ pub fn repro_bin() -> PathBuf {
 
 /// The repository's `experiments/` folder.
 pub fn shipped_experiments() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("experiments")
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("experiments")
 }
 
 /// A scratch project folder with an `experiments/` holding the given shipped manifests.
@@ -31,7 +36,11 @@ pub fn project(manifests: &[&str]) -> tempfile::TempDir {
     let exp = dir.path().join("experiments");
     std::fs::create_dir_all(&exp).unwrap();
     for m in manifests {
-        std::fs::copy(shipped_experiments().join(format!("{m}.yaml")), exp.join(format!("{m}.yaml"))).unwrap();
+        std::fs::copy(
+            shipped_experiments().join(format!("{m}.yaml")),
+            exp.join(format!("{m}.yaml")),
+        )
+        .unwrap();
     }
     dir
 }

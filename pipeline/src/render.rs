@@ -10,18 +10,7 @@ use solvers::{Kind, Registry};
 use std::path::Path;
 use store::ErrorMeasureRow;
 
-fn fmt_num(x: f64) -> String {
-    if x == 0.0 {
-        "0".into()
-    } else if x.abs() >= 1e-3 && x.abs() < 1e6 {
-        format!("{:.6}", x)
-            .trim_end_matches('0')
-            .trim_end_matches('.')
-            .to_string()
-    } else {
-        format!("{x:.4e}")
-    }
-}
+use reports::{format_em as fmt_pct, format_percent, format_tick as fmt_num};
 
 fn fmt_val(v: Option<f64>, hw: Option<f64>) -> String {
     match (v, hw) {
@@ -29,10 +18,6 @@ fn fmt_val(v: Option<f64>, hw: Option<f64>) -> String {
         (Some(v), _) => fmt_num(v),
         (None, _) => "—".into(),
     }
-}
-
-fn fmt_pct(e: Option<f64>) -> String {
-    e.map_or("—".into(), |e| format!("{:.3}%", e * 100.0))
 }
 
 /// The point's axis values as "n=4, m=4".
@@ -172,8 +157,7 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> Vec<Table> {
                             e.candidate.clone(),
                             fmt_val(e.candidate_value, None),
                             fmt_pct(e.em),
-                            e.tolerance
-                                .map_or("—".into(), |t| format!("{:.3}%", t * 100.0)),
+                            e.tolerance.map_or("—".into(), format_percent),
                             e.verdict.clone(),
                         ]
                     })

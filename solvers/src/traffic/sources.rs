@@ -84,17 +84,8 @@ impl Mmpp2Source {
         lambda2: f64,
         mut rng: Stream,
     ) -> Result<Self, SolveError> {
-        use crate::params::{non_negative, positive};
-        positive("phi1", phi1)?;
-        positive("phi2", phi2)?;
-        non_negative("lambda1", lambda1)?;
-        non_negative("lambda2", lambda2)?;
-        if lambda1 + lambda2 <= 0.0 {
-            return Err(SolveError::param(
-                "lambda1",
-                "lambda1 and lambda2 must not both be 0 (no arrivals)",
-            ));
-        }
+        // One validation for the analytic and the simulated MMPP.
+        crate::traffic::mmpp::Mmpp2::new(phi1, phi2, lambda1, lambda2)?;
         let p1 = phi2 / (phi1 + phi2);
         let phase = if rng.uniform() < p1 { 0 } else { 1 };
         let phi = [phi1, phi2];

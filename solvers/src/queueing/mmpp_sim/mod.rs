@@ -50,16 +50,8 @@ struct Mmpp {
 
 impl Mmpp {
     fn validated(phi1: f64, phi2: f64, lambda1: f64, lambda2: f64) -> Result<Self, SolveError> {
-        positive("phi1", phi1)?;
-        positive("phi2", phi2)?;
-        non_negative("lambda1", lambda1)?;
-        non_negative("lambda2", lambda2)?;
-        if lambda1 + lambda2 <= 0.0 {
-            return Err(SolveError::param(
-                "lambda1",
-                "lambda1 and lambda2 must not both be 0",
-            ));
-        }
+        // The same rules as the analytic twins.
+        crate::traffic::mmpp::Mmpp2::new(phi1, phi2, lambda1, lambda2)?;
         Ok(Mmpp {
             phi1,
             phi2,

@@ -29,6 +29,8 @@ pub struct ExecSummary {
     pub cached: usize,
     pub executed: usize,
     pub saturated: usize,
+    /// Points where a model is undefined (e.g. a printed formula leaves its domain).
+    pub undefined: usize,
     /// Failed tasks with their error text.
     pub failed: Vec<(Task, String)>,
     pub cancelled: bool,
@@ -82,8 +84,9 @@ fn record(task: &Task, result: &Result<Outcome, SolveError>, wall_ms: f64) -> Ta
             match o.status {
                 Status::Ok => "done",
                 Status::Saturated => "saturated",
+                Status::Undefined => "undefined",
             },
-            None,
+            o.note.clone(),
             o.metrics
                 .iter()
                 .map(|(k, m)| MetricRow {
@@ -222,8 +225,10 @@ pub async fn execute(
                 match result {
                     Ok(o) => {
                         done_n += 1;
-                        if o.status == Status::Saturated {
-                            summary.saturated += 1;
+                        match o.status {
+                            Status::Saturated => summary.saturated += 1,
+                            Status::Undefined => summary.undefined += 1,
+                            Status::Ok => {}
                         }
                     }
                     Err(e) => {

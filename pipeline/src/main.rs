@@ -233,11 +233,12 @@ fn run_options(run: &RunArgs, common: &Common, verb: &str) -> anyhow::Result<Run
 fn print_run_summary(r: &pipeline::RunReport, results: &std::path::Path) {
     let e = &r.exec;
     eprintln!(
-        "{} tasks: {} cached, {} run ({} saturated), {} failed in {:.2} s; results in {}",
+        "{} tasks: {} cached, {} run ({} saturated, {} undefined), {} failed in {:.2} s; results in {}",
         e.total,
         e.cached,
         e.executed,
         e.saturated,
+        e.undefined,
         e.failed.len(),
         e.wall.as_secs_f64(),
         results.join("index.html").display()

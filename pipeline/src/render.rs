@@ -216,20 +216,44 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> Vec<Table> {
                             .map(|a| p.values.get(a).map_or("—".into(), |v| v.to_string()))
                             .collect();
                         for s in &series {
+                            let st = r
+                                .status
+                                .get(&(p.index, s.clone()))
+                                .map_or("missing", String::as_str);
                             for k in &metrics {
-                                let a = r.get(p.index, s, k);
-                                row.push(fmt_val(a.map(|a| a.value), a.and_then(|a| a.half_width)));
+                                row.push(match st {
+                                    "done" => {
+                                        let a = r.get(p.index, s, k);
+                                        fmt_val(a.map(|a| a.value), a.and_then(|a| a.half_width))
+                                    }
+                                    other => other.to_string(),
+                                });
                             }
                         }
                         row
                     })
                     .collect();
+                // Where a series has no value, say why, point by point.
+                let mut notes = Vec::new();
+                for p in &m.points {
+                    for s in &series {
+                        let key = (p.index, s.clone());
+                        let st = r.status.get(&key).map_or("missing", String::as_str);
+                        if st != "done" {
+                            let why = r
+                                .reasons
+                                .get(&key)
+                                .map_or(String::new(), |w| format!(": {w}"));
+                            notes.push(format!("{} — `{s}` {st}{why}", point_label(&p.json())));
+                        }
+                    }
+                }
                 out.push(Table {
                     id: t.id.clone(),
                     title,
                     header,
                     rows,
-                    notes: Vec::new(),
+                    notes,
                 });
             }
         }
@@ -338,6 +362,16 @@ fn build(
                 seeds.join(", "),
                 if recs.len() > 3 { ", …" } else { "" }
             ));
+        }
+        for st in ["undefined", "saturated", "failed", "missing"] {
+            let n = r
+                .status
+                .iter()
+                .filter(|((_, sn), v)| *sn == s.name && v.as_str() == st)
+                .count();
+            if n > 0 {
+                line.push_str(&format!("; {st} at {n} of {} points", m.points.len()));
+            }
         }
         provenance.push((format!("series {}", s.name), line));
     }

@@ -22,8 +22,10 @@ pub struct ExperimentResults {
     pub manifest: Manifest,
     /// (point index, series, metric) -> value.
     pub values: BTreeMap<(usize, String, String), Agg>,
-    /// (point index, series) -> "done" | "saturated" | "failed" | "missing" | "partial".
+    /// (point index, series) -> "done" | "saturated" | "undefined" | "failed" | "missing".
     pub status: BTreeMap<(usize, String), String>,
+    /// (point index, series) -> why it is undefined or failed (first replication's reason).
+    pub reasons: BTreeMap<(usize, String), String>,
     /// Task records used, by key.
     pub tasks: BTreeMap<String, TaskRecord>,
     /// (point index, series) -> task keys (one per replication).
@@ -102,6 +104,7 @@ pub async fn collect(store: &Store, manifest: &Manifest) -> anyhow::Result<Exper
     }
     let mut values = BTreeMap::new();
     let mut status = BTreeMap::new();
+    let mut reasons = BTreeMap::new();
     for ((pi, series), ks) in &by_cell {
         let recs: Vec<&TaskRecord> = ks.iter().filter_map(|k| tasks.get(k)).collect();
         let done: Vec<&TaskRecord> = recs
@@ -113,12 +116,17 @@ pub async fn collect(store: &Store, manifest: &Manifest) -> anyhow::Result<Exper
             "missing"
         } else if recs.iter().any(|t| t.status == "failed") {
             "failed"
+        } else if recs.iter().any(|t| t.status == "undefined") {
+            "undefined"
         } else if recs.iter().any(|t| t.status == "saturated") {
             "saturated"
         } else {
             "done"
         };
         status.insert((*pi, series.clone()), st.to_string());
+        if let Some(why) = recs.iter().find_map(|t| t.error.clone()) {
+            reasons.insert((*pi, series.clone()), why);
+        }
         if st != "done" {
             continue;
         }
@@ -138,6 +146,7 @@ pub async fn collect(store: &Store, manifest: &Manifest) -> anyhow::Result<Exper
         manifest: manifest.clone(),
         values,
         status,
+        reasons,
         tasks,
         keys: by_cell,
     })

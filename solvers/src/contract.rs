@@ -112,6 +112,10 @@ pub enum Status {
     Ok,
     /// The point lies past saturation: no metrics, not an error.
     Saturated,
+    /// The model is not defined at this point (for example a formula as
+    /// printed in a paper leaves its domain): no metrics, a reason in `note`.
+    /// A finding to report, not a failure of the run.
+    Undefined,
 }
 
 /// What a solver returns.
@@ -122,6 +126,9 @@ pub struct Outcome {
     /// Named series such as throughput per flow against time: (x, y) pairs.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub series: BTreeMap<String, Vec<(f64, f64)>>,
+    /// Why the outcome is `Undefined` (or any remark the report should show).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 impl Outcome {
@@ -132,6 +139,15 @@ impl Outcome {
     pub fn saturated() -> Self {
         Outcome {
             status: Status::Saturated,
+            ..Default::default()
+        }
+    }
+
+    /// The model is undefined here, for the reason given.
+    pub fn undefined(reason: impl Into<String>) -> Self {
+        Outcome {
+            status: Status::Undefined,
+            note: Some(reason.into()),
             ..Default::default()
         }
     }

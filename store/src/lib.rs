@@ -88,7 +88,8 @@ pub struct SeriesPointRow {
     pub y: f64,
 }
 
-/// Task outcome status as stored: "done", "saturated" or "failed".
+/// Task outcome status as stored: "done", "saturated", "undefined" (the model
+/// is not defined at that point; the reason is in `error`) or "failed".
 /// Only "done" and "saturated" tasks count as cached.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskRecord {
@@ -464,13 +465,14 @@ impl Store {
         Ok(keys)
     }
 
-    /// Keys among `keys` whose stored status is "done" or "saturated".
+    /// Keys among `keys` whose stored status is "done", "saturated" or "undefined"
+    /// (outcomes, as opposed to failures, which are retried).
     /// One query per 500 keys.
     pub async fn cached_keys(&self, keys: &[String]) -> Result<HashSet<String>> {
         let mut out = HashSet::new();
         for chunk in keys.chunks(KEY_CHUNK) {
             let mut qb = QueryBuilder::<Sqlite>::new(
-                "SELECT key FROM tasks WHERE status IN ('done', 'saturated') AND key IN (",
+                "SELECT key FROM tasks WHERE status IN ('done', 'saturated', 'undefined') AND key IN (",
             );
             push_key_list(&mut qb, chunk);
             let found: Vec<String> = qb
@@ -511,9 +513,12 @@ impl Store {
     /// "done", "saturated" or "failed". `wall_ms`, metric values and series
     /// coordinates must not be NaN (half-widths may be; they are stored as NULL).
     pub async fn record_task(&self, run: i64, t: &TaskRecord) -> Result<()> {
-        if !matches!(t.status.as_str(), "done" | "saturated" | "failed") {
+        if !matches!(
+            t.status.as_str(),
+            "done" | "saturated" | "undefined" | "failed"
+        ) {
             return Err(StoreError::Db(format!(
-                "record task {}: status {:?} is not one of done, saturated, failed",
+                "record task {}: status {:?} is not one of done, saturated, undefined, failed",
                 t.key, t.status
             )));
         }

@@ -39,7 +39,7 @@ CREATE TABLE tasks (
     params         TEXT             NOT NULL,
     seed           BIGINT           NOT NULL,
     fidelity       TEXT             NOT NULL,
-    status         TEXT             NOT NULL CHECK (status IN ('done', 'saturated', 'failed')),
+    status         TEXT             NOT NULL CHECK (status IN ('done', 'saturated', 'undefined', 'failed')),
     wall_ms        DOUBLE PRECISION NOT NULL,
     error          TEXT,
     created        TEXT             NOT NULL

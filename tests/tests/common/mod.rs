@@ -88,10 +88,22 @@ pub fn summary(stderr: &str) -> (usize, usize, usize, usize) {
         .lines()
         .find(|l| l.contains(" tasks: "))
         .unwrap_or_else(|| panic!("no summary line in:\n{stderr}"));
-    let nums: Vec<usize> = line
-        .split(|c: char| !c.is_ascii_digit())
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse().unwrap())
-        .collect();
-    (nums[0], nums[1], nums[2], nums[4])
+    let before = |label: &str| -> usize {
+        let i = line
+            .find(label)
+            .unwrap_or_else(|| panic!("no `{label}` in {line}"));
+        line[..i]
+            .split_whitespace()
+            .last()
+            .unwrap()
+            .trim_start_matches('(')
+            .parse()
+            .unwrap()
+    };
+    (
+        before(" tasks:"),
+        before(" cached"),
+        before(" run"),
+        before(" failed"),
+    )
 }

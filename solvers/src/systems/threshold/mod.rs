@@ -128,7 +128,7 @@ impl Solver for ThresholdMe {
         "threshold.me"
     }
     fn version(&self) -> u32 {
-        1
+        2
     }
     fn kind(&self) -> Kind {
         Kind::Analytic
@@ -157,9 +157,16 @@ impl Solver for ThresholdMe {
                     .into_outcome()
                     .checked(self.name())
             }
-            Variant::AsPrinted => match printed::solve(&q)? {
-                None => Ok(Outcome::saturated()),
-                Some(pr) => {
+            // Where the printed formulas leave their domain the model is
+            // undefined there: a finding the report shows, not a failed task.
+            Variant::AsPrinted => match printed::solve(&q) {
+                Err(SolveError::Numerical(why)) => Ok(Outcome::undefined(why)),
+                Err(e) => Err(e),
+                Ok(None) => Ok(Outcome::undefined(format!(
+                    "as-printed ME formulas are stated for ρ1 = λ/μ1 < 1; here ρ1 = {}",
+                    q.lambda / q.mus[0]
+                ))),
+                Ok(Some(pr)) => {
                     let pb = me::blocking(&q, &pr.p);
                     let mut o =
                         QueueMetrics::from_distribution(&q, &pr.p, pb, q.lambda * (1.0 - pb))

@@ -463,3 +463,113 @@ pub async fn list(
     store.close().await;
     Ok(out)
 }
+
+/// One line of `repro compare`: the same (point, series, metric) in two experiment versions or variants.
+#[derive(Debug, Clone)]
+pub struct CompareRow {
+    pub point: String,
+    pub series: String,
+    pub metric: String,
+    pub a: Option<results::Agg>,
+    pub b: Option<results::Agg>,
+}
+
+/// Resolves `id` or `id@version` against the store (no version = latest).
+async fn stored_manifest(
+    store: &Store,
+    registry: &Registry,
+    spec: &str,
+) -> anyhow::Result<Manifest> {
+    let (id, version) = match spec.split_once('@') {
+        Some((id, v)) => {
+            let v: i64 = v.parse().map_err(|_| {
+                InputError(format!("`{spec}`: the version after @ must be an integer"))
+            })?;
+            (id, Some(v))
+        }
+        None => (spec, None),
+    };
+    let rows: Vec<ExperimentRow> = store
+        .experiments()
+        .await?
+        .into_iter()
+        .filter(|e| e.id == id)
+        .collect();
+    let row = match version {
+        Some(v) => rows.into_iter().find(|e| e.version == v),
+        None => rows.into_iter().max_by_key(|e| e.version),
+    }
+    .ok_or_else(|| {
+        InputError(format!(
+            "no experiment `{spec}` in the store; see `repro list`"
+        ))
+    })?;
+    manifest::parse(
+        Path::new(&format!("{}.yaml", row.id)),
+        &row.manifest_text,
+        registry,
+    )
+    .map_err(|e| anyhow::anyhow!("stored manifest {spec} no longer loads: {e}"))
+}
+
+/// `repro compare A B`: two experiment versions (`id@1` vs `id@2`) or two variants
+/// (different ids over the same axes) side by side, joined on point, series and metric.
+pub async fn compare(
+    store_loc: &str,
+    a: &str,
+    b: &str,
+    metrics: &[String],
+    registry: &Registry,
+) -> anyhow::Result<Vec<CompareRow>> {
+    let store = open_store(store_loc).await?;
+    let (ma, mb) = (
+        stored_manifest(&store, registry, a).await?,
+        stored_manifest(&store, registry, b).await?,
+    );
+    let (ra, rb) = (
+        results::collect(&store, &ma).await?,
+        results::collect(&store, &mb).await?,
+    );
+    store.close().await;
+    let key = |r: &results::ExperimentResults| -> BTreeMap<(String, String, String), results::Agg> {
+        r.values
+            .iter()
+            .map(|((pi, s, m), v)| ((r.manifest.points[*pi].json(), s.clone(), m.clone()), *v))
+            .collect()
+    };
+    let (ka, kb) = (key(&ra), key(&rb));
+    let mut keys: Vec<&(String, String, String)> = ka.keys().chain(kb.keys()).collect();
+    keys.sort();
+    keys.dedup();
+    let order = |p: &str| {
+        ma.points
+            .iter()
+            .position(|x| x.json() == p)
+            .or_else(|| {
+                mb.points
+                    .iter()
+                    .position(|x| x.json() == p)
+                    .map(|i| i + ma.points.len())
+            })
+            .unwrap_or(usize::MAX)
+    };
+    let mut rows: Vec<CompareRow> = keys
+        .into_iter()
+        .filter(|(_, _, m)| metrics.is_empty() || metrics.contains(m))
+        .map(|k| CompareRow {
+            point: k.0.clone(),
+            series: k.1.clone(),
+            metric: k.2.clone(),
+            a: ka.get(k).copied(),
+            b: kb.get(k).copied(),
+        })
+        .collect();
+    rows.sort_by(|x, y| {
+        (x.series.as_str(), x.metric.as_str(), order(&x.point)).cmp(&(
+            y.series.as_str(),
+            y.metric.as_str(),
+            order(&y.point),
+        ))
+    });
+    Ok(rows)
+}

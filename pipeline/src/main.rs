@@ -102,6 +102,18 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Two experiment versions (`ID@1 ID@2`) or variants (two ids over the same axes) side by side.
+    Compare {
+        /// First experiment: `id` (latest stored version) or `id@version`.
+        a: String,
+        /// Second experiment, same form.
+        b: String,
+        /// Only these metrics (repeatable; default: all).
+        #[arg(long = "metric")]
+        metrics: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
     /// Write tidy results (experiment, version, series, solver, point, metric, value, half_width, n) to stdout.
     Export {
         /// Output format.
@@ -167,6 +179,13 @@ fn init_tracing() {
 }
 
 fn main() {
+    // Behave like other Unix filters when the reader goes away (`repro export | head`):
+    // end quietly instead of panicking on a broken pipe.
+    #[cfg(unix)]
+    // SAFETY: called first thing in main, before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     init_tracing();
     let registry = Registry::with_all();
     let listing = solver_listing(&registry);
@@ -357,6 +376,59 @@ fn real_main(cli: Cli, registry: &Registry) -> anyhow::Result<i32> {
                     format!("{}/{}", e.cached_full, e.tasks_full),
                     format!("{}/{}", e.cached_quick, e.tasks_quick),
                     e.title
+                );
+            }
+            Ok(exit::OK)
+        }
+        Command::Compare {
+            a,
+            b,
+            metrics,
+            common,
+        } => {
+            let rows = runtime()?.block_on(pipeline::compare(
+                &common.store,
+                &a,
+                &b,
+                &metrics,
+                registry,
+            ))?;
+            if rows.is_empty() {
+                println!("nothing in common to compare between {a} and {b}");
+                return Ok(exit::OK);
+            }
+            let cell = |v: Option<pipeline::results::Agg>| match v {
+                Some(x) => match x.half_width {
+                    Some(h) if h.is_finite() => {
+                        format!(
+                            "{} ± {}",
+                            reports::format_tick(x.value),
+                            reports::format_tick(h)
+                        )
+                    }
+                    _ => reports::format_tick(x.value),
+                },
+                None => "—".into(),
+            };
+            println!(
+                "{:<26} {:<14} {:<10} {:>24} {:>24} {:>10}",
+                "point", "series", "metric", a, b, "(B−A)/|A|"
+            );
+            for r in rows {
+                let rel = match (r.a, r.b) {
+                    (Some(x), Some(y)) if x.value != 0.0 => {
+                        reports::format_percent((y.value - x.value) / x.value.abs())
+                    }
+                    _ => "—".into(),
+                };
+                println!(
+                    "{:<26} {:<14} {:<10} {:>24} {:>24} {:>10}",
+                    r.point,
+                    r.series,
+                    r.metric,
+                    cell(r.a),
+                    cell(r.b),
+                    rel
                 );
             }
             Ok(exit::OK)

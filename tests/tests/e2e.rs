@@ -451,3 +451,61 @@ fn help_documents_the_solvers() {
     ok(&o);
     assert!(stdout(&o).contains("threshold.me"));
 }
+
+#[test]
+fn printed_formulas_that_break_are_reported_point_by_point_not_failed() {
+    let p = project(&["yan-5.3-5.5"]);
+    let err = ok(&repro(p.path(), &["run", "--quick"]));
+    let (_, _, _, failed) = summary(&err);
+    assert_eq!(failed, 0, "{err}");
+    assert!(err.contains("15 undefined"), "{err}");
+    let table =
+        std::fs::read_to_string(p.path().join("results/tables/yan-5.3-printed.md")).unwrap();
+    assert!(table.contains("| undefined"), "{table}");
+    assert!(table.contains("lambda=1 — `et_printed` undefined: as-printed ME formulas break here: x2 (5.17) = 2.03"), "{table}");
+    let index = std::fs::read_to_string(p.path().join("results/index.html")).unwrap();
+    assert!(
+        index.contains("undefined at 15 of 15 points"),
+        "provenance lacks the count"
+    );
+}
+
+#[test]
+fn compare_shows_two_versions_side_by_side() {
+    let p = project(&["yan-credit-both"]);
+    ok(&repro(p.path(), &["run", "--quick"]));
+    let path = p.path().join("experiments/yan-credit-both.yaml");
+    let v2 = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("version: 1", "version: 2")
+        .replace("mu2: 8.0", "mu2: 16.0");
+    std::fs::write(&path, v2).unwrap();
+    ok(&repro(p.path(), &["run", "--quick"]));
+    let o = repro(
+        p.path(),
+        &[
+            "compare",
+            "yan-credit-both@1",
+            "yan-credit-both@2",
+            "--metric",
+            "L2",
+        ],
+    );
+    ok(&o);
+    let out = stdout(&o);
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("{\"m\":4,\"n\":4}") && l.contains(" model "))
+        .unwrap_or_else(|| panic!("no model row at n = m = 4:\n{out}"));
+    // A faster downstream server empties Node 2: L2 drops.
+    assert!(
+        row.contains("0.961") && row.trim_end().ends_with('%') && row.contains('-'),
+        "{row}"
+    );
+    assert!(!out.contains(" L1 "), "--metric filters:\n{out}");
+    let bad = repro(
+        p.path(),
+        &["compare", "yan-credit-both@7", "yan-credit-both"],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+}

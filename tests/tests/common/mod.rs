@@ -1,4 +1,6 @@
 //! Helpers: locate the binary, make a scratch project, run commands.
+//! Run these tests with `cargo test --workspace` (the README command): it builds
+//! `target/<profile>/repro` first; `cargo test -p tests` alone may drive a stale binary.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};

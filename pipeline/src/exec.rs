@@ -221,6 +221,7 @@ pub async fn execute(
                     continue;
                 }
                 let rec = record(&task, &result, wall);
+                tracing::debug!(key = %task.key, solver = %task.solver, status = %rec.status, wall_ms = wall, "task finished");
                 store.record_task(run_id, &rec).await.with_context(|| format!("storing task {}", task.key))?;
                 match result {
                     Ok(o) => {

@@ -190,3 +190,61 @@ pub fn error_measures(r: &ExperimentResults) -> Vec<ErrorMeasureRow> {
     }
     rows
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use store::MetricRow;
+
+    fn rec(value: f64, hw: Option<f64>) -> TaskRecord {
+        TaskRecord {
+            key: format!("k{value}"),
+            solver: "s".into(),
+            solver_version: 1,
+            params: "{}".into(),
+            seed: 1,
+            fidelity: "full".into(),
+            status: "done".into(),
+            wall_ms: 1.0,
+            error: None,
+            metrics: vec![MetricRow {
+                name: "L".into(),
+                value,
+                half_width: hw,
+                n: Some(10),
+            }],
+            series: vec![],
+        }
+    }
+
+    #[test]
+    fn one_replication_keeps_its_own_ci() {
+        let r = rec(2.0, Some(0.1));
+        assert_eq!(
+            combine(&[&r], "L"),
+            Some(Agg {
+                value: 2.0,
+                half_width: Some(0.1),
+                n: Some(10)
+            })
+        );
+        assert_eq!(combine(&[&r], "missing"), None);
+    }
+
+    #[test]
+    fn replications_give_a_student_t_ci_across_their_means() {
+        let rs = [
+            rec(1.0, Some(0.5)),
+            rec(2.0, Some(0.5)),
+            rec(3.0, Some(0.5)),
+            rec(4.0, Some(0.5)),
+        ];
+        let refs: Vec<&TaskRecord> = rs.iter().collect();
+        let a = combine(&refs, "L").unwrap();
+        assert_eq!(a.value, 2.5);
+        assert_eq!(a.n, Some(4));
+        // s = sqrt(5/3), t(0.975, 3) = 3.182446.
+        let expect = 3.182_446 * (5.0f64 / 3.0 / 4.0).sqrt();
+        assert!((a.half_width.unwrap() - expect).abs() < 1e-5);
+    }
+}

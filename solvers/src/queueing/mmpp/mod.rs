@@ -182,6 +182,14 @@ fn part(weight: f64, shift: Option<f64>, rate: Option<f64>) -> Result<ShiftExp, 
     })
 }
 
+/// Parses and validates the `service` parameter shared by `mmpp_g1.mean_wait`
+/// and `mmpp_g1.sim`: `{shift, rate}` or `{mixture: [{weight, shift, rate}, ...]}`.
+pub fn parse_service(value: &serde_json::Value) -> Result<Service, SolveError> {
+    let s: ServiceParams = serde_json::from_value(value.clone())
+        .map_err(|e| SolveError::BadParams(format!("service: {e}")))?;
+    service_from_params(&s)
+}
+
 fn service_from_params(s: &ServiceParams) -> Result<Service, SolveError> {
     match &s.mixture {
         Some(mix) => {

@@ -9,7 +9,7 @@
 //! correlation of the batch means (see `docs/models/queueing-sim.md`).
 
 use crate::des::{RunLength, Stream};
-use crate::params::{count, non_negative, parse, positive};
+use crate::params::{count, parse, positive};
 use crate::traffic::sources::Mmpp2Source;
 use crate::{Kind, Outcome, ParamDoc, Registry, SolveError, Solver, SolverDoc, TaskContext};
 use engine::{batch_outcome, run_fifo, Plan, RunResult, ServiceComponent, ServiceLaw};
@@ -345,93 +345,20 @@ impl Solver for MmppM1kSim {
 
 // ---------------------------------------------------------------- MMPP/G/1
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ComponentSpec {
-    weight: f64,
-    shift: Option<f64>,
-    rate: Option<f64>,
-}
-
-/// `{shift, rate}` or `{mixture: [{weight, shift, rate}, ...]}`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ServiceSpec {
-    shift: Option<f64>,
-    rate: Option<f64>,
-    mixture: Option<Vec<ComponentSpec>>,
-}
-
-fn component(
-    name: &str,
-    weight: f64,
-    shift: Option<f64>,
-    rate: Option<f64>,
-) -> Result<ServiceComponent, SolveError> {
-    if shift.is_none() && rate.is_none() {
-        return Err(SolveError::param(
-            name,
-            "needs `shift`, `rate` or both (not neither)",
-        ));
-    }
-    let shift = match shift {
-        Some(c) => non_negative(&format!("{name}.shift"), c)?,
-        None => 0.0,
-    };
-    let rate = match rate {
-        Some(r) => Some(positive(&format!("{name}.rate"), r)?),
-        None => None,
-    };
-    if rate.is_none() && shift <= 0.0 {
-        return Err(SolveError::param(
-            &format!("{name}.shift"),
-            "must be > 0 when there is no exponential part (zero service time)",
-        ));
-    }
-    Ok(ServiceComponent {
-        weight,
-        shift,
-        rate,
-    })
-}
-
 /// Validates the service specification of `mmpp_g1.*`.
 pub fn parse_service(value: &serde_json::Value) -> Result<ServiceLaw, SolveError> {
-    let s: ServiceSpec = serde_json::from_value(value.clone())
-        .map_err(|e| SolveError::BadParams(format!("service: {e}")))?;
-    match s.mixture {
-        None => Ok(ServiceLaw::mixture(vec![component(
-            "service", 1.0, s.shift, s.rate,
-        )?])),
-        Some(list) => {
-            if s.shift.is_some() || s.rate.is_some() {
-                return Err(SolveError::param(
-                    "service",
-                    "give either `mixture` or `shift`/`rate`, not both",
-                ));
-            }
-            if list.is_empty() {
-                return Err(SolveError::param(
-                    "service.mixture",
-                    "needs at least one component",
-                ));
-            }
-            let mut comps = Vec::with_capacity(list.len());
-            for (i, c) in list.iter().enumerate() {
-                let name = format!("service.mixture[{i}]");
-                positive(&format!("{name}.weight"), c.weight)?;
-                comps.push(component(&name, c.weight, c.shift, c.rate)?);
-            }
-            let total: f64 = comps.iter().map(|c| c.weight).sum();
-            if (total - 1.0).abs() > 1e-9 {
-                return Err(SolveError::param(
-                    "service.mixture",
-                    format!("weights must sum to 1, got {total}"),
-                ));
-            }
-            Ok(ServiceLaw::mixture(comps))
-        }
-    }
+    // One parser and one set of rules for the analytic twin and the simulator.
+    let law = crate::queueing::mmpp::parse_service(value)?;
+    Ok(ServiceLaw::mixture(
+        law.parts
+            .iter()
+            .map(|p| ServiceComponent {
+                weight: p.weight,
+                shift: p.shift,
+                rate: p.rate,
+            })
+            .collect(),
+    ))
 }
 
 #[derive(Deserialize)]

@@ -173,6 +173,30 @@ pub struct RunReport {
     pub manifests: Vec<Manifest>,
 }
 
+/// The SQLite file behind a store location, if it names one.
+fn sqlite_file(location: &str) -> Option<PathBuf> {
+    if location.contains("://") && !location.starts_with("sqlite://") {
+        return None;
+    }
+    let path = location.trim_start_matches("sqlite://");
+    let path = path.split('?').next().unwrap_or(path);
+    (!path.is_empty() && !path.starts_with(':')).then(|| PathBuf::from(path))
+}
+
+/// Opens an existing store for reading commands; never creates one.
+pub async fn open_existing_store(location: &str) -> anyhow::Result<Store> {
+    if let Some(f) = sqlite_file(location) {
+        if !f.is_file() {
+            return Err(InputError(format!(
+                "no result store at {}: run `repro run` first (or pass --store)",
+                f.display()
+            ))
+            .into());
+        }
+    }
+    open_store(location).await
+}
+
 pub async fn open_store(location: &str) -> anyhow::Result<Store> {
     Store::open(location).await.map_err(|e| match e {
         store::StoreError::TooNew { .. } | store::StoreError::Open { .. } => {
@@ -337,7 +361,7 @@ pub async fn report(
     results_dir: &Path,
     registry: &Registry,
 ) -> anyhow::Result<usize> {
-    let store = open_store(store_loc).await?;
+    let store = open_existing_store(store_loc).await?;
     let manifests = stored_manifests(&store, registry).await?;
     if manifests.is_empty() {
         bail!(InputError(format!(
@@ -364,7 +388,7 @@ pub async fn export(
     ids: &[String],
     registry: &Registry,
 ) -> anyhow::Result<Vec<reports::TidyRow>> {
-    let store = open_store(store_loc).await?;
+    let store = open_existing_store(store_loc).await?;
     let manifests = stored_manifests(&store, registry).await?;
     for id in ids {
         if !manifests.iter().any(|m| &m.id == id) {
@@ -441,7 +465,11 @@ pub async fn list(
 ) -> anyhow::Result<Vec<ListEntry>> {
     let paths = discover(targets, experiments_dir)?;
     let manifests = load_or_input_error(&paths, registry)?;
-    let store = open_store(store_loc).await?;
+    // Listing never creates a store: with none yet, nothing is cached.
+    let store = match sqlite_file(store_loc) {
+        Some(f) if !f.is_file() => None,
+        _ => Some(open_store(store_loc).await?),
+    };
     let mut out = Vec::new();
     for m in &manifests {
         let one = std::slice::from_ref(m);
@@ -455,12 +483,14 @@ pub async fn list(
             title: m.title.clone(),
             points: m.points.len(),
             tasks_full: kf.len(),
-            cached_full: store.cached_keys(&kf).await?.len(),
+            cached_full: cached_count(store.as_ref(), &kf).await?,
             tasks_quick: kq.len(),
-            cached_quick: store.cached_keys(&kq).await?.len(),
+            cached_quick: cached_count(store.as_ref(), &kq).await?,
         });
     }
-    store.close().await;
+    if let Some(s) = store {
+        s.close().await;
+    }
     Ok(out)
 }
 
@@ -521,7 +551,7 @@ pub async fn compare(
     metrics: &[String],
     registry: &Registry,
 ) -> anyhow::Result<Vec<CompareRow>> {
-    let store = open_store(store_loc).await?;
+    let store = open_existing_store(store_loc).await?;
     let (ma, mb) = (
         stored_manifest(&store, registry, a).await?,
         stored_manifest(&store, registry, b).await?,
@@ -572,4 +602,11 @@ pub async fn compare(
         ))
     });
     Ok(rows)
+}
+
+async fn cached_count(store: Option<&Store>, keys: &[String]) -> anyhow::Result<usize> {
+    Ok(match store {
+        Some(s) => s.cached_keys(keys).await?.len(),
+        None => 0,
+    })
 }

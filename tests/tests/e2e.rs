@@ -509,3 +509,25 @@ fn compare_shows_two_versions_side_by_side() {
     );
     assert_eq!(bad.status.code(), Some(2));
 }
+
+#[test]
+fn reading_commands_never_create_a_store() {
+    let p = project(&["yan-credit-both"]);
+    let l = repro(p.path(), &["list"]);
+    ok(&l);
+    assert!(stdout(&l).contains("0/14"), "{}", stdout(&l));
+    for args in [
+        &["report"][..],
+        &["export", "--format", "csv"],
+        &["compare", "a", "b"],
+    ] {
+        let o = repro(p.path(), args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&o).contains("run `repro run` first"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    assert!(!p.path().join("results").exists());
+}

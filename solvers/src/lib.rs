@@ -6,6 +6,7 @@
 
 pub mod contract;
 pub mod des;
+pub mod engines;
 pub mod params;
 pub mod queueing;
 pub mod registry;

@@ -10,12 +10,14 @@ use crate::engines::flit::torus::KaryNcube;
 use crate::engines::flit::Topology;
 use crate::Registry;
 
-// mod model;
+mod model;
 mod sim;
 
+pub use model::{solve_model, ModelOutcome, ModelResult, ModelVariant};
 pub use sim::bench_run;
 
 pub fn register(r: &mut Registry) {
+    r.add(model::TorusModel);
     r.add(sim::TorusSim);
 }
 

@@ -126,6 +126,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
         }
     }
     let wheel_len = *lat.iter().max().unwrap_or(&1) as usize + 1;
+    let ivc_router: Vec<u32> = (0..n_ivc).map(|i| (i / (ports * v_n)) as u32).collect();
 
     // Input VC state: network VCs 0..n_ivc with a ring buffer each, then
     // injection VCs n_ivc..n_ivc + n_inj holding the message being sent.
@@ -242,7 +243,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
         let slot = (cycle % wheel_len as u64) as usize;
         let mut landing = std::mem::take(&mut wheel[slot]);
         for &(i, f) in &landing {
-            let r = i as usize / (ports * v_n);
+            let r = ivc_router[i as usize] as usize;
             let m = (f >> 2) as usize;
             if msgs[m].dst as usize == r {
                 in_net -= 1;
@@ -284,7 +285,10 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
                 }
             } else {
                 let at = i as usize;
-                let pos = (fl_head[at] + fl_len[at]) as usize % buf;
+                let mut pos = (fl_head[at] + fl_len[at]) as usize;
+                if pos >= buf {
+                    pos -= buf;
+                }
                 fl[at * buf + pos] = f;
                 if fl_len[at] == 0 && alloc[at] == NONE {
                     hdr_wait[r] += 1;
@@ -367,7 +371,10 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
             break;
         }
         // Phase 2: per router, VC allocation then one flit per output channel.
-        order_rot = (order_rot + 1) % n_in;
+        order_rot += 1;
+        if order_rot == n_in {
+            order_rot = 0;
+        }
         let mut moved = false;
         for r in 0..n_r {
             if work[r] == 0 {
@@ -395,11 +402,21 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
                 }
             }
             // VC allocation for waiting headers, starting at a rotating VC.
-            for s in 0..n_in {
-                if hdr_wait[r] == 0 {
+            // Stop once every waiting header has been seen (no division in
+            // the index: this loop is the engine's hottest).
+            let mut seen = 0;
+            let waiting = hdr_wait[r];
+            let mut k = order_rot;
+            for _ in 0..n_in {
+                if seen >= waiting {
                     break;
                 }
-                let k = (s + order_rot) % n_in;
+                let kk = k;
+                k += 1;
+                if k == n_in {
+                    k = 0;
+                }
+                let k = kk;
                 let (i, m, is_head) = if k < ports * v_n {
                     let i = ivc0 + k;
                     if alloc[i] != NONE || fl_len[i] == 0 {
@@ -419,6 +436,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
                 if !is_head {
                     continue;
                 }
+                seen += 1;
                 let chosen = routing.route(r32, msgs[m].dst, &mut rng, |p, v| {
                     let o = (r * ports + p as usize) * v_n + v as usize;
                     owner[o] == NONE && credits[o] == buf as u32
@@ -439,7 +457,11 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
                 }
                 let start = rr[ch] as usize;
                 for s in 0..v_n {
-                    let v = (start + s) % v_n;
+                    let v = if start + s >= v_n {
+                        start + s - v_n
+                    } else {
+                        start + s
+                    };
                     let o = ch * v_n + v;
                     let i = owner[o];
                     if i == NONE || credits[o] == 0 {
@@ -451,7 +473,11 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
                             continue;
                         }
                         let f = fl[i * buf + fl_head[i] as usize];
-                        fl_head[i] = (fl_head[i] + 1) % buf as u32;
+                        fl_head[i] = if fl_head[i] + 1 == buf as u32 {
+                            0
+                        } else {
+                            fl_head[i] + 1
+                        };
                         fl_len[i] -= 1;
                         work[r] -= 1;
                         credit_next.push(up[i]);
@@ -476,8 +502,11 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
                         (m << 2) | (u32::from(head) << 1) | u32::from(tail)
                     };
                     credits[o] -= 1;
-                    let when = (cycle + lat[ch] as u64) % wheel_len as u64;
-                    wheel[when as usize].push((down[o], f));
+                    let mut when = slot + lat[ch] as usize;
+                    if when >= wheel_len {
+                        when -= wheel_len;
+                    }
+                    wheel[when].push((down[o], f));
                     ch_flits[ch] += 1;
                     if f & 2 != 0 {
                         msgs[(f >> 2) as usize].hops += 1;
@@ -491,7 +520,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
                             hdr_wait[r] += 1;
                         }
                     }
-                    rr[ch] = ((v + 1) % v_n) as u32;
+                    rr[ch] = if v + 1 == v_n { 0 } else { v as u32 + 1 };
                     moved = true;
                     break;
                 }

@@ -4,8 +4,10 @@ use crate::Registry;
 
 pub mod credit;
 pub mod threshold;
+pub mod wireless;
 
 pub fn register(r: &mut Registry) {
     credit::register(r);
     threshold::register(r);
+    wireless::register(r);
 }

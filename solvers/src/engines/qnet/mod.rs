@@ -170,6 +170,24 @@ impl Markov {
     }
 }
 
+impl Markov {
+    /// The next hops of entity `e` with their probabilities.
+    pub fn row(&self, e: EntityId) -> Vec<(Hop, f64)> {
+        let (a, b) = (
+            self.start[e.0 as usize] as usize,
+            self.start[e.0 as usize + 1] as usize,
+        );
+        let mut prev = 0.0;
+        (a..b)
+            .map(|k| {
+                let p = self.cdf[k] - prev;
+                prev = self.cdf[k];
+                (self.hops[k], p)
+            })
+            .collect()
+    }
+}
+
 impl Routing for Markov {
     #[inline]
     fn next(&self, from: EntityId, rng: &mut Stream) -> Hop {

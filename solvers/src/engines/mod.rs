@@ -13,3 +13,4 @@
 
 // One line per engine, in alphabetical order (keeps merges trivial).
 pub mod flit;
+pub mod qnet;

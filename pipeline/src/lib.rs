@@ -186,7 +186,9 @@ fn sqlite_file(location: &str) -> Option<PathBuf> {
     (!path.is_empty() && !path.starts_with(':')).then(|| PathBuf::from(path))
 }
 
-/// Opens an existing store for reading commands; never creates one.
+/// Opens an existing store for reading commands: never creates one, and opens
+/// it read-only, so a store the user may not write (a read-only share, a
+/// results database downloaded with a paper) can be read.
 pub async fn open_existing_store(location: &str) -> anyhow::Result<Store> {
     if let Some(f) = sqlite_file(location) {
         if !f.is_file() {
@@ -197,11 +199,15 @@ pub async fn open_existing_store(location: &str) -> anyhow::Result<Store> {
             .into());
         }
     }
-    open_store(location).await
+    store_error(Store::open_read_only(location).await)
 }
 
 pub async fn open_store(location: &str) -> anyhow::Result<Store> {
-    Store::open(location).await.map_err(|e| match e {
+    store_error(Store::open(location).await)
+}
+
+fn store_error(r: store::Result<Store>) -> anyhow::Result<Store> {
+    r.map_err(|e| match e {
         store::StoreError::TooNew { .. } | store::StoreError::Open { .. } => {
             InputError(e.to_string()).into()
         }
@@ -473,7 +479,7 @@ pub async fn list(
     // Listing never creates a store: with none yet, nothing is cached.
     let store = match sqlite_file(store_loc) {
         Some(f) if !f.is_file() => None,
-        _ => Some(open_store(store_loc).await?),
+        _ => Some(open_existing_store(store_loc).await?),
     };
     let stored = match &store {
         Some(s) => s.experiments().await?,

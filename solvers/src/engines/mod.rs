@@ -12,3 +12,4 @@
 //! - `qnet/`: network of FIFO queueing entities (Wu ch.6-7 wireless).
 
 // One line per engine, in alphabetical order (keeps merges trivial).
+pub mod ibnet;

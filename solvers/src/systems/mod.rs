@@ -3,9 +3,11 @@
 use crate::Registry;
 
 pub mod credit;
+pub mod ibcc;
 pub mod threshold;
 
 pub fn register(r: &mut Registry) {
     credit::register(r);
+    ibcc::register(r);
     threshold::register(r);
 }

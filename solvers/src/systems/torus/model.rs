@@ -133,7 +133,7 @@ pub fn solve_model(
     let rings = Rings::of(k as u32);
     let dmax = rings.dmax;
     // (3.4): mean hops per dimension and in total (source included, W-20).
-    let eta = if k % 2 == 0 {
+    let eta = if k.is_multiple_of(2) {
         k as f64 / 4.0
     } else {
         (k as f64 - 1.0 / k as f64) / 4.0

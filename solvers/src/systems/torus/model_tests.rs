@@ -31,7 +31,7 @@ fn zero_load_is_omega_plus_mean_distances() {
         let d_hot: f64 = (1..=rings.dmax)
             .map(|j| j as f64 * rings.n_j[j] as f64 / (n - 1.0))
             .sum();
-        let d_r = if k % 2 == 0 {
+        let d_r = if k.is_multiple_of(2) {
             k as f64 / 2.0
         } else {
             (k as f64 - 1.0 / k as f64) / 2.0

@@ -239,3 +239,38 @@ fn bad_input_names_the_parameter() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn ring_loads_match_f_r_and_f_hj() {
+    // Known answer: every channel carries the same regular load d̄(1−δ)λ̄ω/4
+    // (d̄ = exact mean distance over N − 1 destinations, by symmetry), and
+    // every hot-spot message from distance >= j crosses exactly one inward
+    // channel of ring j, so those C_j channels share N_{>=j}δλ̄ω.
+    let (k, omega, delta, rate) = (6u32, 8u32, 0.2, 0.0158);
+    let mut sc = scenario(
+        4,
+        2,
+        omega,
+        Source::Poisson { rate },
+        RunLength::new(500, 10, 1000),
+    );
+    sc.hotspot = Some(HotSpot { node: 0, delta });
+    let task = SimTask { k, duato: true, sc };
+    let c = simulate(&task, &ctx()).unwrap();
+    assert_eq!(c.finish, Finish::Completed);
+    let util = util_ring(&task, &c);
+    let rings = Rings::of(k);
+    let d = mean_distance(k);
+    for (j, u) in util {
+        let j = j as usize;
+        let expect = (d * (1.0 - delta) / 4.0
+            + rings.n_ge(j) as f64 * delta / rings.c_in[j] as f64)
+            * rate
+            * omega as f64;
+        let tol = if j == 1 { 0.05 } else { 0.12 };
+        assert!(
+            (u - expect).abs() < tol * expect,
+            "ring {j}: {u} vs {expect}"
+        );
+    }
+}

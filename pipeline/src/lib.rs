@@ -220,6 +220,50 @@ fn host() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
+/// Where the pages of a fidelity go: full results in `results/`, quick (CI)
+/// results in `results/quick/`, so a quick run never overwrites the paper figures.
+pub fn fidelity_dir(results_dir: &Path, fidelity: Fidelity) -> PathBuf {
+    match fidelity {
+        Fidelity::Full => results_dir.to_path_buf(),
+        Fidelity::Quick => results_dir.join("quick"),
+    }
+}
+
+/// The plan rows of one experiment, as the store keeps them.
+fn plan_rows(plan: &plan::Plan, m: &Manifest) -> Vec<PlanRow> {
+    plan.uses
+        .iter()
+        .filter(|u| u.experiment == m.id)
+        .map(|u| PlanRow {
+            experiment: u.experiment.clone(),
+            version: u.version,
+            point: u.point.clone(),
+            point_index: u.point_index as i64,
+            series: u.series.clone(),
+            replication: u.replication as i64,
+            task_key: u.task_key.clone(),
+        })
+        .collect()
+}
+
+/// Results of an experiment at one fidelity, planned afresh rather than read from
+/// the stored plan (which is whatever ran last). `None` when the store holds no
+/// task of that fidelity for it (analytic tasks, fidelity "any", count only for
+/// experiments without simulations).
+async fn collect_at(
+    store: &Store,
+    m: &Manifest,
+    registry: &Registry,
+    fidelity: Fidelity,
+) -> anyhow::Result<Option<results::ExperimentResults>> {
+    let p = plan::plan(std::slice::from_ref(m), registry, fidelity);
+    let r = results::collect_plan(store, m, &plan_rows(&p, m)).await?;
+    let simulates = p.tasks.iter().any(|t| t.kind == solvers::Kind::Simulation);
+    let shown = r.tasks.values().any(|t| t.fidelity == fidelity.as_str())
+        || (!simulates && !r.tasks.is_empty());
+    Ok(shown.then_some(r))
+}
+
 /// `repro run` (and the first half of `repro check`).
 pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunReport> {
     let paths = discover(&opts.targets, &opts.experiments_dir)?;
@@ -246,21 +290,9 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
     }
     let plan = plan::plan(&manifests, registry, opts.fidelity);
     for m in &manifests {
-        let rows: Vec<PlanRow> = plan
-            .uses
-            .iter()
-            .filter(|u| u.experiment == m.id)
-            .map(|u| PlanRow {
-                experiment: u.experiment.clone(),
-                version: u.version,
-                point: u.point.clone(),
-                point_index: u.point_index as i64,
-                series: u.series.clone(),
-                replication: u.replication as i64,
-                task_key: u.task_key.clone(),
-            })
-            .collect();
-        store.replace_plan(&m.id, m.version, &rows).await?;
+        store
+            .replace_plan(&m.id, m.version, &plan_rows(&plan, m))
+            .await?;
     }
     tracing::info!(
         tasks = plan.tasks.len(),
@@ -282,17 +314,18 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
         "failed-tasks"
     };
     // Measure and render what is there, also after an interruption.
+    let out_dir = fidelity_dir(&opts.results_dir, opts.fidelity);
     let mut all_em = Vec::new();
     let mut rendered = BTreeMap::new();
     for m in &manifests {
-        let r = results::collect(&store, m).await?;
+        let r = results::collect_plan(&store, m, &plan_rows(&plan, m)).await?;
         let ems = results::error_measures(&r);
         store.replace_error_measures(&m.id, m.version, &ems).await?;
-        let entry = render::render_experiment(&r, &ems, registry, &opts.results_dir)?;
+        let entry = render::render_experiment(&r, &ems, registry, &out_dir, opts.fidelity)?;
         rendered.insert(m.id.clone(), entry);
         all_em.extend(ems);
     }
-    write_full_index(&store, registry, &opts.results_dir, rendered).await?;
+    write_full_index(&store, registry, &opts.results_dir, opts.fidelity, rendered).await?;
     store.finish_run(run_id, status).await?;
     store.close().await;
     Ok(RunReport {
@@ -328,34 +361,44 @@ async fn stored_manifests(store: &Store, registry: &Registry) -> anyhow::Result<
     Ok(out)
 }
 
-/// index.html lists every experiment in the store; those not just rendered are
-/// summarised from the store without redrawing their figures.
+/// The index of a fidelity lists every experiment in the store with results at
+/// that fidelity; those not just rendered are summarised from the store without
+/// redrawing their figures.
 async fn write_full_index(
     store: &Store,
     registry: &Registry,
     results_dir: &Path,
+    fidelity: Fidelity,
     mut rendered: BTreeMap<String, reports::IndexExperiment>,
 ) -> anyhow::Result<()> {
+    let out_dir = fidelity_dir(results_dir, fidelity);
     for m in stored_manifests(store, registry).await? {
         if rendered.contains_key(&m.id) {
             continue;
         }
-        let r = results::collect(store, &m).await?;
-        let ems = store.error_measures(&m.id, m.version).await?;
+        let Some(r) = collect_at(store, &m, registry, fidelity).await? else {
+            continue;
+        };
+        let ems = results::error_measures(&r);
         let all_present = m.figures.iter().all(|f| {
-            results_dir
+            out_dir
                 .join("figures")
                 .join(format!("{}.png", f.id))
                 .is_file()
         });
         let entry = if all_present {
-            render::index_entry_without_files(&r, &ems, registry)
+            render::index_entry_without_files(&r, &ems, registry, &out_dir, fidelity)
         } else {
-            render::render_experiment(&r, &ems, registry, results_dir)?
+            render::render_experiment(&r, &ems, registry, &out_dir, fidelity)?
         };
         rendered.insert(m.id.clone(), entry);
     }
-    render::write_index(rendered.into_values().collect(), results_dir)
+    render::write_index(
+        rendered.into_values().collect(),
+        results_dir,
+        fidelity,
+        false,
+    )
 }
 
 /// `repro report`: re-render everything in the store without solving anything.
@@ -371,18 +414,37 @@ pub async fn report(
             "the store {store_loc} holds no experiments yet; run `repro run` first"
         )));
     }
-    let mut rendered = BTreeMap::new();
-    for m in &manifests {
-        let r = results::collect(&store, m).await?;
-        let ems = store.error_measures(&m.id, m.version).await?;
-        rendered.insert(
-            m.id.clone(),
-            render::render_experiment(&r, &ems, registry, results_dir)?,
-        );
+    // Each fidelity into its own folder (see `fidelity_dir`).
+    let mut indexes = Vec::new();
+    for fidelity in [Fidelity::Full, Fidelity::Quick] {
+        let out_dir = fidelity_dir(results_dir, fidelity);
+        let mut rendered = BTreeMap::new();
+        for m in &manifests {
+            let Some(r) = collect_at(&store, m, registry, fidelity).await? else {
+                continue;
+            };
+            let ems = results::error_measures(&r);
+            rendered.insert(
+                m.id.clone(),
+                render::render_experiment(&r, &ems, registry, &out_dir, fidelity)?,
+            );
+        }
+        if !rendered.is_empty() {
+            indexes.push((fidelity, rendered));
+        }
     }
-    render::write_index(rendered.into_values().collect(), results_dir)?;
+    let pages = indexes.iter().map(|(_, r)| r.len()).sum();
+    let both = indexes.len() == 2;
+    for (fidelity, rendered) in indexes {
+        render::write_index(
+            rendered.into_values().collect(),
+            results_dir,
+            fidelity,
+            both,
+        )?;
+    }
     store.close().await;
-    Ok(manifests.len())
+    Ok(pages)
 }
 
 /// `repro export --format csv`: tidy rows of the latest version of each (selected) experiment.

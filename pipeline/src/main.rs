@@ -350,7 +350,10 @@ fn print_run_summary(r: &pipeline::RunReport, results: &std::path::Path) {
 fn run(args: RunArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     let opts = run_options(&args, "run")?;
     let report = runtime()?.block_on(pipeline::run(&opts, registry))?;
-    print_run_summary(&report, &opts.results_dir);
+    print_run_summary(
+        &report,
+        &pipeline::fidelity_dir(&opts.results_dir, opts.fidelity),
+    );
     Ok(ExitCode::from(if report.exec.cancelled {
         exit::INTERRUPTED
     } else if !report.exec.failed.is_empty() {
@@ -364,7 +367,10 @@ fn run(args: RunArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
 fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     let opts = run_options(&args.run, "check")?;
     let report = runtime()?.block_on(pipeline::run(&opts, registry))?;
-    print_run_summary(&report, &opts.results_dir);
+    print_run_summary(
+        &report,
+        &pipeline::fidelity_dir(&opts.results_dir, opts.fidelity),
+    );
     if report.exec.cancelled {
         return Ok(ExitCode::from(exit::INTERRUPTED));
     }

@@ -3,11 +3,11 @@
 use crate::results::ExperimentResults;
 use anyhow::Context;
 use reports::{
-    EmSummaryLine, Figure, FigureSeries, Index, IndexExperiment, IndexFigure, IndexTable,
-    SeriesStyle, Table, Value,
+    CatalogueEntry, EmSummaryLine, Figure, FigureSeries, Index, IndexExperiment, IndexFigure,
+    IndexTable, OutputEm, SeriesStyle, Table, Value,
 };
-use solvers::{Kind, Registry};
-use std::path::Path;
+use solvers::{Fidelity, Kind, Registry};
+use std::path::{Component, Path, PathBuf};
 use store::ErrorMeasureRow;
 
 use reports::{format_em as fmt_pct, format_percent, format_tick as fmt_num};
@@ -178,13 +178,15 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> Vec<Table> {
                         )
                     })
                     .collect();
-                out.push(Table {
+                let mut table = Table {
                     id: t.id.clone(),
                     title,
                     header,
                     rows,
                     notes,
-                });
+                };
+                reports::unify_number_columns(&mut table);
+                out.push(table);
             }
             crate::manifest::TableKind::Values => {
                 let series: Vec<String> = if t.series.is_empty() {
@@ -248,47 +250,146 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> Vec<Table> {
                         }
                     }
                 }
-                out.push(Table {
+                let mut table = Table {
                     id: t.id.clone(),
                     title,
                     header,
                     rows,
                     notes,
-                });
+                };
+                reports::unify_number_columns(&mut table);
+                out.push(table);
             }
         }
     }
     out
 }
 
-/// Renders one experiment into `results_dir`; returns its index entry.
+/// Renders one experiment into `out_dir` (the folder of its fidelity, see
+/// [`crate::fidelity_dir`]); returns its index entry.
 pub fn render_experiment(
     r: &ExperimentResults,
     ems: &[ErrorMeasureRow],
     registry: &Registry,
-    results_dir: &Path,
+    out_dir: &Path,
+    fidelity: Fidelity,
 ) -> anyhow::Result<IndexExperiment> {
-    build(r, ems, registry, Some(results_dir))
+    build(r, ems, registry, out_dir, true, fidelity)
 }
 
-/// The index entry of an experiment whose files are already on disk.
+/// The index entry of an experiment whose files are already in `out_dir`.
 pub fn index_entry_without_files(
     r: &ExperimentResults,
     ems: &[ErrorMeasureRow],
     registry: &Registry,
+    out_dir: &Path,
+    fidelity: Fidelity,
 ) -> IndexExperiment {
-    build(r, ems, registry, None).expect("nothing is written, nothing can fail")
+    build(r, ems, registry, out_dir, false, fidelity).expect("nothing is written, nothing can fail")
+}
+
+/// Error measures over the rows that `keep` selects (`None` when it selects none).
+fn output_em(ems: &[ErrorMeasureRow], keep: impl Fn(&ErrorMeasureRow) -> bool) -> Option<OutputEm> {
+    let rows: Vec<&ErrorMeasureRow> = ems.iter().filter(|e| keep(e)).collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let (mean_em, max_em) = reports::em::summarise(&rows.iter().map(|r| r.em).collect::<Vec<_>>());
+    let count = |v: &str| rows.iter().filter(|r| r.verdict == v).count();
+    Some(OutputEm {
+        mean_em,
+        max_em,
+        passed: count("pass"),
+        failed: count("fail"),
+        inconclusive: count("inconclusive"),
+    })
+}
+
+/// `to` relative to the folder `from` (both made absolute against the current
+/// directory), with `/` separators, for links in index.html.
+fn relative_href(from: &Path, to: &Path) -> Option<String> {
+    let from = std::path::absolute(from).ok()?;
+    let to = std::path::absolute(to).ok()?;
+    let norm = |p: &Path| -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for c in p.components() {
+            match c {
+                Component::ParentDir => {
+                    v.pop();
+                }
+                Component::Normal(x) => v.push(x.to_string_lossy().into_owned()),
+                _ => {}
+            }
+        }
+        v
+    };
+    let (f, t) = (norm(&from), norm(&to));
+    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".to_string(); f.len() - common];
+    parts.extend(t[common..].iter().cloned());
+    Some(parts.join("/"))
+}
+
+/// The model documents behind an experiment: `docs/models/NAME.md` files its
+/// manifest mentions or whose NAME is the family of one of its solvers
+/// (`credit.ctmc` -> `credit.md`). Only files that exist here are linked, so a
+/// results folder moved elsewhere gets no broken links.
+fn model_docs(m: &crate::manifest::Manifest, out_dir: &Path) -> Vec<(String, String)> {
+    let dir = PathBuf::from("docs/models");
+    let mut names: Vec<String> = m
+        .text
+        .match_indices("docs/models/")
+        .filter_map(|(i, pat)| {
+            let rest = &m.text[i + pat.len()..];
+            let end = rest.find(".md")?;
+            let name = &rest[..end];
+            name.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                .then(|| name.to_string())
+        })
+        .collect();
+    names.extend(
+        m.series
+            .iter()
+            .filter_map(|s| s.solver.split('.').next().map(str::to_string)),
+    );
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .filter_map(|n| {
+            let f = dir.join(format!("{n}.md"));
+            f.is_file()
+                .then(|| relative_href(out_dir, &f).map(|h| (format!("{n}.md"), h)))
+                .flatten()
+        })
+        .collect()
 }
 
 fn build(
     r: &ExperimentResults,
     ems: &[ErrorMeasureRow],
     registry: &Registry,
-    results_dir: Option<&Path>,
+    out_dir: &Path,
+    write: bool,
+    fidelity: Fidelity,
 ) -> anyhow::Result<IndexExperiment> {
     let m = &r.manifest;
+    let results_dir = write.then_some(out_dir);
     let mut index_figs = Vec::new();
-    for f in figures(r, registry) {
+    for mut f in figures(r, registry) {
+        let spec = m.figures.iter().find(|x| x.id == f.id);
+        let em = output_em(ems, |e| {
+            spec.is_some_and(|s| {
+                s.y.contains(&e.metric)
+                    && s.series.contains(&e.reference)
+                    && s.series.contains(&e.candidate)
+            })
+        });
+        if fidelity == Fidelity::Quick {
+            // Every quick figure says so on its face, wherever it is copied to.
+            f.title = format!("{} [quick CI fidelity]", f.title);
+        }
         if let Some(dir) = results_dir {
             reports::render_figure(&f, &dir.join("figures"))
                 .with_context(|| format!("rendering figure {}", f.id))?;
@@ -298,10 +399,21 @@ fn build(
             title: f.title.clone(),
             png: format!("figures/{}.png", f.id),
             svg: format!("figures/{}.svg", f.id),
+            em,
         });
     }
     let mut index_tabs = Vec::new();
-    for t in tables(r, ems) {
+    for mut t in tables(r, ems) {
+        let em = match m.tables.iter().find(|x| x.id == t.id).map(|x| &x.kind) {
+            Some(crate::manifest::TableKind::ErrorMeasures) => output_em(ems, |_| true),
+            _ => None,
+        };
+        if fidelity == Fidelity::Quick {
+            t.notes.insert(
+                0,
+                "Quick (CI) fidelity: not the paper's numbers.".to_string(),
+            );
+        }
         if let Some(dir) = results_dir {
             reports::write_table(&t, &dir.join("tables"))
                 .with_context(|| format!("writing table {}", t.id))?;
@@ -312,6 +424,7 @@ fn build(
             markdown: format!("tables/{}.md", t.id),
             csv: format!("tables/{}.csv", t.id),
             table: t,
+            em,
         });
     }
     let sims: Vec<&crate::manifest::Series> = m
@@ -385,14 +498,76 @@ fn build(
         tables: index_tabs,
         provenance,
         em_summary: em_summary(ems),
+        docs: model_docs(m, out_dir),
     })
 }
 
-pub fn write_index(experiments: Vec<IndexExperiment>, results_dir: &Path) -> anyhow::Result<()> {
+/// `docs/figures.md`, compiled in: the papers' figures and tables in order.
+const FIGURES_MD: &str = include_str!("../../docs/figures.md");
+
+/// The catalogue of paper figures and tables (the table rows of `docs/figures.md`).
+pub fn catalogue() -> Vec<CatalogueEntry> {
+    FIGURES_MD
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l
+                .trim()
+                .strip_prefix('|')?
+                .split('|')
+                .map(str::trim)
+                .collect();
+            let (id, paper, what) = (cells.first()?, cells.get(1)?, cells.get(2)?);
+            let is_id = id.contains('-')
+                && id
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.');
+            is_id.then(|| CatalogueEntry {
+                id: id.to_string(),
+                paper: paper.to_string(),
+                what: what.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Writes the index of one fidelity into its folder (see [`crate::fidelity_dir`]).
+/// It links the other fidelity's index when that exists or `other_coming` says
+/// it is being written too.
+pub fn write_index(
+    experiments: Vec<IndexExperiment>,
+    results_dir: &Path,
+    fidelity: Fidelity,
+    other_coming: bool,
+) -> anyhow::Result<()> {
+    let out_dir = crate::fidelity_dir(results_dir, fidelity);
+    let other = |f| {
+        other_coming
+            || crate::fidelity_dir(results_dir, f)
+                .join("index.html")
+                .is_file()
+    };
+    let other_fidelity = match fidelity {
+        Fidelity::Full => other(Fidelity::Quick).then(|| {
+            (
+                "Quick (CI) results".to_string(),
+                "quick/index.html".to_string(),
+            )
+        }),
+        Fidelity::Quick => other(Fidelity::Full).then(|| {
+            (
+                "Full-fidelity results".to_string(),
+                "../index.html".to_string(),
+            )
+        }),
+    };
     let index = Index {
         generated_by: format!("repro {}", env!("CARGO_PKG_VERSION")),
         code_version: crate::CODE_VERSION.to_string(),
+        generated_at: store::now_rfc3339(),
+        fidelity: fidelity.as_str().to_string(),
+        other_fidelity,
+        catalogue: catalogue(),
         experiments,
     };
-    reports::write_index(&index, &results_dir.join("index.html")).context("writing index.html")
+    reports::write_index(&index, &out_dir.join("index.html")).context("writing index.html")
 }

@@ -260,10 +260,15 @@ fn main() {
         title: title.into(),
         png: format!("{id}.png"),
         svg: format!("{id}.svg"),
+        em: None,
     };
     let index = Index {
         generated_by: "reports demo".into(),
         code_version: "demo".into(),
+        generated_at: "2026-01-01T00:00:00.000Z".into(),
+        fidelity: "full".into(),
+        other_fidelity: None,
+        catalogue: vec![],
         experiments: vec![IndexExperiment {
             id: "demo".into(),
             version: 1,
@@ -282,8 +287,10 @@ fn main() {
                 markdown: "demo-em.md".into(),
                 csv: "demo-em.csv".into(),
                 table: table.clone(),
+                em: None,
             }],
             provenance: vec![("seeds".into(), "1".into())],
+            docs: vec![],
             em_summary: vec![EmSummaryLine {
                 metric: "L".into(),
                 reference: "sim".into(),

@@ -311,6 +311,10 @@ fn sample_index() -> Index {
     Index {
         generated_by: "repro 0.1.0".into(),
         code_version: "abc123-dirty".into(),
+        generated_at: "2026-01-01T00:00:00.000Z".into(),
+        fidelity: "full".into(),
+        other_fidelity: None,
+        catalogue: vec![],
         experiments: vec![IndexExperiment {
             id: "lib-mm1k".into(),
             version: 3,
@@ -322,6 +326,7 @@ fn sample_index() -> Index {
                 title: "L vs λ".into(),
                 png: "figures/lib-mm1k-L.png".into(),
                 svg: "figures/lib-mm1k-L.svg".into(),
+                em: None,
             }],
             tables: vec![IndexTable {
                 id: "tab-em".into(),
@@ -329,11 +334,13 @@ fn sample_index() -> Index {
                 markdown: "tables/tab-em.md".into(),
                 csv: "tables/tab-em.csv".into(),
                 table: sample_table(),
+                em: None,
             }],
             provenance: vec![
                 ("seeds".into(), "1..10".into()),
                 ("wall time".into(), "2.5 s".into()),
             ],
+            docs: vec![],
             em_summary: vec![
                 EmSummaryLine {
                     metric: "L".into(),

@@ -90,7 +90,9 @@ pub struct SeriesPointRow {
 
 /// Task outcome status as stored: "done", "saturated", "undefined" (the model
 /// is not defined at that point; the reason is in `error`) or "failed".
-/// Only "done" and "saturated" tasks count as cached.
+/// "done", "saturated" and "undefined" tasks count as cached (see
+/// [`Store::cached_keys`]): being undefined is a property of the parameters, so
+/// rerunning would give the same answer. Only "failed" tasks run again.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskRecord {
     pub key: String,

@@ -4,8 +4,12 @@ use crate::Registry;
 
 pub mod credit;
 pub mod threshold;
+pub mod torus;
+pub mod wireless;
 
 pub fn register(r: &mut Registry) {
     credit::register(r);
     threshold::register(r);
+    torus::register(r);
+    wireless::register(r);
 }

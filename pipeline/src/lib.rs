@@ -8,6 +8,8 @@
 //! solver, and reports only renders what the pipeline hands it.
 
 pub mod exec;
+pub mod explain;
+pub mod junit;
 pub mod manifest;
 pub mod plan;
 pub mod render;
@@ -61,31 +63,48 @@ pub fn discover(targets: &[String], experiments_dir: &Path) -> anyhow::Result<Ve
         v.sort();
         Ok(v)
     }
+    let no_folder = || {
+        InputError(format!(
+            "no manifest folder `{}` here; run repro from the project root or pass --experiments DIR",
+            experiments_dir.display()
+        ))
+    };
     if targets.is_empty() {
         if !experiments_dir.is_dir() {
-            return Err(InputError(format!(
-                "no manifest folder `{}` here; run repro from the project root or pass --experiments DIR",
-                experiments_dir.display()
-            ))
-            .into());
+            return Err(no_folder().into());
         }
         return yaml_in(experiments_dir);
     }
     let mut out = Vec::new();
     for t in targets {
         let p = PathBuf::from(t);
+        // A target that looks like a path is only ever a path: never
+        // `experiments/<path>.yaml`.
+        let looks_like_path = t.contains('/')
+            || t.contains(std::path::MAIN_SEPARATOR)
+            || t.ends_with(".yaml")
+            || t.ends_with(".yml");
         if p.is_dir() {
             out.extend(yaml_in(&p)?);
         } else if p.is_file() {
             out.push(p);
+        } else if looks_like_path {
+            return Err(InputError(format!("no manifest file or folder `{t}`")).into());
         } else {
             let by_id = experiments_dir.join(format!("{t}.yaml"));
             if by_id.is_file() {
                 out.push(by_id);
+            } else if !experiments_dir.is_dir() {
+                return Err(InputError(format!("no manifest `{t}`: {}", no_folder())).into());
             } else {
-                return Err(InputError(format!(
-                    "no manifest `{t}`: not a file, and {} does not exist",
-                    by_id.display()
+                let ids: Vec<String> = yaml_in(experiments_dir)?
+                    .iter()
+                    .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                    .collect();
+                return Err(InputError(unknown_id_message(
+                    &format!("no experiment `{t}` in {}", experiments_dir.display()),
+                    t,
+                    &ids,
                 ))
                 .into());
             }
@@ -94,6 +113,43 @@ pub fn discover(targets: &[String], experiments_dir: &Path) -> anyhow::Result<Ve
     out.sort();
     out.dedup();
     Ok(out)
+}
+
+/// Levenshtein distance (ids are short).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// `what`, then "did you mean `x`?" for the closest known ids (within a third of
+/// the id's length, or containing it), then every known id.
+pub fn unknown_id_message(what: &str, id: &str, known: &[String]) -> String {
+    let mut close: Vec<(usize, &String)> = known
+        .iter()
+        .map(|k| (edit_distance(id, k), k))
+        .filter(|(d, k)| *d <= (id.chars().count() / 3).max(2) || k.contains(id))
+        .collect();
+    close.sort();
+    let mut msg = what.to_string();
+    if let Some((_, best)) = close.first() {
+        msg.push_str(&format!("; did you mean `{best}`?"));
+    }
+    if known.is_empty() {
+        msg.push_str(" (there are none)");
+    } else {
+        msg.push_str(&format!("\nknown ids: {}", known.join(", ")));
+    }
+    msg
 }
 
 /// Loads and validates every manifest before anything runs; reports all errors at once.
@@ -457,8 +513,11 @@ pub async fn export(
     let manifests = stored_manifests(&store, registry).await?;
     for id in ids {
         if !manifests.iter().any(|m| &m.id == id) {
-            bail!(InputError(format!(
-                "no experiment `{id}` in the store {store_loc}"
+            let known: Vec<String> = manifests.iter().map(|m| m.id.clone()).collect();
+            bail!(InputError(unknown_id_message(
+                &format!("no experiment `{id}` in the store {store_loc}"),
+                id,
+                &known
             )));
         }
     }
@@ -598,20 +657,28 @@ async fn stored_manifest(
         }
         None => (spec, None),
     };
-    let rows: Vec<ExperimentRow> = store
-        .experiments()
-        .await?
-        .into_iter()
-        .filter(|e| e.id == id)
-        .collect();
+    let all = store.experiments().await?;
+    let mut known_ids: Vec<String> = all.iter().map(|e| e.id.clone()).collect();
+    known_ids.dedup();
+    let rows: Vec<ExperimentRow> = all.into_iter().filter(|e| e.id == id).collect();
+    let known_here: Vec<String> = rows.iter().map(|e| e.version.to_string()).collect();
     let row = match version {
         Some(v) => rows.into_iter().find(|e| e.version == v),
         None => rows.into_iter().max_by_key(|e| e.version),
     }
     .ok_or_else(|| {
-        InputError(format!(
-            "no experiment `{spec}` in the store; `repro list` shows the stored versions of each id"
-        ))
+        InputError(if version.is_some() && !known_here.is_empty() {
+            format!(
+                "no version `{spec}` in the store; stored versions of {id}: {}",
+                known_here.join(", ")
+            )
+        } else {
+            unknown_id_message(
+                &format!("no experiment `{spec}` in the store; `repro list` shows the stored versions of each id"),
+                id,
+                &known_ids,
+            )
+        })
     })?;
     manifest::parse(
         Path::new(&format!("{}.yaml", row.id)),

@@ -518,6 +518,7 @@ pub fn catalogue() -> Vec<CatalogueEntry> {
                 .collect();
             let (id, paper, what) = (cells.first()?, cells.get(1)?, cells.get(2)?);
             let is_id = id.contains('-')
+                && id.starts_with(|c: char| c.is_ascii_lowercase())
                 && id
                     .chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.');

@@ -102,7 +102,9 @@ figcaption { font-size: .88rem; color: #444; }
 .banner { border-radius: 6px; padding: .6rem 1rem; margin: .8rem 0; font-weight: 600; }
 .banner.quick { background: var(--inc-bg); color: var(--inc); border: 1px solid #e5c76b; }
 .banner.full { background: var(--pass-bg); color: var(--pass); border: 1px solid #9fd3a7; }
-table.summary { width: 100%; background: #fff; }
+table.summary { width: 100%; background: #fff; font-size: .85rem; }
+table.summary td, table.summary th { padding: .1rem .5rem; }
+table.summary code { white-space: nowrap; word-break: normal; }
 table.summary td.what { color: #333; }
 tr.paper th { background: #e7e7e2; text-align: left; }
 .status.notyet { color: #888; }
@@ -450,7 +452,20 @@ fn summary_row(h: &mut String, id: &str, what: &str, found: &[(&str, &str, Optio
         );
         return;
     }
-    let ems: Vec<&OutputEm> = found.iter().filter_map(|f| f.2).collect();
+    // The EM of the entry comes from the outputs that are it (same id or its
+    // whole figure); variants and combined tables (`id-suffix`) only when
+    // nothing is it exactly, so a table spanning several figures does not blur
+    // each figure's numbers.
+    let exact: Vec<&OutputEm> = found
+        .iter()
+        .filter(|f| !f.0.starts_with(&format!("{id}-")))
+        .filter_map(|f| f.2)
+        .collect();
+    let ems: Vec<&OutputEm> = if exact.is_empty() {
+        found.iter().filter_map(|f| f.2).collect()
+    } else {
+        exact
+    };
     let em = combine(&ems);
     let counts = match &em {
         Some(m) => format!(

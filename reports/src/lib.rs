@@ -22,7 +22,7 @@ mod format;
 mod index;
 mod table;
 
-pub use export::{write_tidy_csv, TIDY_HEADER};
+pub use export::{axis_columns, tidy_json, write_tidy_csv, TIDY_HEADER, TIDY_TAIL};
 pub use figure::{render_figure, FIGURE_SIZE};
 pub use fonts::{ensure_fonts, FAMILY as FONT_FAMILY};
 pub use format::{format_em, format_percent, format_tick, unify_number_columns};

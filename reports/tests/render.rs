@@ -442,23 +442,25 @@ fn tidy_csv() {
     write_tidy_csv(&rows, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     let lines: Vec<&str> = text.lines().collect();
+    // One column per sweep axis.
     assert_eq!(
         lines[0],
-        "experiment,version,series,solver,point,metric,value,half_width,n"
+        "experiment,version,series,solver,K,lambda,metric,value,half_width,ci_n"
     );
     assert_eq!(
         lines[1],
-        r#"lib-mm1k,2,sim,mm1k.sim,"{""K"":16,""lambda"":0.5}",L,0.30000000000000004,0.0000001,10"#
+        "lib-mm1k,2,sim,mm1k.sim,16,0.5,L,0.30000000000000004,0.0000001,10"
     );
-    assert_eq!(
-        lines[2],
-        r#"lib-mm1k,2,model,mm1k.exact,"{""K"":16,""lambda"":0.5}",L,2,,"#
-    );
+    assert_eq!(lines[2], "lib-mm1k,2,model,mm1k.exact,16,0.5,L,2,,");
     assert_eq!(lines.len(), 3);
 
-    // Round trip through a CSV reader: the point JSON and the exact value come back.
+    // Round trip through a CSV reader: the axes and the exact value come back.
     let mut rd = csv::Reader::from_reader(text.as_bytes());
     let rec = rd.records().next().unwrap().unwrap();
-    assert_eq!(&rec[4], r#"{"K":16,"lambda":0.5}"#);
-    assert_eq!(rec[6].parse::<f64>().unwrap(), 0.1 + 0.2);
+    assert_eq!((&rec[4], &rec[5]), ("16", "0.5"));
+    assert_eq!(rec[7].parse::<f64>().unwrap(), 0.1 + 0.2);
+    // JSON: the point as an object.
+    let j = reports::tidy_json(&rows);
+    assert_eq!(j[0]["point"]["lambda"], 0.5);
+    assert_eq!(j[1]["half_width"], serde_json::Value::Null);
 }

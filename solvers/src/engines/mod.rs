@@ -13,4 +13,5 @@
 
 // One line per engine, in alphabetical order (keeps merges trivial).
 pub mod flit;
+pub mod ibnet;
 pub mod qnet;

@@ -243,7 +243,11 @@ pub async fn why(
         };
         out.push(WhyEntry {
             series: u.series.clone(),
-            point: m.points[u.point_index].json(),
+            point: m
+                .points
+                .get(u.point_index)
+                .map(|p| p.json())
+                .unwrap_or_default(),
             replication: u.replication,
             key: task.key.clone(),
             state: state.to_string(),

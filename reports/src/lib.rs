@@ -86,6 +86,14 @@ pub struct FigureSeries {
     pub style: SeriesStyle,
     /// (x, value). `None` = no value at that x (failed or saturated point).
     pub points: Vec<(f64, Option<Value>)>,
+    /// Palette index. Series that share it share a colour (a model and the
+    /// simulation it is compared with); `None`: the series' own position.
+    #[serde(default)]
+    pub colour: Option<usize>,
+    /// Within a colour: the dash pattern of a line (0 solid, 1 dashed, 2
+    /// dotted, 3 long dashes) or the shape of markers.
+    #[serde(default)]
+    pub variant: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -20,11 +20,15 @@ fn sample_figure(id: &str) -> Figure {
         log_y: false,
         series: vec![
             FigureSeries {
+                colour: None,
+                variant: 0,
                 label: "model (mm1k.exact)".to_string(),
                 style: SeriesStyle::Line,
                 points: xs.iter().map(|&x| (x, v(x.sqrt(), None))).collect(),
             },
             FigureSeries {
+                colour: None,
+                variant: 0,
                 label: "simulation (mm1k.sim)".to_string(),
                 style: SeriesStyle::Markers,
                 points: xs
@@ -42,6 +46,8 @@ fn sample_figure(id: &str) -> Figure {
                     .collect(),
             },
             FigureSeries {
+                colour: None,
+                variant: 0,
                 label: "paper's table".to_string(),
                 style: SeriesStyle::Reference,
                 points: vec![(2.0, v(1.5, None)), (8.0, v(2.9, None))],
@@ -122,6 +128,8 @@ fn integer_x_axis_gets_integer_ticks() {
     let mut fig = sample_figure("ints");
     // x in 1..4: plotters' own f64 ticks would fall on halves here.
     fig.series = vec![FigureSeries {
+        colour: None,
+        variant: 0,
         label: "model".to_string(),
         style: SeriesStyle::Line,
         points: (1..=4)
@@ -223,6 +231,8 @@ fn single_point_and_constant_series_render() {
     let dir = tempfile::tempdir().unwrap();
     let mut fig = sample_figure("single");
     fig.series = vec![FigureSeries {
+        colour: None,
+        variant: 0,
         label: "one".to_string(),
         style: SeriesStyle::Markers,
         points: vec![(3.0, v(0.0, Some(0.0)))],
@@ -463,4 +473,30 @@ fn tidy_csv() {
     let j = reports::tidy_json(&rows);
     assert_eq!(j[0]["point"]["lambda"], 0.5);
     assert_eq!(j[1]["half_width"], serde_json::Value::Null);
+}
+
+#[test]
+fn a_ci_smaller_than_its_marker_is_noted_in_the_legend() {
+    let dir = tempfile::tempdir().unwrap();
+    let xs = [1.0, 2.0, 3.0];
+    let sim = |label: &str, hw: f64| FigureSeries {
+        colour: None,
+        variant: 0,
+        label: label.to_string(),
+        style: SeriesStyle::Markers,
+        points: xs.iter().map(|&x| (x, v(x, Some(hw)))).collect(),
+    };
+    let mut fig = sample_figure("ci-note");
+    fig.log_y = false;
+    fig.series = vec![sim("tight", 1e-4), sim("wide", 0.5)];
+    render_figure(&fig, dir.path()).unwrap();
+    let svg = std::fs::read_to_string(dir.path().join("ci-note.svg")).unwrap();
+    assert!(
+        svg.contains("tight (95% CI within marker)"),
+        "no note for the tight CI"
+    );
+    assert!(
+        !svg.contains("wide (95% CI within marker)"),
+        "note on a visible CI"
+    );
 }

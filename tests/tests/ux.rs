@@ -121,7 +121,7 @@ fn quick_results_never_overwrite_full_ones() {
     );
     let quick_svg = std::fs::read_to_string(res.join("quick/figures/tiny-L1.svg")).unwrap();
     assert!(
-        quick_svg.contains("quick CI fidelity"),
+        quick_svg.contains("[quick]"),
         "quick figure lacks its banner"
     );
     let quick_md = std::fs::read_to_string(res.join("quick/tables/tiny-em.md")).unwrap();

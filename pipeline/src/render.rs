@@ -54,7 +54,10 @@ pub fn figures(r: &ExperimentResults, registry: &Registry) -> Vec<Figure> {
                         .points
                         .iter()
                         .filter_map(|p| {
-                            let x = r.x_of(p.index, &f.x)?;
+                            // x: the sweep axis, or a metric of the series at that point.
+                            let x = r
+                                .x_of(p.index, &f.x)
+                                .or_else(|| r.get(p.index, sname, &f.x).map(|a| a.value))?;
                             let v = r.get(p.index, sname, metric).map(|a| Value {
                                 value: a.value,
                                 half_width: a.half_width,

@@ -332,14 +332,15 @@ fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOptions> {
         Some(j) => j,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    if run.slurm.detach && run.executor != Executor::Slurm {
-        return Err(InputError("--detach needs --executor slurm".into()).into());
+    if run.slurm.detach && run.executor == Executor::Local {
+        return Err(InputError("--detach needs --executor queue or slurm".into()).into());
     }
     let dispatch = match run.executor {
         Executor::Local => pipeline::Dispatch::Local,
+        // Detached: only enqueue; workers are started by hand (`repro worker`).
         Executor::Queue => pipeline::Dispatch::Queue {
-            launch: pipeline::worker::Launch::InProcess(jobs),
-            detach: false,
+            launch: pipeline::worker::Launch::InProcess(if run.slurm.detach { 0 } else { jobs }),
+            detach: run.slurm.detach,
         },
         Executor::Slurm => pipeline::Dispatch::Queue {
             launch: pipeline::worker::Launch::Slurm(run.slurm.resolve(&run.results.results)?),
@@ -370,8 +371,13 @@ fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOptions> {
 fn print_run_summary(r: &pipeline::RunReport, results: &std::path::Path) {
     let e = &r.exec;
     if let Some(job) = &r.detached {
+        let by = if job.is_empty() {
+            "for workers (start them with `repro worker`)".to_string()
+        } else {
+            format!("for Slurm job {job}")
+        };
         eprintln!(
-            "{} tasks: {} cached, {} queued for Slurm job {job}; follow them with `repro status`, \
+            "{} tasks: {} cached, {} queued {by}; follow them with `repro status`, \
              then run the same `repro run` (without --detach) to measure and render from the cache",
             e.total,
             e.cached,

@@ -38,7 +38,7 @@ pub struct SlurmArgs {
     /// Slurm: an extra sbatch argument (repeatable), e.g. --sbatch-arg=--mem-per-cpu=2G [config: sbatch_args].
     #[arg(long = "sbatch-arg", allow_hyphen_values = true)]
     pub sbatch_args: Vec<String>,
-    /// Slurm: submit the workers and return; follow with `repro status`.
+    /// Queue or Slurm: enqueue (slurm: and submit the workers), then return; follow with `repro status`.
     #[arg(long)]
     pub detach: bool,
     /// Config file with a [slurm] section (default: ./repro.toml if present).
@@ -149,8 +149,21 @@ fn string(v: &str) -> Result<String, String> {
 }
 
 impl SlurmArgs {
-    /// Flags over config file over defaults.
+    /// Flags over config file over defaults. Fails early, before anything is
+    /// planned, if `sbatch` is not on PATH.
     pub fn resolve(&self, results_dir: &Path) -> Result<SlurmOptions, InputError> {
+        let on_path = std::env::var_os("PATH")
+            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("sbatch").is_file()));
+        if !on_path {
+            return Err(InputError(missing_tool_text(
+                "sbatch",
+                "not found on PATH".into(),
+            )));
+        }
+        self.options(results_dir)
+    }
+
+    fn options(&self, results_dir: &Path) -> Result<SlurmOptions, InputError> {
         let path = match &self.config {
             Some(p) => Some(p.clone()),
             None => Some(PathBuf::from("repro.toml")).filter(|p| p.is_file()),
@@ -178,13 +191,16 @@ impl SlurmArgs {
     }
 }
 
-fn missing_tool(tool: &str, e: std::io::Error) -> anyhow::Error {
-    InputError(format!(
-        "cannot run `{tool}` ({e}): --executor slurm needs the Slurm client commands on PATH \
+fn missing_tool_text(tool: &str, why: String) -> String {
+    format!(
+        "cannot run `{tool}` ({why}): --executor slurm needs the Slurm client commands on PATH \
          (run on a cluster's login node, or `apt-get install slurm-client`; a single-node \
          cluster for testing: `ci/services/slurm.sh up`)"
-    ))
-    .into()
+    )
+}
+
+fn missing_tool(tool: &str, e: std::io::Error) -> anyhow::Error {
+    InputError(missing_tool_text(tool, e.to_string())).into()
 }
 
 /// The `sbatch` arguments for `opts` (without the program name).
@@ -300,7 +316,7 @@ sbatch_args = ["--mem-per-cpu=2G", "--qos=low#1"]
             config: Some(path),
             ..Default::default()
         };
-        let o = args.resolve(dir.path()).unwrap();
+        let o = args.options(dir.path()).unwrap();
         assert_eq!(o.workers, 2);
         assert_eq!(o.partition.as_deref(), Some("compute"));
         assert_eq!(o.sbatch_args.len(), 3);

@@ -463,7 +463,7 @@ pub async fn export(
                 version: m.version,
                 series: series.clone(),
                 solver: s.solver.clone(),
-                point: m.points[*pi].json(),
+                point: m.points.get(*pi).map(|p| p.json()).unwrap_or_default(),
                 metric: metric.clone(),
                 value: a.value,
                 half_width: a.half_width,
@@ -631,7 +631,20 @@ pub async fn compare(
     let key = |r: &results::ExperimentResults| -> BTreeMap<(String, String, String), results::Agg> {
         r.values
             .iter()
-            .map(|((pi, s, m), v)| ((r.manifest.points[*pi].json(), s.clone(), m.clone()), *v))
+            .map(|((pi, s, m), v)| {
+                (
+                    (
+                        r.manifest
+                            .points
+                            .get(*pi)
+                            .map(|p| p.json())
+                            .unwrap_or_default(),
+                        s.clone(),
+                        m.clone(),
+                    ),
+                    *v,
+                )
+            })
             .collect()
     };
     let (ka, kb) = (key(&ra), key(&rb));

@@ -34,7 +34,7 @@ struct Cli {
 /// `--store`: every command that reads or writes results.
 #[derive(Args, Debug, Clone)]
 struct StoreArg {
-    /// Result store: a SQLite file path or sqlite:// URL.
+    /// Result store: a SQLite file path, a sqlite:// URL or a postgres://USER@HOST/DB URL.
     #[arg(long, env = "REPRO_STORE", default_value = "results/repro.sqlite")]
     store: String,
 }

@@ -219,21 +219,29 @@ async fn run_claimed(
         tokio::task::spawn_blocking(move || exec::run_task(&registry, &task, task_cancel))
     };
     tokio::pin!(handle);
-    let mut renew = tokio::time::interval(opts.lease / 3);
-    renew.tick().await;
+    // Ticks often enough to hand a task back soon after SIGTERM (Slurm kills
+    // for good a few seconds later); the lease is renewed every third of it.
+    let mut tick = tokio::time::interval(Duration::from_millis(200));
+    let mut renewed = Instant::now();
     let mut lost = false;
     let mut released = false;
     let (result, wall) = loop {
         tokio::select! {
             r = &mut handle => break r.context("task thread")?,
-            _ = renew.tick() => {
-                if cancel.load(Ordering::Relaxed) && !released {
+            _ = tick.tick() => {
+                if lost || released {
+                    continue;
+                }
+                if cancel.load(Ordering::Relaxed) {
                     task_cancel.store(true, Ordering::Relaxed);
                     released = true;
-                } else if !lost && !store.renew(&claimed.task_key, id, opts.lease).await? {
-                    tracing::warn!(worker = %id, key = %claimed.task_key, "lease lost; abandoning the task");
-                    task_cancel.store(true, Ordering::Relaxed);
-                    lost = true;
+                } else if renewed.elapsed() >= opts.lease / 3 {
+                    renewed = Instant::now();
+                    if !store.renew(&claimed.task_key, id, opts.lease).await? {
+                        tracing::warn!(worker = %id, key = %claimed.task_key, "lease lost; abandoning the task");
+                        task_cancel.store(true, Ordering::Relaxed);
+                        lost = true;
+                    }
                 }
             }
         }

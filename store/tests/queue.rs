@@ -49,7 +49,11 @@ async fn claims_go_most_expensive_first_and_each_task_to_one_worker() {
     let s = open(&dir).await;
     let run = s.begin_run("v", "h", "").await.unwrap();
     let n = s
-        .enqueue(run, &[item("a", 1.0), item("b", 5.0), item("c", 3.0)], false)
+        .enqueue(
+            run,
+            &[item("a", 1.0), item("b", 5.0), item("c", 3.0)],
+            false,
+        )
         .await
         .unwrap();
     assert_eq!(n, 3);
@@ -58,7 +62,11 @@ async fn claims_go_most_expensive_first_and_each_task_to_one_worker() {
     let c2 = s.claim(&w2, LONG).await.unwrap().unwrap();
     let c3 = s.claim(&w2, LONG).await.unwrap().unwrap();
     assert_eq!(
-        (c1.task_key.as_str(), c2.task_key.as_str(), c3.task_key.as_str()),
+        (
+            c1.task_key.as_str(),
+            c2.task_key.as_str(),
+            c3.task_key.as_str()
+        ),
         ("b", "c", "a")
     );
     assert_eq!((c1.attempt, c1.run_id), (1, run));
@@ -85,7 +93,10 @@ async fn claims_go_most_expensive_first_and_each_task_to_one_worker() {
     let again = [item("a", 1.0), item("b", 5.0), item("c", 3.0)];
     assert_eq!(s.enqueue(run, &again, false).await.unwrap(), 1);
     assert_eq!(s.enqueue(run, &again, true).await.unwrap(), 1);
-    let c = s.queue_counts(Some(&["a".into(), "b".into()])).await.unwrap();
+    let c = s
+        .queue_counts(Some(&["a".into(), "b".into()]))
+        .await
+        .unwrap();
     assert_eq!((c.pending, c.done), (2, 0));
 }
 
@@ -96,7 +107,11 @@ async fn an_expired_lease_is_reclaimed_and_the_old_holder_stores_nothing() {
     let run = s.begin_run("v", "h", "").await.unwrap();
     s.enqueue(run, &[item("k", 1.0)], false).await.unwrap();
     let (w1, w2) = (WorkerId("w1".into()), WorkerId("w2".into()));
-    let c1 = s.claim(&w1, Duration::from_millis(1)).await.unwrap().unwrap();
+    let c1 = s
+        .claim(&w1, Duration::from_millis(1))
+        .await
+        .unwrap()
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(20)).await;
     let c2 = s.claim(&w2, LONG).await.unwrap().unwrap();
     assert_eq!((c2.task_key.as_str(), c2.attempt), ("k", 2));
@@ -116,7 +131,11 @@ async fn a_task_that_loses_every_worker_is_failed_after_the_attempt_limit() {
     s.enqueue(run, &[item("k", 1.0)], false).await.unwrap();
     let w = WorkerId("w".into());
     for attempt in 1..=MAX_ATTEMPTS {
-        let c = s.claim(&w, Duration::from_millis(1)).await.unwrap().unwrap();
+        let c = s
+            .claim(&w, Duration::from_millis(1))
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(c.attempt, attempt);
         tokio::time::sleep(Duration::from_millis(20)).await;
     }

@@ -25,14 +25,17 @@ pub const CODE_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("REP
 
 /// Exit codes of the `repro` command.
 pub mod exit {
-    pub const OK: i32 = 0;
+    pub const OK: u8 = 0;
     /// `check`: some compared point failed its tolerance or was inconclusive.
-    pub const CHECK_FAILED: i32 = 1;
-    /// Bad input: manifests, CLI flags, solver parameters.
-    pub const BAD_INPUT: i32 = 2;
+    pub const CHECK_FAILED: u8 = 1;
+    /// Bad input: manifests, CLI flags, solver parameters (clap also exits 2).
+    pub const BAD_INPUT: u8 = 2;
     /// Some tasks failed (their errors and rerun commands are printed).
-    pub const TASKS_FAILED: i32 = 3;
-    pub const INTERRUPTED: i32 = 130;
+    pub const TASKS_FAILED: u8 = 3;
+    /// An internal error: the store, the file system, a bug.
+    pub const INTERNAL: u8 = 4;
+    /// Interrupted by Ctrl-C (128 + SIGINT, as shells report it).
+    pub const INTERRUPTED: u8 = 130;
 }
 
 /// An error the user caused (exit code 2), as opposed to an internal failure.
@@ -183,7 +186,9 @@ fn sqlite_file(location: &str) -> Option<PathBuf> {
     (!path.is_empty() && !path.starts_with(':')).then(|| PathBuf::from(path))
 }
 
-/// Opens an existing store for reading commands; never creates one.
+/// Opens an existing store for reading commands: never creates one, and opens
+/// it read-only, so a store the user may not write (a read-only share, a
+/// results database downloaded with a paper) can be read.
 pub async fn open_existing_store(location: &str) -> anyhow::Result<Store> {
     if let Some(f) = sqlite_file(location) {
         if !f.is_file() {
@@ -194,11 +199,15 @@ pub async fn open_existing_store(location: &str) -> anyhow::Result<Store> {
             .into());
         }
     }
-    open_store(location).await
+    store_error(Store::open_read_only(location).await)
 }
 
 pub async fn open_store(location: &str) -> anyhow::Result<Store> {
-    Store::open(location).await.map_err(|e| match e {
+    store_error(Store::open(location).await)
+}
+
+fn store_error(r: store::Result<Store>) -> anyhow::Result<Store> {
+    r.map_err(|e| match e {
         store::StoreError::TooNew { .. } | store::StoreError::Open { .. } => {
             InputError(e.to_string()).into()
         }
@@ -460,6 +469,8 @@ pub struct ListEntry {
     pub cached_full: usize,
     pub tasks_quick: usize,
     pub cached_quick: usize,
+    /// Versions of this id in the store (what `repro compare ID@V` accepts).
+    pub stored_versions: Vec<i64>,
 }
 
 pub async fn list(
@@ -473,10 +484,21 @@ pub async fn list(
     // Listing never creates a store: with none yet, nothing is cached.
     let store = match sqlite_file(store_loc) {
         Some(f) if !f.is_file() => None,
-        _ => Some(open_store(store_loc).await?),
+        _ => Some(open_existing_store(store_loc).await?),
+    };
+    let stored = match &store {
+        Some(s) => s.experiments().await?,
+        None => Vec::new(),
     };
     let mut out = Vec::new();
     for m in &manifests {
+        let mut stored_versions: Vec<i64> = stored
+            .iter()
+            .filter(|e| e.id == m.id)
+            .map(|e| e.version)
+            .collect();
+        stored_versions.sort_unstable();
+        stored_versions.dedup();
         // One plan at a time, keeping only its keys: a manifest at the task
         // limit is listed within bounded memory.
         let keys = |fidelity| -> anyhow::Result<Vec<String>> {
@@ -498,6 +520,7 @@ pub async fn list(
             cached_full,
             tasks_quick: kq.len(),
             cached_quick: cached_count(store.as_ref(), &kq).await?,
+            stored_versions,
         });
     }
     if let Some(s) = store {
@@ -543,7 +566,7 @@ async fn stored_manifest(
     }
     .ok_or_else(|| {
         InputError(format!(
-            "no experiment `{spec}` in the store; see `repro list`"
+            "no experiment `{spec}` in the store; `repro list` shows the stored versions of each id"
         ))
     })?;
     manifest::parse(

@@ -414,7 +414,7 @@ fn bad_solver_parameters_and_flags_are_clean_errors() {
             &["solve", "credit.nope", "--params", "{}"],
             "unknown solver `credit.nope`",
         ),
-        (&["run", "--jobs", "0"], "--jobs must be >= 1"),
+        (&["run", "--jobs", "0"], "must be at least 1"),
     ];
     for (args, expect) in cases {
         let o = repro(dir.path(), args);

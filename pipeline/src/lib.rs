@@ -10,8 +10,10 @@
 pub mod exec;
 pub mod manifest;
 pub mod plan;
+pub mod reference;
 pub mod render;
 pub mod results;
+pub mod timeseries;
 
 use anyhow::{bail, Context};
 use manifest::{Manifest, ManifestError};

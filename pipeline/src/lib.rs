@@ -188,7 +188,9 @@ fn sqlite_file(location: &str) -> Option<PathBuf> {
     (!path.is_empty() && !path.starts_with(':')).then(|| PathBuf::from(path))
 }
 
-/// Opens an existing store for reading commands; never creates one.
+/// Opens an existing store for reading commands: never creates one, and opens
+/// it read-only, so a store the user may not write (a read-only share, a
+/// results database downloaded with a paper) can be read.
 pub async fn open_existing_store(location: &str) -> anyhow::Result<Store> {
     if let Some(f) = sqlite_file(location) {
         if !f.is_file() {
@@ -199,11 +201,15 @@ pub async fn open_existing_store(location: &str) -> anyhow::Result<Store> {
             .into());
         }
     }
-    open_store(location).await
+    store_error(Store::open_read_only(location).await)
 }
 
 pub async fn open_store(location: &str) -> anyhow::Result<Store> {
-    Store::open(location).await.map_err(|e| match e {
+    store_error(Store::open(location).await)
+}
+
+fn store_error(r: store::Result<Store>) -> anyhow::Result<Store> {
+    r.map_err(|e| match e {
         store::StoreError::TooNew { .. } | store::StoreError::Open { .. } => {
             InputError(e.to_string()).into()
         }
@@ -415,7 +421,7 @@ pub async fn export(
                 version: m.version,
                 series: series.clone(),
                 solver: s.solver.clone(),
-                point: m.points[*pi].json(),
+                point: m.points.get(*pi).map(|p| p.json()).unwrap_or_default(),
                 metric: metric.clone(),
                 value: a.value,
                 half_width: a.half_width,
@@ -475,7 +481,7 @@ pub async fn list(
     // Listing never creates a store: with none yet, nothing is cached.
     let store = match sqlite_file(store_loc) {
         Some(f) if !f.is_file() => None,
-        _ => Some(open_store(store_loc).await?),
+        _ => Some(open_existing_store(store_loc).await?),
     };
     let stored = match &store {
         Some(s) => s.experiments().await?,
@@ -583,7 +589,20 @@ pub async fn compare(
     let key = |r: &results::ExperimentResults| -> BTreeMap<(String, String, String), results::Agg> {
         r.values
             .iter()
-            .map(|((pi, s, m), v)| ((r.manifest.points[*pi].json(), s.clone(), m.clone()), *v))
+            .map(|((pi, s, m), v)| {
+                (
+                    (
+                        r.manifest
+                            .points
+                            .get(*pi)
+                            .map(|p| p.json())
+                            .unwrap_or_default(),
+                        s.clone(),
+                        m.clone(),
+                    ),
+                    *v,
+                )
+            })
             .collect()
     };
     let (ka, kb) = (key(&ra), key(&rb));

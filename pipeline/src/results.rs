@@ -39,7 +39,7 @@ impl ExperimentResults {
             .copied()
     }
 
-    pub fn point(&self, index: usize) -> Option<&Point> {
+    pub fn point(&self, index: usize) -> Option<Point> {
         self.manifest.points.get(index)
     }
 

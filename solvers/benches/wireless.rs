@@ -1,0 +1,78 @@
+//! Wu ch.6–7 costs: events per second of the qnet engine on the 9x9
+//! chapter-6 network (Case 1, sigma = 0.1, slotted service, lambda_s1 = 4.8,
+//! i.e. 0.8 of the model's saturation point), and the time of one model
+//! point of each chapter (9x9; ch.6 at 0.9 of saturation, ch.7 at
+//! Fig. 7.6's lambda_s1 = 10).
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use serde_json::json;
+use solvers::engines::qnet::{self, Slotted};
+use solvers::systems::wireless::mesh::{mesh_layout, Mesh, MrConf};
+use solvers::systems::wireless::{ServiceKind, SourceKind};
+use solvers::traffic::mmpp::Mmpp2;
+use solvers::{Fidelity, Registry, TaskContext};
+
+fn mesh(lambda1: f64) -> Mesh {
+    Mesh {
+        n: 9,
+        sigma: 0.1,
+        mrs: vec![
+            MrConf {
+                aps: 3,
+                stations: 5
+            };
+            81
+        ],
+        t_wlan: 7.27e-4,
+        t_mesh: 1.48e-4,
+        p_station: 9e-3,
+        p_ap_up: 2e-2,
+        p_ap_down: 4e-2,
+        p_mr: 6e-2,
+        mmpp: Mmpp2::new(0.09, 0.06, lambda1, 0.0).unwrap(),
+        source: SourceKind::Mmpp,
+    }
+}
+
+fn benches(c: &mut Criterion) {
+    let ctx = TaskContext::new(1, Fidelity::Full);
+    let layout = mesh_layout(&mesh(4.8), ServiceKind::Slotted).unwrap();
+    let len = qnet::RunLength {
+        warmup: 0.0,
+        horizon: 20.0,
+        max_packets: 10_000_000,
+    };
+    let events = qnet::run(&layout.scenario, &layout.routing, &Slotted, len, 1, 0, &ctx)
+        .unwrap()
+        .events;
+    let mut g = c.benchmark_group("wireless");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(events));
+    g.bench_function("qnet_9x9_ch6_20s", |b| {
+        b.iter(|| qnet::run(&layout.scenario, &layout.routing, &Slotted, len, 1, 0, &ctx).unwrap())
+    });
+    g.throughput(Throughput::Elements(1));
+    let r = Registry::with_all();
+    let m6 = r.get("wlan_mesh.model").unwrap();
+    let p6 = json!({
+        "grid": 9, "sigma": 0.1, "mr_types": [{"count": 81, "aps": 3, "stations": 5}],
+        "t_wlan": 7.27e-4, "t_mesh": 1.48e-4, "p_station": 9e-3, "p_ap_up": 2e-2,
+        "p_ap_down": 4e-2, "p_mr": 6e-2, "phi1": 0.09, "phi2": 0.06, "lambda1": 5.4, "lambda2": 0.0,
+    });
+    g.bench_function("wlan_mesh.model_9x9_point", |b| {
+        b.iter(|| m6.solve(&p6, &ctx).unwrap())
+    });
+    let m7 = r.get("wlan_access.model").unwrap();
+    let p7 = json!({
+        "grid": 9, "stations": 5, "K_s": 32, "K_a": 48, "K_r": 64,
+        "t_wlan": 7.27e-4, "t_mesh": 1.48e-4, "p_station": 2.5e-3, "p_ap": 7e-3,
+        "p_mr": [8.2e-2, 7.3e-2, 6.4e-2, 5.5e-2], "phi1": 0.8, "phi2": 0.2, "lambda1": 10.0, "lambda2": 0.0,
+    });
+    g.bench_function("wlan_access.model_9x9_point", |b| {
+        b.iter(|| m7.solve(&p7, &ctx).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(wireless_benches, benches);
+criterion_main!(wireless_benches);

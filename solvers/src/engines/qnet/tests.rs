@@ -1,0 +1,295 @@
+//! Engine checks against known answers: M/M/1, MMPP/M/1 and MMPP/M/1/K
+//! closed forms (one-entity networks), a Jackson network with feedback,
+//! zero-load delay of a slotted tandem, packet conservation, determinism.
+
+use super::*;
+use crate::queueing::mmpp::{mmpp_m1, mmpp_m1k};
+use crate::traffic::mmpp::Mmpp2;
+use crate::Fidelity;
+
+fn ctx() -> TaskContext {
+    TaskContext::new(0, Fidelity::Quick)
+}
+
+fn exp_entity(mu: f64, group: u16) -> Entity {
+    Entity {
+        slot: 0.0,
+        p: 1.0,
+        mu,
+        capacity: u32::MAX,
+        group,
+    }
+}
+
+fn poisson(entity: u32, rate: f64) -> Source {
+    Source {
+        entity: EntityId(entity),
+        lambda: [rate, rate],
+        phi: [0.0, 0.0],
+        class: 0,
+    }
+}
+
+fn mmpp(entity: u32, m: &Mmpp2) -> Source {
+    Source {
+        entity: EntityId(entity),
+        lambda: [m.lambda1, m.lambda2],
+        phi: [m.phi1, m.phi2],
+        class: 0,
+    }
+}
+
+fn len(warmup: f64, horizon: f64) -> RunLength {
+    RunLength {
+        warmup,
+        horizon,
+        max_packets: 1_000_000,
+    }
+}
+
+/// Mean and 95% half-width of a per-replication statistic.
+fn across(reps: u32, seed: u64, f: impl Fn(u32) -> f64) -> (f64, f64) {
+    let v: Vec<f64> = (0..reps).map(&f).collect();
+    let _ = seed;
+    crate::des::ci95(&v)
+}
+
+fn sojourn(c: &Counters, g: usize) -> f64 {
+    c.groups[g].sojourn_sum / c.groups[g].departures as f64
+}
+
+#[test]
+fn single_mm1_matches_closed_form() {
+    let sc = Scenario {
+        entities: vec![exp_entity(1.0, 0)],
+        sources: vec![poisson(0, 0.7)],
+        groups: 1,
+        classes: 1,
+    };
+    let r = Markov::new(&[vec![(Hop::Exit, 1.0)]]);
+    let (m, h) = across(8, 1, |rep| {
+        let c = run(&sc, &r, &Exponential, len(200.0, 20_000.0), 11, rep, &ctx()).unwrap();
+        sojourn(&c, 0)
+    });
+    let exact = 1.0 / (1.0 - 0.7);
+    assert!(
+        (m - exact).abs() < h.max(0.02 * exact),
+        "{m} ± {h} vs {exact}"
+    );
+}
+
+#[test]
+fn single_mmpp_m1_matches_the_matrix_geometric_solution() {
+    let p = Mmpp2::new(0.3, 0.2, 1.5, 0.2).unwrap();
+    let mu = 1.2;
+    let exact = mmpp_m1(&p, mu).unwrap().w;
+    let sc = Scenario {
+        entities: vec![exp_entity(mu, 0)],
+        sources: vec![mmpp(0, &p)],
+        groups: 1,
+        classes: 1,
+    };
+    let r = Markov::new(&[vec![(Hop::Exit, 1.0)]]);
+    let (m, h) = across(10, 2, |rep| {
+        let c = run(&sc, &r, &Exponential, len(0.0, 40_000.0), 12, rep, &ctx()).unwrap();
+        c.classes[0].delay_sum / c.classes[0].delivered as f64
+    });
+    assert!(
+        (m - exact).abs() < h && h < 0.1 * exact,
+        "{m} ± {h} vs {exact}"
+    );
+}
+
+#[test]
+fn single_mmpp_m1k_matches_the_finite_chain() {
+    let p = Mmpp2::new(0.5, 0.5, 2.0, 0.0).unwrap();
+    let (mu, k) = (0.8, 6);
+    let exact = mmpp_m1k(&p, mu, k).unwrap();
+    let mut e = exp_entity(mu, 0);
+    e.capacity = k as u32;
+    let sc = Scenario {
+        entities: vec![e],
+        sources: vec![mmpp(0, &p)],
+        groups: 1,
+        classes: 1,
+    };
+    let r = Markov::new(&[vec![(Hop::Exit, 1.0)]]);
+    let runs: Vec<Counters> = (0..10)
+        .map(|rep| run(&sc, &r, &Exponential, len(50.0, 20_000.0), 13, rep, &ctx()).unwrap())
+        .collect();
+    let (pb, hb) = crate::des::ci95(
+        &runs
+            .iter()
+            .map(|c| c.groups[0].drops as f64 / c.groups[0].arrivals as f64)
+            .collect::<Vec<_>>(),
+    );
+    let (w, hw) = crate::des::ci95(&runs.iter().map(|c| sojourn(c, 0)).collect::<Vec<_>>());
+    assert!(
+        (pb - exact.p_block).abs() < hb.max(0.01),
+        "{pb} ± {hb} vs {}",
+        exact.p_block
+    );
+    assert!(
+        (w - exact.w).abs() < hw.max(0.01 * exact.w),
+        "{w} ± {hw} vs {}",
+        exact.w
+    );
+}
+
+/// Jackson network with feedback: sources into 0 and 1; 0 -> 1 or 2 (1/2
+/// each), 1 -> 0 (0.3) or out, 2 -> out. Traffic equations:
+/// l0 = 0.4 + 0.3 l1, l1 = 0.3 + 0.5 l0, l2 = 0.5 l0.
+#[test]
+fn jackson_network_with_feedback() {
+    let (g0, g1) = (0.4, 0.3);
+    let l0 = (g0 + 0.3 * g1) / (1.0 - 0.15);
+    let l1 = g1 + 0.5 * l0;
+    let l2 = 0.5 * l0;
+    let mu = [1.5, 1.6, 1.0];
+    let lam = [l0, l1, l2];
+    let n: f64 = (0..3).map(|i| lam[i] / (mu[i] - lam[i])).sum();
+    let exact_e2e = n / (g0 + g1); // Little over the whole network
+    let sc = Scenario {
+        entities: (0..3).map(|i| exp_entity(mu[i], i as u16)).collect(),
+        sources: vec![poisson(0, g0), poisson(1, g1)],
+        groups: 3,
+        classes: 1,
+    };
+    let r = Markov::new(&[
+        vec![(Hop::To(EntityId(1)), 0.5), (Hop::To(EntityId(2)), 0.5)],
+        vec![(Hop::To(EntityId(0)), 0.3), (Hop::Exit, 0.7)],
+        vec![(Hop::Exit, 1.0)],
+    ]);
+    let runs: Vec<Counters> = (0..10)
+        .map(|rep| run(&sc, &r, &Exponential, len(100.0, 20_000.0), 14, rep, &ctx()).unwrap())
+        .collect();
+    for i in 0..3 {
+        let (m, h) = crate::des::ci95(&runs.iter().map(|c| sojourn(c, i)).collect::<Vec<_>>());
+        let exact = 1.0 / (mu[i] - lam[i]);
+        assert!(
+            (m - exact).abs() < 1.5 * h,
+            "entity {i}: {m} ± {h} vs {exact}"
+        );
+    }
+    let (m, h) = crate::des::ci95(
+        &runs
+            .iter()
+            .map(|c| c.classes[0].delay_sum / c.classes[0].delivered as f64)
+            .collect::<Vec<_>>(),
+    );
+    assert!((m - exact_e2e).abs() < 1.5 * h, "{m} ± {h} vs {exact_e2e}");
+}
+
+/// At (near) zero load a packet never waits: the slotted tandem's delay is
+/// the sum of the mean slot counts times the slot lengths, t/P per entity.
+#[test]
+fn zero_load_delay_of_a_slotted_tandem() {
+    let ent = |slot: f64, p: f64, g: u16| Entity {
+        slot,
+        p,
+        mu: 0.0,
+        capacity: u32::MAX,
+        group: g,
+    };
+    let sc = Scenario {
+        entities: vec![ent(1e-3, 0.1, 0), ent(2e-3, 0.25, 1), ent(5e-4, 0.05, 2)],
+        sources: vec![poisson(0, 0.01)],
+        groups: 3,
+        classes: 1,
+    };
+    let r = Markov::new(&[
+        vec![(Hop::To(EntityId(1)), 1.0)],
+        vec![(Hop::To(EntityId(2)), 1.0)],
+        vec![(Hop::Exit, 1.0)],
+    ]);
+    let c = run(&sc, &r, &Slotted, len(0.0, 2_000_000.0), 15, 0, &ctx()).unwrap();
+    let m = c.classes[0].delay_sum / c.classes[0].delivered as f64;
+    let exact = 1e-3 / 0.1 + 2e-3 / 0.25 + 5e-4 / 0.05;
+    // ~20000 packets; sd of one delay ~ 0.013: 4 sigma ~ 0.4 ms.
+    assert!(
+        (m - exact).abs() < 0.0004 + 0.0005 * exact,
+        "{m} vs {exact}"
+    );
+}
+
+#[test]
+fn packets_are_conserved_with_losses_and_links() {
+    let mut ents: Vec<Entity> = (0..4)
+        .map(|i| exp_entity(1.0 + i as f64, i as u16))
+        .collect();
+    for e in &mut ents {
+        e.capacity = 3;
+        e.slot = 0.05;
+    }
+    let p = Mmpp2::new(0.2, 0.1, 3.0, 0.0).unwrap();
+    let sc = Scenario {
+        entities: ents,
+        sources: vec![mmpp(0, &p), mmpp(1, &p), poisson(2, 0.5)],
+        groups: 4,
+        classes: 1,
+    };
+    let r = Markov::new(&[
+        vec![(Hop::To(EntityId(1)), 0.6), (Hop::To(EntityId(3)), 0.4)],
+        vec![(Hop::To(EntityId(2)), 0.9), (Hop::To(EntityId(0)), 0.1)],
+        vec![(Hop::To(EntityId(3)), 1.0)],
+        vec![(Hop::Exit, 0.8), (Hop::To(EntityId(0)), 0.2)],
+    ]);
+    let c = run(&sc, &r, &Exponential, len(10.0, 500.0), 16, 0, &ctx()).unwrap();
+    assert!(c.dropped > 0 && c.delivered > 0 && c.inside > 0);
+    assert_eq!(c.generated, c.delivered + c.dropped + c.inside);
+    let c = run(&sc, &r, &Slotted, len(10.0, 500.0), 16, 0, &ctx());
+    // Slotted with P = 1 and slot 0.05: still conserved.
+    let c = c.unwrap();
+    assert_eq!(c.generated, c.delivered + c.dropped + c.inside);
+}
+
+#[test]
+fn pool_limit_stops_an_overloaded_network() {
+    let sc = Scenario {
+        entities: vec![exp_entity(1.0, 0)],
+        sources: vec![poisson(0, 2.0)],
+        groups: 1,
+        classes: 1,
+    };
+    let r = Markov::new(&[vec![(Hop::Exit, 1.0)]]);
+    let l = RunLength {
+        warmup: 0.0,
+        horizon: 1e6,
+        max_packets: 1000,
+    };
+    let c = run(&sc, &r, &Exponential, l, 1, 0, &ctx()).unwrap();
+    assert_eq!(c.stop, Stop::PoolFull);
+    assert!(c.window < 2000.0);
+}
+
+#[test]
+fn same_seed_same_counters_other_seed_differs() {
+    let p = Mmpp2::new(0.3, 0.2, 1.5, 0.2).unwrap();
+    let sc = Scenario {
+        entities: vec![
+            Entity {
+                slot: 0.1,
+                p: 0.2,
+                ..exp_entity(1.2, 0)
+            },
+            Entity {
+                slot: 0.05,
+                p: 0.3,
+                ..exp_entity(2.0, 1)
+            },
+        ],
+        sources: vec![mmpp(0, &p), poisson(1, 0.3)],
+        groups: 2,
+        classes: 1,
+    };
+    let r = Markov::new(&[
+        vec![(Hop::To(EntityId(1)), 0.5), (Hop::Exit, 0.5)],
+        vec![(Hop::Exit, 1.0)],
+    ]);
+    let a = run(&sc, &r, &Slotted, len(1.0, 300.0), 5, 0, &ctx());
+    let a = a.unwrap_or_else(|e| panic!("{e}"));
+    let b = run(&sc, &r, &Slotted, len(1.0, 300.0), 5, 0, &ctx()).unwrap();
+    let c = run(&sc, &r, &Slotted, len(1.0, 300.0), 5, 1, &ctx()).unwrap();
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+}

@@ -1,0 +1,244 @@
+//! The traffic algebra of the Wu ch.6–7 models: a flow is either Poisson or a
+//! two-state MMPP, and every operation (split, superpose, queue, departure)
+//! is exact for Poisson flows (Burke's theorem, superposition and thinning of
+//! Poisson processes) and goes through the shared library for MMPPs:
+//! splitting (3.18), the Heffes–Lucantoni superposition fit (3.19–3.34, W-5),
+//! MMPP/M/1 (6.8–6.11, W-41), MMPP/M/1/K (7.5–7.10, W-56) and the
+//! departure-process fit (6.13–6.14, W-42, W-43, M-3). Keeping Poisson exact
+//! is what makes the ch.6 model equal the Jackson product form to rounding.
+
+use crate::queueing::mmpp::departure::departure_factorial_moments;
+use crate::queueing::mmpp::{departure_mmpp2, mmpp_m1, mmpp_m1k};
+use crate::traffic::mmpp::fit::{fit_mmpp2, Characteristics};
+use crate::traffic::mmpp::mmpp2::third_central_from_factorial;
+use crate::traffic::mmpp::{superpose_fit, Map, Mmpp2};
+use crate::SolveError;
+use nalgebra::DMatrix;
+
+/// Most levels of the truncated infinite-queue departure MAP used for the
+/// W-57 output of a finite queue; beyond it the exact finite-queue output is
+/// fitted instead (see `departure_lossy`).
+pub const LEVEL_CAP: usize = 2000;
+
+/// How the output of a finite queue was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputMethod {
+    /// The infinite MMPP^e/M/1 queue (W-57).
+    Infinite,
+    /// The exact MMPP/M/1/K departure MAP (W-57's cross-check), used where
+    /// the infinite queue's tail needs more than [`LEVEL_CAP`] levels.
+    Finite,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Flow {
+    Poisson(f64),
+    Mmpp(Mmpp2),
+}
+
+/// Results of a finite queue.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Finite {
+    /// Mean time in system of accepted packets.
+    pub w: f64,
+    /// Probability that an arriving packet is lost (7.9–7.10).
+    pub p_block: f64,
+}
+
+impl Flow {
+    pub fn rate(&self) -> f64 {
+        match self {
+            Flow::Poisson(l) => *l,
+            Flow::Mmpp(m) => m.mean_rate(),
+        }
+    }
+
+    fn as_mmpp(&self) -> Mmpp2 {
+        match self {
+            Flow::Poisson(l) => Mmpp2::poisson(*l),
+            Flow::Mmpp(m) => *m,
+        }
+    }
+
+    /// Bernoulli thinning with probability p (3.18).
+    pub fn split(&self, p: f64) -> Flow {
+        match self {
+            Flow::Poisson(l) => Flow::Poisson(l * p),
+            Flow::Mmpp(m) => Flow::Mmpp(m.split(p)),
+        }
+    }
+
+    /// Superposition of independent flows, each with a number of copies,
+    /// fitted by a two-state MMPP at the W-5 time (exact when all are Poisson).
+    pub fn superpose(parts: &[(Flow, f64)]) -> Result<Flow, SolveError> {
+        if parts.iter().all(|(f, _)| matches!(f, Flow::Poisson(_))) {
+            return Ok(Flow::Poisson(parts.iter().map(|(f, n)| f.rate() * n).sum()));
+        }
+        let comps: Vec<(Mmpp2, f64)> = parts.iter().map(|(f, n)| (f.as_mmpp(), *n)).collect();
+        Ok(Flow::Mmpp(superpose_fit(&comps, None)?.mmpp))
+    }
+
+    /// `factor` copies of this flow: floor(factor) independent copies plus one
+    /// copy split by the fractional part, superposed and fitted (Wu §3.3.4);
+    /// a plain split when factor <= 1.
+    pub fn scaled(&self, factor: f64) -> Result<Flow, SolveError> {
+        if factor <= 1.0 {
+            return Ok(self.split(factor));
+        }
+        let whole = factor.floor();
+        let frac = factor - whole;
+        let mut parts = vec![(*self, whole)];
+        if frac > 0.0 {
+            parts.push((self.split(frac), 1.0));
+        }
+        Flow::superpose(&parts)
+    }
+
+    /// Mean time in system of the ·/M/1 queue with service rate mu.
+    pub fn sojourn(&self, mu: f64) -> Result<f64, SolveError> {
+        match self {
+            Flow::Poisson(l) if *l < mu => Ok(1.0 / (mu - l)),
+            Flow::Poisson(l) => Err(SolveError::Unstable(format!("rho = {} >= 1", l / mu))),
+            Flow::Mmpp(m) => Ok(mmpp_m1(m, mu)?.w),
+        }
+    }
+
+    /// Output of the ·/M/1 queue with service rate mu: the same Poisson flow
+    /// (Burke), or the fitted departure MMPP (M-3, fitted at the W-5 time of
+    /// the input).
+    pub fn departure(&self, mu: f64) -> Result<Flow, SolveError> {
+        match self {
+            Flow::Poisson(l) if *l < mu => Ok(Flow::Poisson(*l)),
+            Flow::Poisson(l) => Err(SolveError::Unstable(format!("rho = {} >= 1", l / mu))),
+            Flow::Mmpp(m) => Ok(Flow::Mmpp(departure_mmpp2(m, mu, None)?.fit.mmpp)),
+        }
+    }
+
+    /// The ·/M/1/K queue (K counts the packet in service).
+    pub fn finite(&self, mu: f64, k: usize) -> Result<Finite, SolveError> {
+        let q = mmpp_m1k(&self.as_mmpp(), mu, k)?;
+        Ok(Finite {
+            w: q.w,
+            p_block: q.p_block,
+        })
+    }
+}
+
+impl Flow {
+    /// Output of the ·/M/1/K queue fed by this flow, whose arrivals are lost
+    /// with probability `p_block`. As in §7.2.3 (W-57) it is the output of
+    /// the infinite queue fed by the effective flow (7.4); Poisson stays
+    /// Poisson. Where the effective queue is so close to saturation that its
+    /// tail needs more than [`LEVEL_CAP`] levels (a heavily overloaded finite
+    /// queue, whose real output is nearly the saturated server's), the exact
+    /// finite-queue departure MAP is fitted instead, with the same
+    /// Heffes–Lucantoni routine and W-5 time.
+    pub fn departure_lossy(
+        &self,
+        mu: f64,
+        k: usize,
+        p_block: f64,
+    ) -> Result<(Flow, OutputMethod), SolveError> {
+        let eff = self.split(1.0 - p_block);
+        let Flow::Mmpp(m) = *self else {
+            return Ok((eff.departure(mu)?, OutputMethod::Infinite));
+        };
+        let Flow::Mmpp(e) = eff else {
+            unreachable!("split keeps the kind")
+        };
+        if e.mean_rate() < mu && infinite_levels(&e, mu)? <= LEVEL_CAP {
+            return Ok((eff.departure(mu)?, OutputMethod::Infinite));
+        }
+        Ok((Flow::Mmpp(finite_output(&m, mu, k)?), OutputMethod::Finite))
+    }
+}
+
+/// Truncation level of the infinite queue's departure MAP (tail < 1e-10),
+/// capped just above [`LEVEL_CAP`].
+fn infinite_levels(p: &Mmpp2, mu: f64) -> Result<usize, SolveError> {
+    let q = mmpp_m1(p, mu)?;
+    let mut x = q.pi;
+    let mut l = 0;
+    while x.sum() >= 1e-10 || l < 8 {
+        x *= q.r;
+        l += 1;
+        if l > LEVEL_CAP {
+            break;
+        }
+    }
+    Ok(l)
+}
+
+/// Two-state fit of the exact departure process of MMPP/M/1/K.
+fn finite_output(p: &Mmpp2, mu: f64, k: usize) -> Result<Mmpp2, SolveError> {
+    if k > 4 * LEVEL_CAP {
+        return Err(SolveError::Numerical(format!(
+            "finite-queue output with K = {k} is too large to build"
+        )));
+    }
+    let t = 0.5 * (1.0 / p.phi1 + 1.0 / p.phi2);
+    let [z1, z2, z3] = departure_factorial_moments(p, mu, k, t)?;
+    let var = z2 + z1 - z1 * z1;
+    let target = Characteristics {
+        t,
+        rate: z1 / t,
+        idc_t: var / z1,
+        idc_inf: departure_map(p, mu, k)?.idc_inf()?,
+        third_central_t: third_central_from_factorial(z3, z1, var),
+    };
+    Ok(fit_mmpp2(&target)?.mmpp)
+}
+
+/// The departure MAP of MMPP/M/1/K on phases (level v, MMPP phase j).
+fn departure_map(p: &Mmpp2, mu: f64, k: usize) -> Result<Map, SolveError> {
+    let n = 2 * (k + 1);
+    let mut d0 = DMatrix::zeros(n, n);
+    let mut d1 = DMatrix::zeros(n, n);
+    let lam = [p.lambda1, p.lambda2];
+    let phi = [p.phi1, p.phi2];
+    for v in 0..=k {
+        for j in 0..2 {
+            let s = 2 * v + j;
+            d0[(s, 2 * v + 1 - j)] += phi[j];
+            if v < k {
+                d0[(s, s + 2)] += lam[j];
+            }
+            if v >= 1 {
+                d1[(s, s - 2)] += mu;
+            }
+        }
+    }
+    for s in 0..n {
+        let out: f64 = d0.row(s).sum() + d1.row(s).sum();
+        d0[(s, s)] = -out;
+    }
+    Map::new(d0, d1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn poisson_algebra_is_exact() {
+        let f = Flow::Poisson(2.0);
+        assert_eq!(f.scaled(2.5).unwrap(), Flow::Poisson(5.0));
+        assert_eq!(f.split(0.25), Flow::Poisson(0.5));
+        assert_eq!(f.departure(3.0).unwrap(), Flow::Poisson(2.0));
+        assert!((f.sojourn(3.0).unwrap() - 1.0).abs() < 1e-15);
+        assert!(f.sojourn(2.0).is_err());
+        // M/M/1/K: blocking = rho^K (1 - rho) / (1 - rho^{K+1}).
+        let q = Flow::Poisson(1.0).finite(2.0, 3).unwrap();
+        let r: f64 = 0.5;
+        assert!((q.p_block - r.powi(3) * (1.0 - r) / (1.0 - r.powi(4))).abs() < 1e-12);
+    }
+
+    #[test]
+    fn mmpp_scaling_keeps_the_rate() {
+        let m = Flow::Mmpp(Mmpp2::new(0.09, 0.06, 2.0, 0.0).unwrap());
+        for f in [0.3, 1.0, 1.7, 3.0] {
+            let s = m.scaled(f).unwrap();
+            assert!((s.rate() - f * m.rate()).abs() < 1e-12 * f, "{f}");
+        }
+    }
+}

@@ -64,7 +64,8 @@ pub fn validate(
                     return Err(("x_per", "only a `kind: timeseries` figure takes `x_per`".into()));
                 }
                 match x_values {
-                    None => return Err(("x_values", "a `kind: metrics` figure needs `x_values`".into())),
+                    // Reported at `kind` (a missing key has no line of its own).
+                    None => return Err(("kind", "a `kind: metrics` figure needs `x_values`".into())),
                     Some(v) if v.len() != y.len() => {
                         return Err((
                             "x_values",
@@ -256,4 +257,41 @@ pub fn reference_sweep_series(
         })
         .filter(|s| s.points.iter().any(|p| p.1.is_some()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::manifest::{parse, ManifestError};
+    use solvers::Registry;
+    use std::path::Path;
+
+    fn load(figure: &str) -> Result<crate::manifest::Manifest, ManifestError> {
+        let text = format!(
+            "id: t\ntitle: t\nversion: 1\nparams: {{ scenario: 2 }}\nsweep: {{ interval: [1.0] }}\nseries:\n  fluid: {{ solver: ibcc.fluid }}\nreference_data:\n  hw:\n    source: \"paper §6\"\n    values: {{ thr_F1_2: 11.4 }}\nfigures:\n{figure}"
+        );
+        parse(Path::new("t.yaml"), &text, &Registry::with_all())
+    }
+
+    #[test]
+    fn timeseries_and_metrics_figures_parse() {
+        let m = load("  - { id: a, kind: timeseries, x: time, x_per: interval, y: [thr_F1], series: [fluid, hw] }\n  - { id: b, kind: metrics, x: flow, y: [share_F1, share_F2], x_values: [1, 2], series: [fluid, hw] }\n").unwrap();
+        assert_eq!(m.figures[0].kind, super::FigureKind::Timeseries);
+        assert_eq!(m.figures[1].x_values, vec![1.0, 2.0]);
+        assert_eq!(m.references[0].values["thr_F1_2"], 11.4);
+    }
+
+    #[test]
+    fn figure_kind_keys_are_checked_with_file_line_and_key() {
+        let e = load("  - { id: a, x: time, y: [thr_F1], series: [fluid] }\n").unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("figures.0.x", Some(13)));
+        let e = load("  - { id: b, kind: metrics, x: flow, y: [share_F1], series: [fluid] }\n")
+            .unwrap_err();
+        assert_eq!((e.key.as_str(), e.line), ("figures.0.kind", Some(13)));
+        assert!(e.message.contains("x_values"));
+        let e = load("  - { id: c, x: interval, x_per: interval, y: [a], series: [fluid] }\n")
+            .unwrap_err();
+        assert_eq!(e.key, "figures.0.x_per");
+        let e = load("  - { id: d, kind: bogus, x: t, y: [a], series: [fluid] }\n").unwrap_err();
+        assert!(e.to_string().contains("t.yaml:13"), "{e}");
+    }
 }

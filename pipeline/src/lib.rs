@@ -10,9 +10,11 @@
 pub mod exec;
 pub mod manifest;
 pub mod plan;
+pub mod reference;
 pub mod render;
 pub mod results;
 pub mod slurm;
+pub mod timeseries;
 pub mod worker;
 
 use anyhow::{bail, Context};

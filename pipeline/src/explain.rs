@@ -40,7 +40,8 @@ pub async fn dry_run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<V
     let store = existing_store(&opts.store).await?;
     let mut out = Vec::new();
     for m in &manifests {
-        let p = plan::plan(std::slice::from_ref(m), registry, opts.fidelity);
+        let p = plan::plan(std::slice::from_ref(m), registry, opts.fidelity)
+            .map_err(|e| InputError(format!("error: {e}")))?;
         let keys: Vec<String> = p.tasks.iter().map(|t| t.key.clone()).collect();
         let (cached, walls) = match &store {
             Some(s) if !opts.force => (s.cached_keys(&keys).await?, s.wall_times(&keys).await?),
@@ -110,7 +111,7 @@ pub fn diff(planned: &Task, stored: &TaskRecord) -> Vec<FieldDiff> {
             });
         }
     };
-    push("solver", stored.solver.clone(), planned.solver.clone());
+    push("solver", stored.solver.clone(), planned.solver.to_string());
     push(
         "solver version",
         stored.solver_version.to_string(),
@@ -120,13 +121,10 @@ pub fn diff(planned: &Task, stored: &TaskRecord) -> Vec<FieldDiff> {
     push(
         "fidelity",
         stored.fidelity.clone(),
-        planned.fidelity.clone(),
+        planned.fidelity.to_string(),
     );
     let sp: BTreeMap<String, Json> = serde_json::from_str(&stored.params).unwrap_or_default();
-    let pp: BTreeMap<String, Json> = match &planned.params {
-        Json::Object(m) => m.clone().into_iter().collect(),
-        _ => BTreeMap::new(),
-    };
+    let pp: BTreeMap<String, Json> = serde_json::from_str(&planned.params).unwrap_or_default();
     let mut names: Vec<&String> = sp.keys().chain(pp.keys()).collect();
     names.sort();
     names.dedup();
@@ -178,12 +176,12 @@ pub async fn why(
         }
     }
     let store = existing_store(&opts.store).await?;
-    let p = plan::plan(std::slice::from_ref(&m), registry, opts.fidelity);
-    let by_key: BTreeMap<&str, &Task> = p.tasks.iter().map(|t| (t.key.as_str(), t)).collect();
+    let p = plan::plan(std::slice::from_ref(&m), registry, opts.fidelity)
+        .map_err(|e| InputError(format!("error: {e}")))?;
     let uses: Vec<&plan::Use> = p
         .uses
         .iter()
-        .filter(|u| series.is_none_or(|s| u.series == s))
+        .filter(|u| series.is_none_or(|s| *u.series == *s))
         .filter(|u| {
             point.is_none_or(|spec| {
                 m.points
@@ -222,7 +220,7 @@ pub async fn why(
     }
     let mut out = Vec::new();
     for u in uses {
-        let task = by_key[u.task_key.as_str()];
+        let task = &p.tasks[u.task];
         let own = stored.get(&task.key);
         let state = match own.map(|t| t.status.as_str()) {
             Some("failed") => "failed",
@@ -236,13 +234,13 @@ pub async fn why(
             // Nearest: same solver, fewest differing fields; ties to the lowest key.
             stored
                 .values()
-                .filter(|t| t.solver == task.solver)
+                .filter(|t| *t.solver == *task.solver)
                 .map(|t| (diff(task, t), t))
                 .min_by(|a, b| a.0.len().cmp(&b.0.len()).then(a.1.key.cmp(&b.1.key)))
                 .map_or((None, Vec::new()), |(d, t)| (Some(t.key.clone()), d))
         };
         out.push(WhyEntry {
-            series: u.series.clone(),
+            series: u.series.to_string(),
             point: m
                 .points
                 .get(u.point_index)

@@ -153,6 +153,12 @@ pub async fn collect_plan(
             }
         }
     }
+    crate::reference::inject(
+        &manifest.references,
+        manifest.points.len(),
+        &mut values,
+        &mut status,
+    );
     Ok(ExperimentResults {
         manifest: manifest.clone(),
         values,

@@ -180,7 +180,7 @@ fn plan(fig: &Figure) -> Plan<'_> {
         // With an explicit colour (the pipeline pairs a model with the
         // simulation it is compared with), `variant` picks the dash of a line
         // and the shape of markers, so no two series look alike.
-        let shape = if s.style == SeriesStyle::Line {
+        let shape = if matches!(s.style, SeriesStyle::Line | SeriesStyle::Trace) {
             Shape::Circle
         } else if s.colour.is_some() {
             SHAPES[s.variant % SHAPES.len()]
@@ -332,9 +332,10 @@ fn plan(fig: &Figure) -> Plan<'_> {
     series.sort_by_key(|s| {
         (
             match s.style {
-                SeriesStyle::Line => 0,
-                SeriesStyle::Markers => 1,
-                SeriesStyle::Reference => 2,
+                SeriesStyle::Trace => 0,
+                SeriesStyle::Line => 1,
+                SeriesStyle::Markers => 2,
+                SeriesStyle::Reference => 3,
             },
             s.dash,
         )
@@ -440,7 +441,7 @@ fn samples(series: &[Prepared<'_>], x: &Axis, y: &Axis) -> Vec<(f64, f64)> {
                     out.push((fx, y.fraction((lo + hi) / 2.0)));
                 }
             }
-            if s.style == SeriesStyle::Line {
+            if matches!(s.style, SeriesStyle::Line | SeriesStyle::Trace) {
                 for w in run.windows(2) {
                     let (a, b) = (
                         (x.fraction(w[0].x), y.fraction(w[0].y)),
@@ -612,6 +613,19 @@ fn draw_series<'a, DB: DrawingBackend + 'a>(
                         + PathElement::new(seg(3), style)
                         + Circle::new((13, 0), 3, color.filled())
                 });
+        }
+        SeriesStyle::Trace => {
+            for (i, run) in s.runs.iter().enumerate() {
+                let line = chart.draw_series(LineSeries::new(
+                    run.iter().map(|p| (p.x, p.y)),
+                    color.stroke_width(1),
+                ))?;
+                if i == 0 {
+                    line.label(s.label.as_str()).legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 26, y)], color.stroke_width(1))
+                    });
+                }
+            }
         }
         SeriesStyle::Markers => {
             chart

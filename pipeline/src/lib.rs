@@ -10,9 +10,11 @@
 pub mod exec;
 pub mod manifest;
 pub mod plan;
+pub mod reference;
 pub mod render;
 pub mod results;
 pub mod slurm;
+pub mod timeseries;
 pub mod worker;
 
 use anyhow::{bail, Context};
@@ -270,20 +272,25 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
             })
             .await?;
     }
-    let plan = plan::plan(&manifests, registry, opts.fidelity);
+    let plan = plan::plan(&manifests, registry, opts.fidelity)
+        .map_err(|e| InputError(format!("error: {e}")))?;
     for m in &manifests {
         let rows: Vec<PlanRow> = plan
             .uses
             .iter()
-            .filter(|u| u.experiment == m.id)
+            .filter(|u| *u.experiment == *m.id)
             .map(|u| PlanRow {
-                experiment: u.experiment.clone(),
+                experiment: u.experiment.to_string(),
                 version: u.version,
-                point: u.point.clone(),
+                point: m
+                    .points
+                    .get(u.point_index)
+                    .map(|p| p.json())
+                    .unwrap_or_default(),
                 point_index: u.point_index as i64,
-                series: u.series.clone(),
+                series: u.series.to_string(),
                 replication: u.replication as i64,
-                task_key: u.task_key.clone(),
+                task_key: plan.task_key(u).to_string(),
             })
             .collect();
         store.replace_plan(&m.id, m.version, &rows).await?;
@@ -538,18 +545,25 @@ pub async fn list(
             .collect();
         stored_versions.sort_unstable();
         stored_versions.dedup();
-        let one = std::slice::from_ref(m);
-        let full = plan::plan(one, registry, Fidelity::Full);
-        let quick = plan::plan(one, registry, Fidelity::Quick);
-        let kf: Vec<String> = full.tasks.iter().map(|t| t.key.clone()).collect();
-        let kq: Vec<String> = quick.tasks.iter().map(|t| t.key.clone()).collect();
+        // One plan at a time, keeping only its keys: a manifest at the task
+        // limit is listed within bounded memory.
+        let keys = |fidelity| -> anyhow::Result<Vec<String>> {
+            let p = plan::plan(std::slice::from_ref(m), registry, fidelity)
+                .map_err(|e| InputError(format!("error: {e}")))?;
+            Ok(p.tasks.into_iter().map(|t| t.key).collect())
+        };
+        let kf = keys(Fidelity::Full)?;
+        let cached_full = cached_count(store.as_ref(), &kf).await?;
+        let tasks_full = kf.len();
+        drop(kf);
+        let kq = keys(Fidelity::Quick)?;
         out.push(ListEntry {
             id: m.id.clone(),
             version: m.version,
             title: m.title.clone(),
             points: m.points.len(),
-            tasks_full: kf.len(),
-            cached_full: cached_count(store.as_ref(), &kf).await?,
+            tasks_full,
+            cached_full,
             tasks_quick: kq.len(),
             cached_quick: cached_count(store.as_ref(), &kq).await?,
             stored_versions,

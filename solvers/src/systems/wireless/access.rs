@@ -729,8 +729,16 @@ impl Solver for AccessSimSolver {
             p.warmup,
             p.horizon,
             ctx.fidelity,
-            SimLength { replications: 5, warmup: 10.0, horizon: 200.0 },
-            SimLength { replications: 3, warmup: 5.0, horizon: 40.0 },
+            SimLength {
+                replications: 5,
+                warmup: 10.0,
+                horizon: 200.0,
+            },
+            SimLength {
+                replications: 3,
+                warmup: 5.0,
+                horizon: 40.0,
+            },
         )?;
         len.check_work(((a.n * a.n - 1) * a.stations) as f64 * a.mmpp.mean_rate())?;
         let layout = access_layout(&a, routing)?;
@@ -790,8 +798,8 @@ fn simulate(
         for i in 1..=a.rings {
             v.push(group_loss(&c, ring_group(i)));
         }
-        for i in 1..=a.rings {
-            v.push(c.groups[ring_group(i)].arrivals as f64 / c.window / sizes[i] as f64);
+        for (i, size) in sizes.iter().enumerate().skip(1) {
+            v.push(c.groups[ring_group(i)].arrivals as f64 / c.window / *size as f64);
         }
         stats.push(&v);
     }

@@ -10,8 +10,12 @@
 pub mod exec;
 pub mod manifest;
 pub mod plan;
+pub mod reference;
 pub mod render;
 pub mod results;
+pub mod slurm;
+pub mod timeseries;
+pub mod worker;
 
 use anyhow::{bail, Context};
 use manifest::{Manifest, ManifestError};
@@ -25,14 +29,17 @@ pub const CODE_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("REP
 
 /// Exit codes of the `repro` command.
 pub mod exit {
-    pub const OK: i32 = 0;
+    pub const OK: u8 = 0;
     /// `check`: some compared point failed its tolerance or was inconclusive.
-    pub const CHECK_FAILED: i32 = 1;
-    /// Bad input: manifests, CLI flags, solver parameters.
-    pub const BAD_INPUT: i32 = 2;
+    pub const CHECK_FAILED: u8 = 1;
+    /// Bad input: manifests, CLI flags, solver parameters (clap also exits 2).
+    pub const BAD_INPUT: u8 = 2;
     /// Some tasks failed (their errors and rerun commands are printed).
-    pub const TASKS_FAILED: i32 = 3;
-    pub const INTERRUPTED: i32 = 130;
+    pub const TASKS_FAILED: u8 = 3;
+    /// An internal error: the store, the file system, a bug.
+    pub const INTERNAL: u8 = 4;
+    /// Interrupted by Ctrl-C (128 + SIGINT, as shells report it).
+    pub const INTERRUPTED: u8 = 130;
 }
 
 /// An error the user caused (exit code 2), as opposed to an internal failure.
@@ -164,6 +171,22 @@ pub struct RunOptions {
     pub force: bool,
     pub progress: bool,
     pub args: String,
+    /// Where the tasks execute: here, or through the store's queue.
+    pub dispatch: Dispatch,
+}
+
+/// Where the tasks of a run execute.
+#[derive(Debug, Clone, Default)]
+pub enum Dispatch {
+    /// In this process, `jobs` at a time (`--executor local`).
+    #[default]
+    Local,
+    /// Through the store's task queue, by workers that `launch` starts
+    /// (`--executor queue|slurm`); `detach` returns once they are started.
+    Queue {
+        launch: worker::Launch,
+        detach: bool,
+    },
 }
 
 #[derive(Debug)]
@@ -171,6 +194,8 @@ pub struct RunReport {
     pub exec: exec::ExecSummary,
     pub error_measures: Vec<ErrorMeasureRow>,
     pub manifests: Vec<Manifest>,
+    /// `--detach`: the Slurm job that runs the tasks; nothing was measured or rendered.
+    pub detached: Option<String>,
 }
 
 /// The SQLite file behind a store location, if it names one.
@@ -183,7 +208,9 @@ fn sqlite_file(location: &str) -> Option<PathBuf> {
     (!path.is_empty() && !path.starts_with(':')).then(|| PathBuf::from(path))
 }
 
-/// Opens an existing store for reading commands; never creates one.
+/// Opens an existing store for reading commands: never creates one, and opens
+/// it read-only, so a store the user may not write (a read-only share, a
+/// results database downloaded with a paper) can be read.
 pub async fn open_existing_store(location: &str) -> anyhow::Result<Store> {
     if let Some(f) = sqlite_file(location) {
         if !f.is_file() {
@@ -194,11 +221,15 @@ pub async fn open_existing_store(location: &str) -> anyhow::Result<Store> {
             .into());
         }
     }
-    open_store(location).await
+    store_error(Store::open_read_only(location).await)
 }
 
 pub async fn open_store(location: &str) -> anyhow::Result<Store> {
-    Store::open(location).await.map_err(|e| match e {
+    store_error(Store::open(location).await)
+}
+
+fn store_error(r: store::Result<Store>) -> anyhow::Result<Store> {
+    r.map_err(|e| match e {
         store::StoreError::TooNew { .. } | store::StoreError::Open { .. } => {
             InputError(e.to_string()).into()
         }
@@ -241,20 +272,25 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
             })
             .await?;
     }
-    let plan = plan::plan(&manifests, registry, opts.fidelity);
+    let plan = plan::plan(&manifests, registry, opts.fidelity)
+        .map_err(|e| InputError(format!("error: {e}")))?;
     for m in &manifests {
         let rows: Vec<PlanRow> = plan
             .uses
             .iter()
-            .filter(|u| u.experiment == m.id)
+            .filter(|u| *u.experiment == *m.id)
             .map(|u| PlanRow {
-                experiment: u.experiment.clone(),
+                experiment: u.experiment.to_string(),
                 version: u.version,
-                point: u.point.clone(),
+                point: m
+                    .points
+                    .get(u.point_index)
+                    .map(|p| p.json())
+                    .unwrap_or_default(),
                 point_index: u.point_index as i64,
-                series: u.series.clone(),
+                series: u.series.to_string(),
                 replication: u.replication as i64,
-                task_key: u.task_key.clone(),
+                task_key: plan.task_key(u).to_string(),
             })
             .collect();
         store.replace_plan(&m.id, m.version, &rows).await?;
@@ -270,7 +306,30 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
         fidelity: opts.fidelity,
         progress: opts.progress,
     };
-    let summary = exec::execute(&plan, registry, &store, run_id, &exec_opts).await?;
+    let summary = match &opts.dispatch {
+        Dispatch::Local => exec::execute(&plan, registry, &store, run_id, &exec_opts).await?,
+        Dispatch::Queue { launch, detach } => {
+            let q = worker::QueuedRun {
+                force: opts.force,
+                progress: opts.progress,
+                launch: launch.clone(),
+                detach: *detach,
+            };
+            let (summary, job) =
+                worker::execute_queued(&plan, registry, &store, run_id, &q).await?;
+            if *detach {
+                store.finish_run(run_id, "detached").await?;
+                store.close().await;
+                return Ok(RunReport {
+                    exec: summary,
+                    error_measures: Vec::new(),
+                    manifests,
+                    detached: Some(job.unwrap_or_default()),
+                });
+            }
+            summary
+        }
+    };
     let status = if summary.cancelled {
         "interrupted"
     } else if summary.failed.is_empty() {
@@ -296,6 +355,7 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
         exec: summary,
         error_measures: all_em,
         manifests,
+        detached: None,
     })
 }
 
@@ -410,7 +470,7 @@ pub async fn export(
                 version: m.version,
                 series: series.clone(),
                 solver: s.solver.clone(),
-                point: m.points[*pi].json(),
+                point: m.points.get(*pi).map(|p| p.json()).unwrap_or_default(),
                 metric: metric.clone(),
                 value: a.value,
                 half_width: a.half_width,
@@ -455,6 +515,8 @@ pub struct ListEntry {
     pub cached_full: usize,
     pub tasks_quick: usize,
     pub cached_quick: usize,
+    /// Versions of this id in the store (what `repro compare ID@V` accepts).
+    pub stored_versions: Vec<i64>,
 }
 
 pub async fn list(
@@ -468,24 +530,43 @@ pub async fn list(
     // Listing never creates a store: with none yet, nothing is cached.
     let store = match sqlite_file(store_loc) {
         Some(f) if !f.is_file() => None,
-        _ => Some(open_store(store_loc).await?),
+        _ => Some(open_existing_store(store_loc).await?),
+    };
+    let stored = match &store {
+        Some(s) => s.experiments().await?,
+        None => Vec::new(),
     };
     let mut out = Vec::new();
     for m in &manifests {
-        let one = std::slice::from_ref(m);
-        let full = plan::plan(one, registry, Fidelity::Full);
-        let quick = plan::plan(one, registry, Fidelity::Quick);
-        let kf: Vec<String> = full.tasks.iter().map(|t| t.key.clone()).collect();
-        let kq: Vec<String> = quick.tasks.iter().map(|t| t.key.clone()).collect();
+        let mut stored_versions: Vec<i64> = stored
+            .iter()
+            .filter(|e| e.id == m.id)
+            .map(|e| e.version)
+            .collect();
+        stored_versions.sort_unstable();
+        stored_versions.dedup();
+        // One plan at a time, keeping only its keys: a manifest at the task
+        // limit is listed within bounded memory.
+        let keys = |fidelity| -> anyhow::Result<Vec<String>> {
+            let p = plan::plan(std::slice::from_ref(m), registry, fidelity)
+                .map_err(|e| InputError(format!("error: {e}")))?;
+            Ok(p.tasks.into_iter().map(|t| t.key).collect())
+        };
+        let kf = keys(Fidelity::Full)?;
+        let cached_full = cached_count(store.as_ref(), &kf).await?;
+        let tasks_full = kf.len();
+        drop(kf);
+        let kq = keys(Fidelity::Quick)?;
         out.push(ListEntry {
             id: m.id.clone(),
             version: m.version,
             title: m.title.clone(),
             points: m.points.len(),
-            tasks_full: kf.len(),
-            cached_full: cached_count(store.as_ref(), &kf).await?,
+            tasks_full,
+            cached_full,
             tasks_quick: kq.len(),
             cached_quick: cached_count(store.as_ref(), &kq).await?,
+            stored_versions,
         });
     }
     if let Some(s) = store {
@@ -531,7 +612,7 @@ async fn stored_manifest(
     }
     .ok_or_else(|| {
         InputError(format!(
-            "no experiment `{spec}` in the store; see `repro list`"
+            "no experiment `{spec}` in the store; `repro list` shows the stored versions of each id"
         ))
     })?;
     manifest::parse(
@@ -564,7 +645,20 @@ pub async fn compare(
     let key = |r: &results::ExperimentResults| -> BTreeMap<(String, String, String), results::Agg> {
         r.values
             .iter()
-            .map(|((pi, s, m), v)| ((r.manifest.points[*pi].json(), s.clone(), m.clone()), *v))
+            .map(|((pi, s, m), v)| {
+                (
+                    (
+                        r.manifest
+                            .points
+                            .get(*pi)
+                            .map(|p| p.json())
+                            .unwrap_or_default(),
+                        s.clone(),
+                        m.clone(),
+                    ),
+                    *v,
+                )
+            })
             .collect()
     };
     let (ka, kb) = (key(&ra), key(&rb));

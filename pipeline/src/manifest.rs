@@ -4,6 +4,16 @@
 //! serde_yaml reports the line of syntax and type errors itself; for semantic
 //! errors found after parsing (unknown solver, empty sweep, a figure naming a
 //! series that does not exist) the line is looked up from the key path.
+//!
+//! Every size is bounded before anything is allocated for it ([`limits`]),
+//! and every series' merged parameters are checked against its solver's
+//! documented parameters (`SolverDoc::params`) at load time, so a typo such
+//! as `batch_lenn` is reported with its file, line and key and nothing runs.
+
+pub mod limits;
+mod sweep;
+
+pub use sweep::Points;
 
 use serde::Deserialize;
 use serde_json::Value as Json;
@@ -12,6 +22,9 @@ use solvers::Registry;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+use crate::reference::Reference;
+pub use crate::timeseries::FigureKind;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct ManifestError {
@@ -52,13 +65,15 @@ struct RawManifest {
     params: Mapping,
     #[serde(default)]
     sweep: Mapping,
-    series: Mapping,
+    series: SeriesMap,
     #[serde(default)]
     compare: Vec<Compare>,
     #[serde(default)]
     figures: Vec<RawFigure>,
     #[serde(default)]
     tables: Vec<TableSpec>,
+    #[serde(default)]
+    reference_data: Mapping,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -75,6 +90,45 @@ struct RawSeries {
     label: Option<String>,
     #[serde(default)]
     quick: Option<RawQuick>,
+}
+
+/// The `series` mapping, in the manifest's order, each value deserialised in
+/// place so that a type error inside a series carries its line.
+#[derive(Debug, Clone, Default)]
+struct SeriesMap(Vec<(String, RawSeries)>);
+
+impl<'de> Deserialize<'de> for SeriesMap {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = SeriesMap;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a mapping from series names to series")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut a: A,
+            ) -> Result<SeriesMap, A::Error> {
+                let mut out = Vec::new();
+                while let Some((k, v)) = a.next_entry::<String, RawSeries>()? {
+                    if out.len() >= limits::MAX_SERIES {
+                        return Err(serde::de::Error::custom(format!(
+                            "more than {} series (the limit)",
+                            limits::MAX_SERIES
+                        )));
+                    }
+                    if out.iter().any(|(n, _)| n == &k) {
+                        return Err(serde::de::Error::custom(format!(
+                            "series `{k}` appears twice"
+                        )));
+                    }
+                    out.push((k, v));
+                }
+                Ok(SeriesMap(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -118,6 +172,12 @@ struct RawFigure {
     ylabel: Option<String>,
     #[serde(default)]
     log_y: bool,
+    #[serde(default)]
+    kind: FigureKind,
+    #[serde(default)]
+    x_per: Option<String>,
+    #[serde(default)]
+    x_values: Option<Vec<f64>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -164,6 +224,10 @@ pub struct Figure {
     pub xlabel: String,
     pub ylabel: String,
     pub log_y: bool,
+    /// What the x-axis is (crate::timeseries): a sweep axis by default.
+    pub kind: FigureKind,
+    pub x_per: Option<String>,
+    pub x_values: Vec<f64>,
 }
 
 /// One point of the sweep: its index in sweep order and the axis values.
@@ -194,11 +258,14 @@ pub struct Manifest {
     pub params: BTreeMap<String, Json>,
     /// Names of the sweep axes (zipped members included), in order.
     pub axes: Vec<String>,
-    pub points: Vec<Point>,
+    /// Every sweep point, computed from its index on demand.
+    pub points: Points,
     pub series: Vec<Series>,
     pub compare: Vec<Compare>,
     pub figures: Vec<Figure>,
     pub tables: Vec<TableSpec>,
+    /// Paper numbers (crate::reference).
+    pub references: Vec<Reference>,
 }
 
 impl Manifest {
@@ -279,34 +346,55 @@ impl Ctx<'_> {
     }
 }
 
-/// Converts a serde_yaml error into a ManifestError with the line, and the key
-/// when serde names one (unknown or missing field).
-fn yaml_error(file: &Path, text: &str, e: &serde_yaml::Error, context: &str) -> ManifestError {
+/// Converts a serde_yaml error into a ManifestError with the line and the key:
+/// serde_yaml prefixes an error inside the document with its path
+/// (`series.sim.replications: invalid type ...`) and names unknown and
+/// missing fields in backticks.
+fn yaml_error(file: &Path, text: &str, e: &serde_yaml::Error) -> ManifestError {
     let msg = e.to_string();
-    let key = extract_backticked(&msg).unwrap_or_default();
+    // serde_yaml appends " at line L column C" itself; keep the message short.
+    let msg = match msg.find(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg,
+    };
+    let (path, message) = match msg.split_once(": ") {
+        Some((p, rest)) if !p.is_empty() && !p.contains([' ', '`', '"']) => {
+            (dotted(p), rest.to_string())
+        }
+        _ => (String::new(), msg),
+    };
+    let field = if message.starts_with("unknown field") || message.starts_with("missing field") {
+        extract_backticked(&message)
+    } else {
+        None
+    };
+    let key = match (path.is_empty(), field) {
+        (_, None) => path,
+        (true, Some(f)) => f,
+        (false, Some(f)) => format!("{path}.{f}"),
+    };
     let line = e.location().map(|l| l.line()).or_else(|| {
         if key.is_empty() {
             None
         } else {
-            locate(text, &format!("{context}.{key}"))
+            locate(text, &key)
         }
     });
-    let full_key = match (context.is_empty(), key.is_empty()) {
-        (true, _) => key,
-        (false, true) => context.to_string(),
-        (false, false) => format!("{context}.{key}"),
-    };
-    // serde_yaml appends " at line L column C" itself; keep the message short.
-    let message = match msg.find(" at line ") {
-        Some(i) => msg[..i].to_string(),
-        None => msg,
-    };
     ManifestError {
         file: file.to_path_buf(),
         line,
-        key: full_key,
+        key,
         message,
     }
+}
+
+/// serde_yaml's path (`figures.[0].id`) in this module's dotted form (`figures.0.id`).
+fn dotted(path: &str) -> String {
+    path.replace(".[", ".")
+        .replace(['[', ']'], ".")
+        .replace("..", ".")
+        .trim_matches(['.', '?'])
+        .to_string()
 }
 
 fn extract_backticked(msg: &str) -> Option<String> {
@@ -320,7 +408,7 @@ fn extract_backticked(msg: &str) -> Option<String> {
 }
 
 /// Converts YAML to canonical JSON: integral numbers become integers so that
-/// `12` and `12.0` name the same task.
+/// `12` and `12.0` name the same task. Tags and over-long strings are refused.
 pub fn yaml_to_json(v: &Yaml) -> Result<Json, String> {
     Ok(match v {
         Yaml::Null => Json::Null,
@@ -333,7 +421,16 @@ pub fn yaml_to_json(v: &Yaml) -> Result<Json, String> {
                 canonical_number(f)?
             }
         }
-        Yaml::String(s) => Json::String(s.clone()),
+        Yaml::String(s) => {
+            if s.chars().count() > limits::MAX_STRING_CHARS {
+                return Err(format!(
+                    "a string of {} characters; the limit is {}",
+                    s.chars().count(),
+                    limits::MAX_STRING_CHARS
+                ));
+            }
+            Json::String(s.clone())
+        }
         Yaml::Sequence(seq) => Json::Array(seq.iter().map(yaml_to_json).collect::<Result<_, _>>()?),
         Yaml::Mapping(m) => {
             let mut out = serde_json::Map::new();
@@ -343,7 +440,12 @@ pub fn yaml_to_json(v: &Yaml) -> Result<Json, String> {
             }
             Json::Object(out)
         }
-        Yaml::Tagged(t) => yaml_to_json(&t.value)?,
+        Yaml::Tagged(t) => {
+            return Err(format!(
+                "YAML tag `{}`: manifests use plain YAML values without tags",
+                t.tag
+            ))
+        }
     })
 }
 
@@ -368,23 +470,109 @@ fn mapping_to_params(
         let k = k
             .as_str()
             .ok_or_else(|| ctx.err(key, "parameter names must be strings"))?;
+        check_name(ctx, &format!("{key}.{k}"), k)?;
         let v = yaml_to_json(v).map_err(|e| ctx.err(&format!("{key}.{k}"), e))?;
         out.insert(k.to_string(), v);
     }
     Ok(out)
 }
 
-/// Expands one sweep axis specification into its values.
-fn axis_values(ctx: &Ctx, key: &str, v: &Yaml) -> Result<Vec<Json>, ManifestError> {
+/// Ids that become file names or keys: `[A-Za-z0-9][A-Za-z0-9._-]*`, at most
+/// [`limits::MAX_ID_CHARS`] characters, so `../../x` or an empty id never
+/// reaches the renderer.
+fn check_id(ctx: &Ctx, key: &str, id: &str) -> Result<(), ManifestError> {
+    let ok_first = id.chars().next().is_some_and(|c| c.is_ascii_alphanumeric());
+    let ok_rest = id
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !ok_first || !ok_rest {
+        return Err(ctx.err(
+            key,
+            format!(
+                "`{}` is not a valid id: it must start with a letter or digit and contain only letters, digits, `-`, `_` and `.`",
+                shorten(id)
+            ),
+        ));
+    }
+    if id.chars().count() > limits::MAX_ID_CHARS {
+        return Err(ctx.err(
+            key,
+            format!(
+                "id of {} characters; the limit is {}",
+                id.chars().count(),
+                limits::MAX_ID_CHARS
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Parameter, axis and metric names: any text, but short.
+fn check_name(ctx: &Ctx, key: &str, name: &str) -> Result<(), ManifestError> {
+    let n = name.chars().count();
+    if n == 0 || n > limits::MAX_ID_CHARS {
+        return Err(ctx.err(
+            key,
+            format!(
+                "a name of {n} characters; names have 1 to {} characters",
+                limits::MAX_ID_CHARS
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn check_text(ctx: &Ctx, key: &str, text: &str) -> Result<(), ManifestError> {
+    let n = text.chars().count();
+    if n > limits::MAX_STRING_CHARS {
+        return Err(ctx.err(
+            key,
+            format!(
+                "a string of {n} characters; the limit is {}",
+                limits::MAX_STRING_CHARS
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn shorten(s: &str) -> String {
+    if s.chars().count() > 40 {
+        format!("{}…", s.chars().take(40).collect::<String>())
+    } else {
+        s.to_string()
+    }
+}
+
+/// A validated sweep axis: its values are produced only after the whole
+/// sweep's size is known to be within the limits.
+enum AxisSpec<'a> {
+    List(&'a [Yaml]),
+    Range {
+        from: f64,
+        step: f64,
+        count: u64,
+        integral: bool,
+    },
+}
+
+impl AxisSpec<'_> {
+    fn len(&self) -> u64 {
+        match self {
+            AxisSpec::List(items) => items.len() as u64,
+            AxisSpec::Range { count, .. } => *count,
+        }
+    }
+}
+
+/// Checks one sweep axis specification and counts its values without producing them.
+fn axis_spec<'a>(ctx: &Ctx, key: &str, v: &'a Yaml) -> Result<AxisSpec<'a>, ManifestError> {
     match v {
         Yaml::Sequence(items) => {
             if items.is_empty() {
                 return Err(ctx.err(key, "empty list: a sweep axis needs at least one value"));
             }
-            items
-                .iter()
-                .map(|x| yaml_to_json(x).map_err(|e| ctx.err(key, e)))
-                .collect()
+            Ok(AxisSpec::List(items))
         }
         Yaml::Mapping(m) => {
             let get = |name: &str| m.get(Yaml::from(name));
@@ -412,32 +600,7 @@ fn axis_values(ctx: &Ctx, key: &str, v: &Yaml) -> Result<Vec<Json>, ManifestErro
             let from = num("from")?.ok_or_else(|| ctx.err(key, "a range needs `from`"))?;
             let to = num("to")?.ok_or_else(|| ctx.err(key, "a range needs `to`"))?;
             let step = num("step")?.unwrap_or(1.0);
-            if step <= 0.0 {
-                return Err(ctx.err(&format!("{key}.step"), "must be > 0"));
-            }
-            if to < from {
-                return Err(ctx.err(
-                    key,
-                    format!("empty range: `to` ({to}) is below `from` ({from})"),
-                ));
-            }
-            let count = ((to - from) / step + 1e-9).floor() as usize + 1;
-            if count > 100_000 {
-                return Err(ctx.err(key, format!("{count} values is too many for one axis")));
-            }
-            let integral = [from, to, step].iter().all(|x| x.fract() == 0.0);
-            (0..count)
-                .map(|i| {
-                    let x = from + step * i as f64;
-                    // Round away accumulated binary noise (0.1 + 0.2 ...) to 12 significant digits.
-                    let x = if integral {
-                        x
-                    } else {
-                        format!("{x:.12e}").parse().unwrap_or(x)
-                    };
-                    canonical_number(x).map_err(|e| ctx.err(key, e))
-                })
-                .collect()
+            range_spec(ctx, key, from, to, step)
         }
         _ => Err(ctx.err(
             key,
@@ -446,133 +609,292 @@ fn axis_values(ctx: &Ctx, key: &str, v: &Yaml) -> Result<Vec<Json>, ManifestErro
     }
 }
 
-/// Expands the `sweep` mapping into points (cartesian product of entries in order;
-/// a `zip` group contributes its members together).
-fn expand_sweep(ctx: &Ctx, sweep: &Mapping) -> Result<(Vec<String>, Vec<Point>), ManifestError> {
-    // Each entry: list of alternative assignments (axis -> value).
-    let mut entries: Vec<Vec<BTreeMap<String, Json>>> = Vec::new();
-    let mut axes = Vec::new();
+/// A range's number of values must be a finite whole number within the
+/// limits, and its step must be positive and representable at the
+/// magnitude of its values (else consecutive values would coincide).
+fn range_spec<'a>(
+    ctx: &Ctx,
+    key: &str,
+    from: f64,
+    to: f64,
+    step: f64,
+) -> Result<AxisSpec<'a>, ManifestError> {
+    let step_key = format!("{key}.step");
+    if step <= 0.0 {
+        return Err(ctx.err(&step_key, format!("must be > 0, got {step}")));
+    }
+    if to < from {
+        return Err(ctx.err(
+            key,
+            format!("empty range: `to` ({to}) is below `from` ({from})"),
+        ));
+    }
+    let intervals = (to - from) / step;
+    if !intervals.is_finite() {
+        return Err(ctx.err(
+            key,
+            format!(
+                "the number of values (to − from)/step + 1 = ({to} − {from})/{step} + 1 is not a finite number"
+            ),
+        ));
+    }
+    if intervals + 1.0 > limits::MAX_POINTS as f64 {
+        return Err(ctx.err(
+            key,
+            format!(
+                "the range has {:.4e} values; a sweep holds at most {} points",
+                intervals + 1.0,
+                limits::MAX_POINTS
+            ),
+        ));
+    }
+    let whole = intervals.round();
+    if (intervals - whole).abs() > 1e-9 * whole.max(1.0) {
+        return Err(ctx.err(
+            key,
+            format!(
+                "`to` ({to}) is not reached from `from` ({from}) in steps of {step}: (to − from)/step = {intervals} is not a whole number"
+            ),
+        ));
+    }
+    let magnitude = from.abs().max(to.abs());
+    let integral = [from, to, step].iter().all(|x| x.fract() == 0.0);
+    if integral && magnitude > 9.0e15 {
+        return Err(ctx.err(
+            key,
+            format!("values up to {magnitude:e} are beyond exact integers (|x| <= 9e15)"),
+        ));
+    }
+    // Non-integral values are rounded to 12 significant digits (below).
+    if !integral && step < magnitude * 1e-11 {
+        return Err(ctx.err(
+            &step_key,
+            format!(
+                "{step} is below the resolution of values around {magnitude:e} (12 significant digits)"
+            ),
+        ));
+    }
+    Ok(AxisSpec::Range {
+        from,
+        step,
+        count: whole as u64 + 1,
+        integral,
+    })
+}
+
+/// Produces the values of a checked axis.
+fn axis_values(ctx: &Ctx, key: &str, spec: &AxisSpec) -> Result<Vec<Json>, ManifestError> {
+    match *spec {
+        AxisSpec::List(items) => items
+            .iter()
+            .map(|x| yaml_to_json(x).map_err(|e| ctx.err(key, e)))
+            .collect(),
+        AxisSpec::Range {
+            from,
+            step,
+            count,
+            integral,
+        } => {
+            let mut out = Vec::with_capacity(count as usize);
+            let mut prev = f64::NEG_INFINITY;
+            for i in 0..count {
+                let x = from + step * i as f64;
+                // Round away accumulated binary noise (0.1 + 0.2 ...) to 12 significant digits.
+                let x = if integral {
+                    x
+                } else {
+                    format!("{x:.12e}").parse().unwrap_or(x)
+                };
+                if x <= prev {
+                    return Err(ctx.err(
+                        &format!("{key}.step"),
+                        format!("values {prev} and {x} coincide: the step is too small for their magnitude"),
+                    ));
+                }
+                prev = x;
+                out.push(canonical_number(x).map_err(|e| ctx.err(key, e))?);
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// Checks the `sweep` mapping, computes its number of points as a product
+/// (nothing is expanded), and keeps it as axes from which points are computed.
+fn build_sweep(ctx: &Ctx, sweep: &Mapping) -> Result<(Vec<String>, Points), ManifestError> {
+    if sweep.len() > limits::MAX_AXES {
+        return Err(ctx.err(
+            "sweep",
+            format!(
+                "{} sweep entries; the limit is {}",
+                sweep.len(),
+                limits::MAX_AXES
+            ),
+        ));
+    }
+    // First pass: names, specs and lengths only.
+    let mut specs: Vec<(String, Vec<(String, String, AxisSpec)>)> = Vec::new();
     for (k, v) in sweep {
         let name = k
             .as_str()
             .ok_or_else(|| ctx.err("sweep", "axis names must be strings"))?
             .to_string();
         let key = format!("sweep.{name}");
+        check_name(ctx, &key, &name)?;
         let zip = match v {
             Yaml::Mapping(m) if m.contains_key(Yaml::from("zip")) => {
                 if m.len() != 1 {
                     return Err(ctx.err(&key, "a zip group holds only `zip: {axis: values, ...}`"));
                 }
-                Some(m.get(Yaml::from("zip")).cloned().unwrap_or(Yaml::Null))
+                m.get(Yaml::from("zip"))
             }
             _ => None,
         };
+        let mut members = Vec::new();
         if let Some(z) = zip {
-            let Yaml::Mapping(members) = z else {
+            let Yaml::Mapping(zm) = z else {
                 return Err(ctx.err(&format!("{key}.zip"), "must map axis names to values"));
             };
-            if members.is_empty() {
+            if zm.is_empty() {
                 return Err(ctx.err(&format!("{key}.zip"), "empty zip group"));
             }
-            let mut cols: Vec<(String, Vec<Json>)> = Vec::new();
-            for (mk, mv) in &members {
+            if zm.len() > limits::MAX_AXES {
+                return Err(ctx.err(
+                    &format!("{key}.zip"),
+                    format!(
+                        "{} zipped axes; the limit is {}",
+                        zm.len(),
+                        limits::MAX_AXES
+                    ),
+                ));
+            }
+            for (mk, mv) in zm {
                 let mname = mk
                     .as_str()
                     .ok_or_else(|| ctx.err(&key, "axis names must be strings"))?
                     .to_string();
-                let vals = axis_values(ctx, &format!("{key}.zip.{mname}"), mv)?;
-                cols.push((mname, vals));
+                let mkey = format!("{key}.zip.{mname}");
+                check_name(ctx, &mkey, &mname)?;
+                let spec = axis_spec(ctx, &mkey, mv)?;
+                members.push((mname, mkey, spec));
             }
-            let len = cols[0].1.len();
-            if let Some((bad, v)) = cols.iter().find(|(_, v)| v.len() != len) {
+            let len = members[0].2.len();
+            if let Some((bad, bkey, s)) = members.iter().find(|(_, _, s)| s.len() != len) {
                 return Err(ctx.err(
-                    &format!("{key}.zip.{bad}"),
+                    bkey,
                     format!(
                         "zipped axes must have the same length: `{}` has {len} values, `{bad}` has {}",
-                        cols[0].0,
-                        v.len()
+                        members[0].0,
+                        s.len()
                     ),
                 ));
             }
-            let mut alts = Vec::with_capacity(len);
-            for i in 0..len {
-                alts.push(
-                    cols.iter()
-                        .map(|(n, v)| (n.clone(), v[i].clone()))
-                        .collect(),
-                );
-            }
-            axes.extend(cols.iter().map(|(n, _)| n.clone()));
-            entries.push(alts);
         } else {
-            let vals = axis_values(ctx, &key, v)?;
-            axes.push(name.clone());
-            entries.push(
-                vals.into_iter()
-                    .map(|x| BTreeMap::from([(name.clone(), x)]))
-                    .collect(),
-            );
+            let spec = axis_spec(ctx, &key, v)?;
+            members.push((name.clone(), key.clone(), spec));
         }
+        specs.push((key, members));
     }
     let mut seen = BTreeSet::new();
-    for a in &axes {
-        if !seen.insert(a) {
-            return Err(ctx.err(&format!("sweep.{a}"), "axis appears twice in the sweep"));
-        }
-    }
-    let mut points: Vec<BTreeMap<String, Json>> = vec![BTreeMap::new()];
-    for alts in &entries {
-        let mut next = Vec::with_capacity(points.len() * alts.len());
-        for p in &points {
-            for a in alts {
-                let mut q = p.clone();
-                q.extend(a.clone());
-                next.push(q);
+    for (_, members) in &specs {
+        for (a, akey, _) in members {
+            if !seen.insert(a.clone()) {
+                return Err(ctx.err(akey, format!("axis `{a}` appears twice in the sweep")));
             }
         }
-        points = next;
-        if points.len() > 1_000_000 {
-            return Err(ctx.err("sweep", "the sweep expands to more than a million points"));
+    }
+    // The number of points, as a product, before any value is produced.
+    let mut total: u64 = 1;
+    for (key, members) in &specs {
+        total = total.saturating_mul(members[0].2.len());
+        if total > limits::MAX_POINTS {
+            let factors: Vec<String> = specs
+                .iter()
+                .map(|(_, m)| m[0].2.len().to_string())
+                .collect();
+            return Err(ctx.err(
+                key,
+                format!(
+                    "the sweep has {} = {:.4e} points; the limit is {} points per manifest",
+                    factors.join(" × "),
+                    specs
+                        .iter()
+                        .map(|(_, m)| m[0].2.len() as f64)
+                        .product::<f64>(),
+                    limits::MAX_POINTS
+                ),
+            ));
         }
     }
-    Ok((
-        axes,
-        points
-            .into_iter()
-            .enumerate()
-            .map(|(index, values)| Point { index, values })
-            .collect(),
-    ))
+    let mut axes = Vec::new();
+    let mut entries = Vec::new();
+    for (_, members) in &specs {
+        let mut names = Vec::new();
+        let mut columns = Vec::new();
+        for (name, key, spec) in members {
+            columns.push(axis_values(ctx, key, spec)?);
+            names.push(name.clone());
+        }
+        axes.extend(names.iter().cloned());
+        entries.push(sweep::Entry { names, columns });
+    }
+    Ok((axes, Points::new(entries)))
 }
 
-/// Parses and validates one manifest file.
+/// Parses and validates one manifest file. Its size is checked before it is read.
 pub fn load(path: &Path, registry: &Registry) -> Result<Manifest, ManifestError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ManifestError {
+    let io_err = |e: std::io::Error| ManifestError {
         file: path.to_path_buf(),
         line: None,
         key: String::new(),
         message: format!("cannot read: {e}"),
-    })?;
+    };
+    let size = std::fs::metadata(path).map_err(io_err)?.len();
+    if size > limits::MAX_FILE_BYTES {
+        return Err(too_big(path, size));
+    }
+    // Read at most one byte past the limit, in case the file grew since.
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .map_err(io_err)?
+        .take(limits::MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(io_err)?;
     parse(path, &text, registry)
+}
+
+fn too_big(path: &Path, size: u64) -> ManifestError {
+    ManifestError {
+        file: path.to_path_buf(),
+        line: None,
+        key: String::new(),
+        message: format!(
+            "the file has {size} bytes; a manifest has at most {} bytes",
+            limits::MAX_FILE_BYTES
+        ),
+    }
 }
 
 /// Parses and validates manifest `text` (reported as coming from `path`).
 pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, ManifestError> {
+    if text.len() as u64 > limits::MAX_FILE_BYTES {
+        return Err(too_big(path, text.len() as u64));
+    }
     let ctx = Ctx { file: path, text };
-    let raw: RawManifest =
-        serde_yaml::from_str(text).map_err(|e| yaml_error(path, text, &e, ""))?;
+    limits::scan(text).map_err(|e| ManifestError {
+        file: path.to_path_buf(),
+        line: Some(e.line),
+        key: String::new(),
+        message: e.message,
+    })?;
+    let raw: RawManifest = serde_yaml::from_str(text).map_err(|e| yaml_error(path, text, &e))?;
 
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
     if raw.id.trim().is_empty() {
         return Err(ctx.err("id", "must not be empty"));
     }
-    if !raw
-        .id
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-    {
-        return Err(ctx.err("id", "may contain only letters, digits, `-`, `_` and `.`"));
-    }
+    check_id(&ctx, "id", &raw.id)?;
     if !stem.is_empty() && stem != raw.id {
         return Err(ctx.err(
             "id",
@@ -582,24 +904,27 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
             ),
         ));
     }
+    for (key, t) in [
+        ("title", &raw.title),
+        ("source", &raw.source),
+        ("description", &raw.description),
+    ] {
+        check_text(&ctx, key, t)?;
+    }
     if raw.version < 1 {
         return Err(ctx.err("version", "must be an integer >= 1"));
     }
     let params = mapping_to_params(&ctx, "params", &raw.params)?;
-    let (axes, points) = expand_sweep(&ctx, &raw.sweep)?;
+    let (axes, points) = build_sweep(&ctx, &raw.sweep)?;
 
-    if raw.series.is_empty() {
+    if raw.series.0.is_empty() {
         return Err(ctx.err("series", "at least one series is needed"));
     }
     let mut series = Vec::new();
-    for (k, v) in &raw.series {
-        let name = k
-            .as_str()
-            .ok_or_else(|| ctx.err("series", "series names must be strings"))?
-            .to_string();
+    let mut tasks_per_point: u64 = 0;
+    for (name, s) in &raw.series.0 {
         let key = format!("series.{name}");
-        let s: RawSeries =
-            serde_yaml::from_value(v.clone()).map_err(|e| yaml_error(path, text, &e, &key))?;
+        check_id(&ctx, &key, name)?;
         let solver = registry.get(&s.solver).ok_or_else(|| {
             ctx.err(
                 &format!("{key}.solver"),
@@ -610,23 +935,40 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
                 ),
             )
         })?;
-        let replications = s.replications.unwrap_or(1);
-        if replications == 0 {
-            return Err(ctx.err(&format!("{key}.replications"), "must be >= 1"));
-        }
-        if solver.kind() == solvers::Kind::Analytic && replications > 1 {
-            return Err(ctx.err(
-                &format!("{key}.replications"),
-                format!("`{}` is analytic: replications must be 1", s.solver),
-            ));
+        if let Some(l) = &s.label {
+            check_text(&ctx, &format!("{key}.label"), l)?;
         }
         let quick = s.quick.clone().unwrap_or(RawQuick {
             params: Mapping::new(),
             replications: None,
         });
-        if quick.replications == Some(0) {
-            return Err(ctx.err(&format!("{key}.quick.replications"), "must be >= 1"));
+        let mut reps_max = 1;
+        for (rkey, r) in [
+            (format!("{key}.replications"), s.replications),
+            (format!("{key}.quick.replications"), quick.replications),
+        ] {
+            let Some(r) = r else { continue };
+            if r == 0 {
+                return Err(ctx.err(&rkey, "must be >= 1"));
+            }
+            if r > limits::MAX_REPLICATIONS {
+                return Err(ctx.err(
+                    &rkey,
+                    format!(
+                        "{r} replications; the limit is {}",
+                        limits::MAX_REPLICATIONS
+                    ),
+                ));
+            }
+            if solver.kind() == solvers::Kind::Analytic && r > 1 {
+                return Err(ctx.err(
+                    &rkey,
+                    format!("`{}` is analytic: replications must be 1", s.solver),
+                ));
+            }
+            reps_max = reps_max.max(r);
         }
+        tasks_per_point += u64::from(reps_max);
         let sparams = mapping_to_params(&ctx, &format!("{key}.params"), &s.params)?;
         for axis in &axes {
             if sparams.contains_key(axis) {
@@ -636,25 +978,77 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
                 ));
             }
         }
+        let qparams = mapping_to_params(&ctx, &format!("{key}.quick.params"), &quick.params)?;
+        check_schema(
+            &ctx,
+            name,
+            &s.solver,
+            &solver.doc(),
+            &params,
+            &sparams,
+            &qparams,
+            &axes,
+            &raw.sweep,
+        )?;
         series.push(Series {
             label: s.label.clone().unwrap_or_else(|| name.clone()),
-            name,
+            name: name.clone(),
             solver: s.solver.clone(),
             params: sparams,
-            replications,
+            replications: s.replications.unwrap_or(1),
             seed: s.seed.unwrap_or(1),
-            quick_params: mapping_to_params(&ctx, &format!("{key}.quick.params"), &quick.params)?,
+            quick_params: qparams,
             quick_replications: quick.replications,
         });
     }
-    let names: BTreeSet<&str> = series.iter().map(|s| s.name.as_str()).collect();
+    let tasks = (points.len() as u64).saturating_mul(tasks_per_point);
+    if tasks > limits::MAX_TASKS {
+        return Err(ctx.err(
+            "series",
+            format!(
+                "{} points × {tasks_per_point} tasks per point (replications summed over series) = {tasks} tasks; the limit is {} per manifest",
+                points.len(),
+                limits::MAX_TASKS
+            ),
+        ));
+    }
+    if raw.compare.len() > limits::MAX_OUTPUTS {
+        return Err(ctx.err(
+            "compare",
+            format!(
+                "{} entries; the limit is {}",
+                raw.compare.len(),
+                limits::MAX_OUTPUTS
+            ),
+        ));
+    }
+    if raw.figures.len() + raw.tables.len() > limits::MAX_OUTPUTS {
+        return Err(ctx.err(
+            if raw.figures.len() > raw.tables.len() {
+                "figures"
+            } else {
+                "tables"
+            },
+            format!(
+                "{} figures and tables; the limit is {}",
+                raw.figures.len() + raw.tables.len(),
+                limits::MAX_OUTPUTS
+            ),
+        ));
+    }
+    let series_names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
+    let references = crate::reference::parse(path, text, &raw.reference_data, &series_names)?;
+    let mut names: BTreeSet<&str> = series.iter().map(|s| s.name.as_str()).collect();
+    names.extend(references.iter().map(|r| r.name.as_str()));
     for (i, c) in raw.compare.iter().enumerate() {
+        check_name(&ctx, &format!("compare.{i}.metric"), &c.metric)?;
         for (field, v) in [("reference", &c.reference), ("candidate", &c.candidate)] {
             if !names.contains(v.as_str()) {
                 return Err(ctx.err(
                     &format!("compare.{i}.{field}"),
                     format!(
-                        "no series named `{v}` (series: {})",
+                        "no series named `{}` (series: {})",
+                        shorten(v),
                         names.iter().copied().collect::<Vec<_>>().join(", ")
                     ),
                 ));
@@ -672,15 +1066,32 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
     let mut figures = Vec::new();
     for (i, f) in raw.figures.iter().enumerate() {
         let key = format!("figures.{i}");
-        if !axes.contains(&f.x) {
+        check_id(&ctx, &format!("{key}.id"), &f.id)?;
+        for (k, t) in [
+            ("title", &f.title),
+            ("xlabel", &f.xlabel),
+            ("ylabel", &f.ylabel),
+        ] {
+            if let Some(t) = t {
+                check_text(&ctx, &format!("{key}.{k}"), t)?;
+            }
+        }
+        if f.kind == FigureKind::Sweep && !axes.contains(&f.x) {
             return Err(ctx.err(
                 &format!("{key}.x"),
-                format!("`{}` is not a sweep axis (axes: {})", f.x, axes.join(", ")),
+                format!(
+                    "`{}` is not a sweep axis (axes: {})",
+                    shorten(&f.x),
+                    axes.join(", ")
+                ),
             ));
         }
         for s in &f.series {
             if !names.contains(s.as_str()) {
-                return Err(ctx.err(&format!("{key}.series"), format!("no series named `{s}`")));
+                return Err(ctx.err(
+                    &format!("{key}.series"),
+                    format!("no series named `{}`", shorten(s)),
+                ));
             }
         }
         if f.series.is_empty() {
@@ -696,6 +1107,17 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
         if y.is_empty() {
             return Err(ctx.err(&format!("{key}.y"), "a figure needs at least one metric"));
         }
+        if y.len() > limits::MAX_SERIES {
+            return Err(ctx.err(
+                &format!("{key}.y"),
+                format!("{} metrics; the limit is {}", y.len(), limits::MAX_SERIES),
+            ));
+        }
+        for metric in &y {
+            check_name(&ctx, &format!("{key}.y"), metric)?;
+        }
+        crate::timeseries::validate(f.kind, &y, &f.x_per, &f.x_values, points.len())
+            .map_err(|(k, msg)| ctx.err(&format!("{key}.{k}"), msg))?;
         figures.push(Figure {
             id: f.id.clone(),
             title: f.title.clone().unwrap_or_else(|| raw.title.clone()),
@@ -705,16 +1127,36 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
             series: f.series.clone(),
             xlabel: f.xlabel.clone().unwrap_or_else(|| f.x.clone()),
             log_y: f.log_y,
+            kind: f.kind,
+            x_per: f.x_per.clone(),
+            x_values: f.x_values.clone().unwrap_or_default(),
         });
     }
     for (i, t) in raw.tables.iter().enumerate() {
+        check_id(&ctx, &format!("tables.{i}.id"), &t.id)?;
+        if let Some(title) = &t.title {
+            check_text(&ctx, &format!("tables.{i}.title"), title)?;
+        }
         for s in &t.series {
             if !names.contains(s.as_str()) {
                 return Err(ctx.err(
                     &format!("tables.{i}.series"),
-                    format!("no series named `{s}`"),
+                    format!("no series named `{}`", shorten(s)),
                 ));
             }
+        }
+        if t.metrics.len() > limits::MAX_OUTPUTS {
+            return Err(ctx.err(
+                &format!("tables.{i}.metrics"),
+                format!(
+                    "{} metrics; the limit is {}",
+                    t.metrics.len(),
+                    limits::MAX_OUTPUTS
+                ),
+            ));
+        }
+        for metric in &t.metrics {
+            check_name(&ctx, &format!("tables.{i}.metrics"), metric)?;
         }
         if t.kind == TableKind::ErrorMeasures && raw.compare.is_empty() {
             return Err(ctx.err(
@@ -757,7 +1199,96 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
         compare: raw.compare,
         figures,
         tables: raw.tables,
+        references,
     })
+}
+
+/// Every key a series' solver receives (manifest params, series params,
+/// quick params, sweep axes) must be one of the solver's documented
+/// parameters (`SolverDoc::params`, which a solvers test keeps equal to what
+/// its parameter struct accepts). The error points at the key where the
+/// parameter is written.
+#[allow(clippy::too_many_arguments)]
+fn check_schema(
+    ctx: &Ctx,
+    series: &str,
+    solver: &str,
+    doc: &solvers::SolverDoc,
+    params: &BTreeMap<String, Json>,
+    sparams: &BTreeMap<String, Json>,
+    qparams: &BTreeMap<String, Json>,
+    axes: &[String],
+    sweep: &Mapping,
+) -> Result<(), ManifestError> {
+    let known: Vec<&str> = doc.params.iter().map(|p| p.name).collect();
+    let sweep_key = |axis: &str| -> String {
+        for (k, v) in sweep {
+            let Some(k) = k.as_str() else { continue };
+            if k == axis {
+                return format!("sweep.{k}");
+            }
+            if let Some(Yaml::Mapping(z)) = v.as_mapping().and_then(|m| m.get(Yaml::from("zip"))) {
+                if z.contains_key(Yaml::from(axis)) {
+                    return format!("sweep.{k}.zip.{axis}");
+                }
+            }
+        }
+        format!("sweep.{axis}")
+    };
+    let candidates = sparams
+        .keys()
+        .map(|k| (k.as_str(), format!("series.{series}.params.{k}")))
+        .chain(
+            qparams
+                .keys()
+                .map(|k| (k.as_str(), format!("series.{series}.quick.params.{k}"))),
+        )
+        .chain(params.keys().map(|k| (k.as_str(), format!("params.{k}"))))
+        .chain(axes.iter().map(|a| (a.as_str(), sweep_key(a))));
+    for (name, key) in candidates {
+        if known.contains(&name) {
+            continue;
+        }
+        let hint = match nearest(name, &known) {
+            Some(n) => format!("did you mean `{n}`? "),
+            None => String::new(),
+        };
+        return Err(ctx.err(
+            &key,
+            format!(
+                "`{}` is not a parameter of solver `{solver}` (series `{series}`); {hint}its parameters: {}",
+                shorten(name),
+                known.join(", ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The documented name closest to a misspelt one (edit distance at most 2).
+fn nearest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
+    fn distance(a: &str, b: &str) -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut prev: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut cur = vec![i + 1];
+            for (j, cb) in b.iter().enumerate() {
+                let sub = prev[j] + usize::from(ca != *cb);
+                cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+            }
+            prev = cur;
+        }
+        prev[b.len()]
+    }
+    if name.chars().count() > limits::MAX_ID_CHARS {
+        return None;
+    }
+    known
+        .iter()
+        .map(|k| (distance(&name.to_lowercase(), &k.to_lowercase()), *k))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, k)| k)
 }
 
 #[cfg(test)]
@@ -793,7 +1324,7 @@ tables:
         let m = parse(Path::new("t1.yaml"), GOOD, &reg()).unwrap();
         assert_eq!(m.axes, vec!["n", "m"]);
         assert_eq!(m.points.len(), 3);
-        assert_eq!(m.points[2].json(), r#"{"m":6,"n":6}"#);
+        assert_eq!(m.points.get(2).unwrap().json(), r#"{"m":6,"n":6}"#);
         assert_eq!(m.params["lambda"], serde_json::json!(5));
     }
 
@@ -806,7 +1337,7 @@ tables:
         let text = text.replace("x: n", "x: m");
         let m = parse(Path::new("t1.yaml"), &text, &reg()).unwrap();
         assert_eq!(m.points.len(), 6);
-        assert_eq!(m.points[2].values["m"], serde_json::json!(0.3));
+        assert_eq!(m.points.get(2).unwrap().values["m"], serde_json::json!(0.3));
     }
 
     fn err_of(text: &str) -> ManifestError {

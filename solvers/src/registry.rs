@@ -60,3 +60,68 @@ mod tests {
         }
     }
 }
+
+/// The parameter names a solver's typed parameter struct accepts, learnt from
+/// the struct itself: `deny_unknown_fields` makes serde answer an unknown key
+/// with the list of the fields it expects (`expected one of `a`, `b``).
+/// `None` when the solver's answer does not have that shape.
+#[cfg(test)]
+pub(crate) fn accepted_params(solver: &dyn Solver) -> Option<Vec<String>> {
+    use crate::{Fidelity, SolveError, TaskContext};
+    const PROBE: &str = "__repro_probe_no_such_parameter__";
+    let ctx = TaskContext::new(1, Fidelity::Quick);
+    let params = serde_json::json!({ PROBE: 0 });
+    let msg = match solver.solve(&params, &ctx) {
+        Err(SolveError::BadParams(m)) => m,
+        _ => return None,
+    };
+    let rest = msg.split(&format!("unknown field `{PROBE}`, ")).nth(1)?;
+    if rest.starts_with("there are no fields") {
+        return Some(Vec::new());
+    }
+    let rest = rest.strip_prefix("expected ")?;
+    let rest = rest.strip_prefix("one of ").unwrap_or(rest);
+    // serde_json appends " at line L column C"; the names are the backticked words before it.
+    let rest = rest.split(" at line ").next().unwrap_or(rest);
+    Some(
+        rest.split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod schema_tests {
+    use super::*;
+
+    /// STYLE.md habit 7: `SolverDoc.params` (what `repro list --solvers` prints
+    /// and what manifests are checked against at load time) lists exactly the
+    /// keys each solver's parameter struct accepts.
+    #[test]
+    fn documented_params_are_exactly_the_accepted_ones() {
+        let r = Registry::with_all();
+        let mut drift = Vec::new();
+        for s in r.iter() {
+            let mut doc: Vec<String> = s.doc().params.iter().map(|p| p.name.to_string()).collect();
+            doc.sort();
+            let Some(mut accepted) = accepted_params(s.as_ref()) else {
+                drift.push(format!(
+                    "{}: does not answer an unknown parameter with serde's list of fields \
+                     (use #[serde(deny_unknown_fields)] and params::parse first)",
+                    s.name()
+                ));
+                continue;
+            };
+            accepted.sort();
+            if doc != accepted {
+                drift.push(format!(
+                    "{}: documented {doc:?}, accepted {accepted:?}",
+                    s.name()
+                ));
+            }
+        }
+        assert!(drift.is_empty(), "{}", drift.join("\n"));
+    }
+}

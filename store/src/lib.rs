@@ -1,38 +1,58 @@
-//! The result database of repro. SQLite (WAL) by default at `results/repro.sqlite`.
+//! The result database of repro. SQLite (WAL) by default at `results/repro.sqlite`;
+//! a `postgres://` URL selects PostgreSQL, for many machines writing at once.
 //!
 //! Architecture invariant: the store knows no solver. It stores tasks by key,
 //! their metrics and series, which experiment points use which task, runs for
-//! provenance, and error measures. The pool type stays behind [`Store`], so a
-//! PostgreSQL backend can be added without touching callers.
+//! provenance, error measures, and the queue that pull-based workers claim
+//! tasks from ([`queue`]). The pool type stays behind [`Store`]: callers see one
+//! API whatever the backend.
 //!
 //! Implementation notes:
 //! - Runtime queries only (`sqlx::query*`, [`sqlx::QueryBuilder`]); building never
 //!   needs a database. Placeholders are spelled `$1, $2, ..`, which both SQLite and
-//!   PostgreSQL accept, and upserts use `INSERT .. ON CONFLICT .. DO UPDATE`, so the
-//!   statements can be shared by a PostgreSQL backend.
-//! - The schema lives in embedded migrations (`migrations/sqlite`). The stored
-//!   `meta.schema_version` is checked *before* migrating, so an older binary never
-//!   touches a store written by a newer one.
+//!   PostgreSQL accept, and upserts use `INSERT .. ON CONFLICT .. DO UPDATE`, so
+//!   every statement is shared: each method body is written once and compiled
+//!   for both pool types by the `on_pool!` macro.
+//! - The schema lives in migrations embedded with `include_str!` and run by a
+//!   runtime [`Migrator`] (no `sqlx::migrate!`, hence no sqlx `macros` feature,
+//!   which compiled SQLite's C code a second time for the proc-macro; issue 12).
+//!   SQLite and PostgreSQL have their own folders (`migrations/sqlite`,
+//!   `migrations/postgres`) with the same tables and types. The stored
+//!   `meta.schema_version` is checked *before* migrating, so an older binary
+//!   never touches a store written by a newer one.
 //! - Every write that must be atomic (one task with its metrics and series, one
 //!   plan, one set of error measures) is one transaction. SQLite write
 //!   transactions start with `BEGIN IMMEDIATE` so that concurrent writers queue on
-//!   the busy timeout instead of failing on a read-to-write lock upgrade.
+//!   the busy timeout instead of failing on a read-to-write lock upgrade; on
+//!   PostgreSQL, replacing an experiment's plan or error measures takes a
+//!   transaction-scoped advisory lock on the experiment id, so two runs of one
+//!   experiment serialise instead of colliding on its primary keys.
+//! - Reading commands open the store with [`Store::open_read_only`]: no
+//!   directory, file, WAL or migration is created, so a store on a read-only
+//!   share (or a results database downloaded with a paper) can be browsed.
 //! - Ordering of results is done in Rust where it involves text, so that it is
 //!   byte order regardless of the database's collation.
 //! - Timestamps are RFC 3339 UTC text with millisecond precision (see [`rfc3339_utc`]).
+
+pub mod queue;
 
 use std::collections::{HashMap, HashSet};
 use std::str::FromStr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
+use sqlx::migrate::{Migration, MigrationType, Migrator};
+use sqlx::postgres::{PgConnectOptions, PgPool, PgPoolOptions};
 use sqlx::sqlite::{
     SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
 };
-use sqlx::{QueryBuilder, Sqlite};
+use sqlx::{QueryBuilder, SqlSafeStr};
+
+pub use queue::{now_ms, Claimed, Enqueue, QueueCounts, QueueRow, WorkerId, MAX_ATTEMPTS};
 
 /// Schema version this binary understands. A store with a higher version is refused.
-pub const SCHEMA_VERSION: i64 = 1;
+/// 2: the task queue.
+pub const SCHEMA_VERSION: i64 = 2;
 
 /// Bound on the number of keys bound into one `IN (..)` list.
 const KEY_CHUNK: usize = 500;
@@ -43,8 +63,237 @@ const MAX_BINDS: usize = 900;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// WAL allows many readers and one writer; a handful of connections suffices.
 const MAX_CONNECTIONS: u32 = 8;
+/// PostgreSQL: each process (a `repro run` or a worker) keeps a few
+/// connections; hundreds of workers must stay under the server's
+/// `max_connections` (100 by default).
+const PG_MAX_CONNECTIONS: u32 = 4;
+/// How long opening a PostgreSQL store waits for a connection.
+const PG_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-static SQLITE_MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+/// The migrations of one backend, embedded at compile time. Version and
+/// description follow the file names (`0001_init.sql` -> 1, "init"), as
+/// `sqlx::migrate!` named them, so stores created by earlier binaries (which
+/// used that macro) see the same versions and checksums.
+fn migrator(files: &[(i64, &'static str, &'static str)]) -> Migrator {
+    Migrator::with_migrations(
+        files
+            .iter()
+            .map(|&(version, description, sql)| {
+                Migration::new(
+                    version,
+                    description.into(),
+                    MigrationType::Simple,
+                    sql.into_sql_str(),
+                    false,
+                )
+            })
+            .collect(),
+    )
+}
+
+fn sqlite_migrator() -> Migrator {
+    migrator(&[
+        (
+            1,
+            "init",
+            include_str!("../migrations/sqlite/0001_init.sql"),
+        ),
+        (
+            2,
+            "queue",
+            include_str!("../migrations/sqlite/0002_queue.sql"),
+        ),
+    ])
+}
+
+fn postgres_migrator() -> Migrator {
+    migrator(&[
+        (
+            1,
+            "init",
+            include_str!("../migrations/postgres/0001_init.sql"),
+        ),
+        (
+            2,
+            "queue",
+            include_str!("../migrations/postgres/0002_queue.sql"),
+        ),
+    ])
+}
+
+/// Runs `$body` with `$pool` bound to the backend's pool and `$DB` to its
+/// database type, so one method body serves both backends.
+macro_rules! on_pool {
+    ($store:expr, |$pool:ident, $DB:ident| $body:expr) => {
+        match &$store.backend {
+            Backend::Sqlite($pool) => {
+                #[allow(dead_code)]
+                type $DB = sqlx::Sqlite;
+                $body
+            }
+            Backend::Postgres($pool) => {
+                #[allow(dead_code)]
+                type $DB = sqlx::Postgres;
+                $body
+            }
+        }
+    };
+}
+pub(crate) use on_pool;
+
+/// Appends `$n, $n+1, ..)` binding `keys` (the caller has written `IN (`).
+macro_rules! push_keys {
+    ($qb:ident, $keys:expr) => {{
+        let mut list = $qb.separated(", ");
+        for k in $keys {
+            list.push_bind(k.as_str());
+        }
+        list.push_unseparated(")");
+    }};
+}
+pub(crate) use push_keys;
+
+/// How each backend starts a write transaction.
+trait BeginWrite {
+    type Db: sqlx::Database;
+    /// Begins a write transaction; `lock` names an experiment whose plan or
+    /// error measures the transaction replaces.
+    async fn begin_write_tx(
+        &self,
+        lock: Option<&str>,
+    ) -> Result<sqlx::Transaction<'static, Self::Db>>;
+}
+
+impl BeginWrite for SqlitePool {
+    type Db = sqlx::Sqlite;
+    async fn begin_write_tx(
+        &self,
+        _lock: Option<&str>,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>> {
+        // Holds the database's write lock from the start: it serialises
+        // writers, so no per-experiment lock is needed.
+        self.begin_with("BEGIN IMMEDIATE")
+            .await
+            .map_err(db("begin write transaction"))
+    }
+}
+
+impl BeginWrite for PgPool {
+    type Db = sqlx::Postgres;
+    async fn begin_write_tx(
+        &self,
+        lock: Option<&str>,
+    ) -> Result<sqlx::Transaction<'static, sqlx::Postgres>> {
+        let mut tx = self.begin().await.map_err(db("begin write transaction"))?;
+        if let Some(key) = lock {
+            sqlx::query("SELECT pg_advisory_xact_lock(hashtext($1))")
+                .bind(key)
+                .execute(&mut *tx)
+                .await
+                .map_err(db("lock experiment"))?;
+        }
+        Ok(tx)
+    }
+}
+
+async fn begin_write<P: BeginWrite>(
+    pool: &P,
+    lock: Option<&str>,
+) -> Result<sqlx::Transaction<'static, P::Db>> {
+    pool.begin_write_tx(lock).await
+}
+
+/// Writes one task record (row, metrics, series, link to its run) inside
+/// the open write transaction `$tx`; shared by [`Store::record_task`] and the
+/// queue's completion, which must commit the result and the queue row together.
+macro_rules! write_task {
+    ($tx:ident, $DB:ident, $run:expr, $t:expr) => {{
+        sqlx::query(
+            "INSERT INTO tasks \
+               (key, solver, solver_version, params, seed, fidelity, status, wall_ms, error, created) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+             ON CONFLICT (key) DO UPDATE SET \
+               solver = excluded.solver, \
+               solver_version = excluded.solver_version, \
+               params = excluded.params, \
+               seed = excluded.seed, \
+               fidelity = excluded.fidelity, \
+               status = excluded.status, \
+               wall_ms = excluded.wall_ms, \
+               error = excluded.error, \
+               created = excluded.created",
+        )
+        .bind(&$t.key)
+        .bind(&$t.solver)
+        .bind($t.solver_version)
+        .bind(&$t.params)
+        .bind($t.seed)
+        .bind(&$t.fidelity)
+        .bind(&$t.status)
+        .bind($t.wall_ms)
+        .bind(&$t.error)
+        .bind(now_rfc3339())
+        .execute(&mut *$tx)
+        .await
+        .map_err(db("record task"))?;
+
+        sqlx::query("DELETE FROM metrics WHERE task_key = $1")
+            .bind(&$t.key)
+            .execute(&mut *$tx)
+            .await
+            .map_err(db("delete old metrics"))?;
+        sqlx::query("DELETE FROM series WHERE task_key = $1")
+            .bind(&$t.key)
+            .execute(&mut *$tx)
+            .await
+            .map_err(db("delete old series"))?;
+
+        for chunk in $t.metrics.chunks(MAX_BINDS / 5) {
+            let mut qb = QueryBuilder::<$DB>::new(
+                "INSERT INTO metrics (task_key, name, value, half_width, n) ",
+            );
+            qb.push_values(chunk, |mut b, m| {
+                b.push_bind($t.key.as_str())
+                    .push_bind(m.name.as_str())
+                    .push_bind(m.value)
+                    .push_bind(m.half_width.filter(|h| !h.is_nan()))
+                    .push_bind(m.n);
+            });
+            qb.build()
+                .execute(&mut *$tx)
+                .await
+                .map_err(db("record metrics"))?;
+        }
+
+        for (c, chunk) in $t.series.chunks(MAX_BINDS / 5).enumerate() {
+            let base = c * (MAX_BINDS / 5);
+            let mut qb =
+                QueryBuilder::<$DB>::new("INSERT INTO series (task_key, idx, name, x, y) ");
+            qb.push_values(chunk.iter().enumerate(), |mut b, (i, p)| {
+                b.push_bind($t.key.as_str())
+                    .push_bind((base + i) as i64)
+                    .push_bind(p.name.as_str())
+                    .push_bind(p.x)
+                    .push_bind(p.y);
+            });
+            qb.build()
+                .execute(&mut *$tx)
+                .await
+                .map_err(db("record series"))?;
+        }
+
+        sqlx::query(
+            "INSERT INTO run_tasks (run_id, task_key) VALUES ($1, $2) \
+             ON CONFLICT (run_id, task_key) DO NOTHING",
+        )
+        .bind($run)
+        .bind(&$t.key)
+        .execute(&mut *$tx)
+        .await
+        .map_err(|e| StoreError::Db(format!("link task {} to run {}: {e}", $t.key, $run)))?;
+    }};
+}
+pub(crate) use write_task;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -59,7 +308,6 @@ pub enum StoreError {
     #[error("database error: {0}")]
     Db(String),
 }
-
 pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// One experiment version as loaded from its manifest.
@@ -167,6 +415,7 @@ pub struct Store {
 #[derive(Clone)]
 enum Backend {
     Sqlite(SqlitePool),
+    Postgres(PgPool),
 }
 
 impl std::fmt::Debug for Store {
@@ -211,128 +460,267 @@ type EmTuple = (
     String,
 );
 
+/// What a store location names.
+enum Location {
+    Sqlite(SqliteConnectOptions),
+    Postgres(PgConnectOptions),
+}
+
+impl Location {
+    fn parse(location: &str) -> std::result::Result<Location, String> {
+        let lower = location.to_ascii_lowercase();
+        if location.trim().is_empty() {
+            return Err("empty location".into());
+        }
+        if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
+            return PgConnectOptions::from_str(location)
+                .map(Location::Postgres)
+                .map_err(|e| {
+                    format!(
+                        "invalid PostgreSQL URL ({e}); expected \
+                         postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+                    )
+                });
+        }
+        if lower.starts_with("sqlite:") {
+            return SqliteConnectOptions::from_str(location)
+                .map(Location::Sqlite)
+                .map_err(|e| format!("invalid SQLite URL: {e}"));
+        }
+        if location.contains("://") {
+            return Err("unsupported URL scheme; use a file path, sqlite:// or postgres://".into());
+        }
+        Ok(Location::Sqlite(
+            SqliteConnectOptions::new().filename(location),
+        ))
+    }
+}
+
+/// Explains a failed PostgreSQL connection with the usual fix.
+fn pg_connect_error(e: sqlx::Error) -> String {
+    let text = e.to_string();
+    let hint = match &e {
+        sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut => {
+            "is the server running and listening there? (a throwaway one for tests: \
+             `ci/services/postgres.sh up`)"
+        }
+        sqlx::Error::Database(d) if d.code().as_deref() == Some("3D000") => {
+            "create the database first (`createdb NAME`) or fix the URL's database name"
+        }
+        sqlx::Error::Database(d)
+            if matches!(d.code().as_deref(), Some("28P01") | Some("28000")) =>
+        {
+            "check the user and password in the URL (or PGPASSWORD)"
+        }
+        _ => "check the URL",
+    };
+    format!("cannot connect to PostgreSQL: {text}; {hint}")
+}
+
 impl Store {
-    /// Opens (creating if needed) the store. `location` is a file path or a
-    /// `sqlite://` URL (later also `postgres://`). Creates parent directories,
-    /// sets WAL + busy timeout, runs embedded migrations, refuses a newer schema.
+    /// Opens (creating if needed) the store. `location` is a file path, a
+    /// `sqlite://` URL or a `postgres://` URL. For SQLite: creates parent
+    /// directories, sets WAL + busy timeout. Then checks the schema version
+    /// (refusing a newer one) and runs the embedded migrations.
     /// `sqlite::memory:` gives a private in-memory store (handy in tests) that
     /// lives until [`Store::close`].
     ///
     /// Every failure before the store is usable is [`StoreError::Open`], except a
     /// store written by a newer binary, which is [`StoreError::TooNew`].
     pub async fn open(location: &str) -> Result<Store> {
+        Self::open_with(location, false).await
+    }
+
+    /// Opens an existing store for reading only: nothing is created or
+    /// migrated, and no write is attempted (SQLite: `mode=ro`, and if even the
+    /// WAL's shared-memory file cannot be created, as on a read-only share,
+    /// `immutable=1`; PostgreSQL: read-only transactions). Writing methods then
+    /// fail with [`StoreError::Db`]. A store of an older schema can be read; a
+    /// newer one is refused like in [`Store::open`].
+    pub async fn open_read_only(location: &str) -> Result<Store> {
+        Self::open_with(location, true).await
+    }
+
+    async fn open_with(location: &str, read_only: bool) -> Result<Store> {
+        let open_err = |reason: String| StoreError::Open {
+            location: location.to_string(),
+            reason,
+        };
+        let backend = match Location::parse(location).map_err(open_err)? {
+            Location::Sqlite(options) => {
+                Backend::Sqlite(Self::connect_sqlite(location, options, read_only).await?)
+            }
+            Location::Postgres(options) => {
+                let options = if read_only {
+                    options.options([("default_transaction_read_only", "on")])
+                } else {
+                    options
+                }
+                .application_name("repro");
+                // One direct connection first: the pool retries a refused
+                // connection until its timeout, this fails at once and clearly.
+                let probe = sqlx::ConnectOptions::connect(&options)
+                    .await
+                    .map_err(|e| open_err(pg_connect_error(e)))?;
+                sqlx::Connection::close(probe).await.ok();
+                let pool = PgPoolOptions::new()
+                    .max_connections(PG_MAX_CONNECTIONS)
+                    .acquire_timeout(PG_CONNECT_TIMEOUT)
+                    .connect_with(options)
+                    .await
+                    .map_err(|e| open_err(pg_connect_error(e)))?;
+                Backend::Postgres(pool)
+            }
+        };
+        let store = Store {
+            backend,
+            location: location.to_string(),
+        };
+        if let Err(e) = store.prepare(read_only).await {
+            store.close().await;
+            return Err(e);
+        }
+        tracing::debug!(location, read_only, "opened result store");
+        Ok(store)
+    }
+
+    async fn connect_sqlite(
+        location: &str,
+        options: SqliteConnectOptions,
+        read_only: bool,
+    ) -> Result<SqlitePool> {
         let open_err = |reason: String| StoreError::Open {
             location: location.to_string(),
             reason,
         };
         let lower = location.to_ascii_lowercase();
-        if lower.starts_with("postgres://") || lower.starts_with("postgresql://") {
-            return Err(open_err(
-                "PostgreSQL support is not built yet (planned); use a file path or a sqlite:// URL"
-                    .into(),
-            ));
-        }
-        if location.trim().is_empty() {
-            return Err(open_err("empty location".into()));
-        }
-        let options = if lower.starts_with("sqlite:") {
-            SqliteConnectOptions::from_str(location)
-                .map_err(|e| open_err(format!("invalid SQLite URL: {e}")))?
-        } else if location.contains("://") {
-            return Err(open_err(
-                "unsupported URL scheme; use a file path, sqlite:// or postgres://".into(),
-            ));
-        } else {
-            SqliteConnectOptions::new().filename(location)
-        };
-        let options = options
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .busy_timeout(BUSY_TIMEOUT)
-            .foreign_keys(true);
-
+        let in_memory = lower.contains(":memory:") || lower.contains("mode=memory");
         let file = options.get_filename().to_path_buf();
-        if let Some(parent) = file.parent() {
-            if !parent.as_os_str().is_empty() {
-                std::fs::create_dir_all(parent).map_err(|e| {
-                    open_err(format!("cannot create directory {}: {e}", parent.display()))
-                })?;
-            }
-        }
         if file.is_dir() {
             return Err(open_err(format!("{} is a directory", file.display())));
         }
-
         let mut pool_options = SqlitePoolOptions::new().max_connections(MAX_CONNECTIONS);
-        if lower.contains(":memory:") || lower.contains("mode=memory") {
+        if in_memory {
             // An in-memory database lives only while a connection to it is open.
             pool_options = pool_options
                 .min_connections(1)
                 .idle_timeout(None)
                 .max_lifetime(None);
         }
-        let pool = pool_options
-            .connect_with(options)
-            .await
-            .map_err(|e| open_err(e.to_string()))?;
-
-        match Self::prepare_sqlite(&pool, location).await {
-            Ok(()) => {}
-            Err(e) => {
-                pool.close().await;
-                return Err(e);
+        if read_only {
+            if !in_memory && !file.is_file() {
+                return Err(open_err(format!("no store file at {}", file.display())));
+            }
+            // The journal mode is left as the file has it: setting it writes.
+            let options = options
+                .read_only(true)
+                .create_if_missing(false)
+                .busy_timeout(BUSY_TIMEOUT);
+            let pool = pool_options
+                .clone()
+                .connect_with(options.clone())
+                .await
+                .map_err(|e| open_err(e.to_string()))?;
+            // A WAL store needs its `-shm` file even to read; where it cannot be
+            // created (read-only folder) SQLite refuses the first query. Such a
+            // store has no live writer, so reading it as immutable is exact.
+            let probe: std::result::Result<i64, _> =
+                sqlx::query_scalar("SELECT count(*) FROM sqlite_master")
+                    .fetch_one(&pool)
+                    .await;
+            if probe.is_ok() {
+                return Ok(pool);
+            }
+            pool.close().await;
+            return pool_options
+                .connect_with(options.immutable(true))
+                .await
+                .map_err(|e| open_err(e.to_string()));
+        }
+        let options = options
+            .create_if_missing(true)
+            .journal_mode(SqliteJournalMode::Wal)
+            .synchronous(SqliteSynchronous::Normal)
+            .busy_timeout(BUSY_TIMEOUT)
+            .foreign_keys(true);
+        if let Some(parent) = file.parent() {
+            if !parent.as_os_str().is_empty() && !in_memory {
+                std::fs::create_dir_all(parent).map_err(|e| {
+                    open_err(format!("cannot create directory {}: {e}", parent.display()))
+                })?;
             }
         }
-        tracing::debug!(location, "opened result store");
-        Ok(Store {
-            backend: Backend::Sqlite(pool),
-            location: location.to_string(),
-        })
+        pool_options
+            .connect_with(options)
+            .await
+            .map_err(|e| open_err(e.to_string()))
     }
 
-    /// Checks the stored schema version, then migrates.
-    async fn prepare_sqlite(pool: &SqlitePool, location: &str) -> Result<()> {
+    /// Checks the stored schema version, then (unless `read_only`) migrates.
+    async fn prepare(&self, read_only: bool) -> Result<()> {
         let open_err = |reason: String| StoreError::Open {
-            location: location.to_string(),
+            location: self.location.clone(),
             reason,
         };
-        let has_meta: Option<String> = sqlx::query_scalar(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
-        )
-        .fetch_optional(pool)
-        .await
-        .map_err(|e| open_err(e.to_string()))?;
-        if has_meta.is_some() {
-            let stored: Option<String> =
+        let has_meta: bool = match &self.backend {
+            Backend::Sqlite(pool) => sqlx::query_scalar::<_, String>(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+            )
+            .fetch_optional(pool)
+            .await
+            .map_err(|e| open_err(e.to_string()))?
+            .is_some(),
+            Backend::Postgres(pool) => sqlx::query_scalar(
+                "SELECT EXISTS (SELECT 1 FROM information_schema.tables \
+                 WHERE table_schema = current_schema() AND table_name = 'meta')",
+            )
+            .fetch_one(pool)
+            .await
+            .map_err(|e| open_err(e.to_string()))?,
+        };
+        let mut found = None;
+        if has_meta {
+            let stored: Option<String> = on_pool!(self, |pool, DB| {
                 sqlx::query_scalar("SELECT value FROM meta WHERE key = 'schema_version'")
                     .fetch_optional(pool)
                     .await
-                    .map_err(|e| open_err(format!("cannot read the schema version: {e}")))?;
+                    .map_err(|e| open_err(format!("cannot read the schema version: {e}")))?
+            });
             if let Some(stored) = stored {
-                let found: i64 = stored.trim().parse().map_err(|_| {
+                let v: i64 = stored.trim().parse().map_err(|_| {
                     open_err(format!("schema version {stored:?} is not an integer"))
                 })?;
-                if found > SCHEMA_VERSION {
+                if v > SCHEMA_VERSION {
                     return Err(StoreError::TooNew {
-                        location: location.to_string(),
-                        found,
+                        location: self.location.clone(),
+                        found: v,
                         supported: SCHEMA_VERSION,
                     });
                 }
+                found = Some(v);
             }
         }
-        SQLITE_MIGRATOR
-            .run(pool)
-            .await
-            .map_err(|e| open_err(format!("migration failed: {e}")))?;
+        if read_only {
+            // Versions 1 and later hold every table the reading commands use.
+            return match found {
+                Some(_) => Ok(()),
+                None => Err(open_err(
+                    "not a repro result store (no schema version); run `repro run` first".into(),
+                )),
+            };
+        }
+        match &self.backend {
+            Backend::Sqlite(pool) => sqlite_migrator().run(pool).await,
+            Backend::Postgres(pool) => postgres_migrator().run(pool).await,
+        }
+        .map_err(|e| open_err(format!("migration failed: {e}")))?;
         Ok(())
     }
 
-    /// Closes the connection pool (checkpointing the WAL). Waits for clones'
-    /// connections in use to be returned.
+    /// Closes the connection pool (SQLite: checkpointing the WAL). Waits for
+    /// clones' connections in use to be returned.
     pub async fn close(self) {
-        self.pool().close().await;
+        on_pool!(self, |pool, DB| pool.close().await)
     }
 
     /// The location this store was opened with.
@@ -340,170 +728,178 @@ impl Store {
         &self.location
     }
 
-    fn pool(&self) -> &SqlitePool {
-        let Backend::Sqlite(pool) = &self.backend;
-        pool
-    }
-
-    /// Starts a write transaction that holds the write lock from the start.
-    async fn write_tx(&self) -> Result<sqlx::Transaction<'static, Sqlite>> {
-        self.pool()
-            .begin_with("BEGIN IMMEDIATE")
-            .await
-            .map_err(db("begin write transaction"))
+    /// Whether this store is a PostgreSQL database (many machines can reach it).
+    pub fn is_postgres(&self) -> bool {
+        matches!(self.backend, Backend::Postgres(_))
     }
 
     /// Inserts or replaces the experiment version `(id, version)`.
     pub async fn upsert_experiment(&self, e: &ExperimentRow) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO experiments (id, version, title, manifest_hash, manifest_text) \
-             VALUES ($1, $2, $3, $4, $5) \
-             ON CONFLICT (id, version) DO UPDATE SET \
-               title = excluded.title, \
-               manifest_hash = excluded.manifest_hash, \
-               manifest_text = excluded.manifest_text",
-        )
-        .bind(&e.id)
-        .bind(e.version)
-        .bind(&e.title)
-        .bind(&e.manifest_hash)
-        .bind(&e.manifest_text)
-        .execute(self.pool())
-        .await
-        .map_err(db("upsert experiment"))?;
-        Ok(())
+        on_pool!(self, |pool, DB| {
+            sqlx::query(
+                "INSERT INTO experiments (id, version, title, manifest_hash, manifest_text) \
+                 VALUES ($1, $2, $3, $4, $5) \
+                 ON CONFLICT (id, version) DO UPDATE SET \
+                   title = excluded.title, \
+                   manifest_hash = excluded.manifest_hash, \
+                   manifest_text = excluded.manifest_text",
+            )
+            .bind(&e.id)
+            .bind(e.version)
+            .bind(&e.title)
+            .bind(&e.manifest_hash)
+            .bind(&e.manifest_text)
+            .execute(pool)
+            .await
+            .map_err(db("upsert experiment"))?;
+            Ok(())
+        })
     }
 
     /// All experiment versions, ordered by id, then version.
     pub async fn experiments(&self) -> Result<Vec<ExperimentRow>> {
-        let rows: Vec<(String, i64, String, String, String)> = sqlx::query_as(
-            "SELECT id, version, title, manifest_hash, manifest_text FROM experiments",
-        )
-        .fetch_all(self.pool())
-        .await
-        .map_err(db("list experiments"))?;
-        let mut out: Vec<ExperimentRow> = rows
-            .into_iter()
-            .map(
-                |(id, version, title, manifest_hash, manifest_text)| ExperimentRow {
-                    id,
-                    version,
-                    title,
-                    manifest_hash,
-                    manifest_text,
-                },
+        on_pool!(self, |pool, DB| {
+            let rows: Vec<(String, i64, String, String, String)> = sqlx::query_as(
+                "SELECT id, version, title, manifest_hash, manifest_text FROM experiments",
             )
-            .collect();
-        out.sort_by(|a, b| (&a.id, a.version).cmp(&(&b.id, b.version)));
-        Ok(out)
+            .fetch_all(pool)
+            .await
+            .map_err(db("list experiments"))?;
+            let mut out: Vec<ExperimentRow> = rows
+                .into_iter()
+                .map(
+                    |(id, version, title, manifest_hash, manifest_text)| ExperimentRow {
+                        id,
+                        version,
+                        title,
+                        manifest_hash,
+                        manifest_text,
+                    },
+                )
+                .collect();
+            out.sort_by(|a, b| (&a.id, a.version).cmp(&(&b.id, b.version)));
+            Ok(out)
+        })
     }
 
     /// Starts a run (status "running", `started` = now); returns its id.
     pub async fn begin_run(&self, code_version: &str, host: &str, args: &str) -> Result<i64> {
-        sqlx::query_scalar(
-            "INSERT INTO runs (started, finished, code_version, host, args, status) \
-             VALUES ($1, NULL, $2, $3, $4, 'running') RETURNING id",
-        )
-        .bind(now_rfc3339())
-        .bind(code_version)
-        .bind(host)
-        .bind(args)
-        .fetch_one(self.pool())
-        .await
-        .map_err(db("begin run"))
+        on_pool!(self, |pool, DB| {
+            sqlx::query_scalar(
+                "INSERT INTO runs (started, finished, code_version, host, args, status) \
+                 VALUES ($1, NULL, $2, $3, $4, 'running') RETURNING id",
+            )
+            .bind(now_rfc3339())
+            .bind(code_version)
+            .bind(host)
+            .bind(args)
+            .fetch_one(pool)
+            .await
+            .map_err(db("begin run"))
+        })
     }
 
     /// Sets the final status of a run and `finished` = now.
     pub async fn finish_run(&self, run: i64, status: &str) -> Result<()> {
-        let done = sqlx::query("UPDATE runs SET finished = $1, status = $2 WHERE id = $3")
-            .bind(now_rfc3339())
-            .bind(status)
-            .bind(run)
-            .execute(self.pool())
-            .await
-            .map_err(db("finish run"))?;
-        if done.rows_affected() == 0 {
-            return Err(StoreError::Db(format!("finish run: no run with id {run}")));
-        }
-        Ok(())
+        on_pool!(self, |pool, DB| {
+            let done = sqlx::query("UPDATE runs SET finished = $1, status = $2 WHERE id = $3")
+                .bind(now_rfc3339())
+                .bind(status)
+                .bind(run)
+                .execute(pool)
+                .await
+                .map_err(db("finish run"))?;
+            if done.rows_affected() == 0 {
+                return Err(StoreError::Db(format!("finish run: no run with id {run}")));
+            }
+            Ok(())
+        })
     }
 
     /// All runs, ordered by id (= start order).
     pub async fn runs(&self) -> Result<Vec<RunRow>> {
-        let rows: Vec<RunTuple> = sqlx::query_as(
-            "SELECT id, started, finished, code_version, host, args, status \
-                 FROM runs ORDER BY id",
-        )
-        .fetch_all(self.pool())
-        .await
-        .map_err(db("list runs"))?;
-        Ok(rows
-            .into_iter()
-            .map(
-                |(id, started, finished, code_version, host, args, status)| RunRow {
-                    id,
-                    started,
-                    finished,
-                    code_version,
-                    host,
-                    args,
-                    status,
-                },
+        on_pool!(self, |pool, DB| {
+            let rows: Vec<RunTuple> = sqlx::query_as(
+                "SELECT id, started, finished, code_version, host, args, status \
+                     FROM runs ORDER BY id",
             )
-            .collect())
+            .fetch_all(pool)
+            .await
+            .map_err(db("list runs"))?;
+            Ok(rows
+                .into_iter()
+                .map(
+                    |(id, started, finished, code_version, host, args, status)| RunRow {
+                        id,
+                        started,
+                        finished,
+                        code_version,
+                        host,
+                        args,
+                        status,
+                    },
+                )
+                .collect())
+        })
     }
 
     /// Keys of the tasks that `run` recorded, sorted.
     pub async fn run_task_keys(&self, run: i64) -> Result<Vec<String>> {
-        let mut keys: Vec<String> =
-            sqlx::query_scalar("SELECT task_key FROM run_tasks WHERE run_id = $1")
-                .bind(run)
-                .fetch_all(self.pool())
-                .await
-                .map_err(db("list tasks of run"))?;
-        keys.sort();
-        Ok(keys)
+        on_pool!(self, |pool, DB| {
+            let mut keys: Vec<String> =
+                sqlx::query_scalar("SELECT task_key FROM run_tasks WHERE run_id = $1")
+                    .bind(run)
+                    .fetch_all(pool)
+                    .await
+                    .map_err(db("list tasks of run"))?;
+            keys.sort();
+            Ok(keys)
+        })
     }
 
     /// Keys among `keys` whose stored status is "done", "saturated" or "undefined"
     /// (outcomes, as opposed to failures, which are retried).
     /// One query per 500 keys.
     pub async fn cached_keys(&self, keys: &[String]) -> Result<HashSet<String>> {
-        let mut out = HashSet::new();
-        for chunk in keys.chunks(KEY_CHUNK) {
-            let mut qb = QueryBuilder::<Sqlite>::new(
-                "SELECT key FROM tasks WHERE status IN ('done', 'saturated', 'undefined') AND key IN (",
-            );
-            push_key_list(&mut qb, chunk);
-            let found: Vec<String> = qb
-                .build_query_scalar()
-                .persistent(false)
-                .fetch_all(self.pool())
-                .await
-                .map_err(db("look up cached tasks"))?;
-            out.extend(found);
-        }
-        Ok(out)
+        on_pool!(self, |pool, DB| {
+            let mut out = HashSet::new();
+            for chunk in keys.chunks(KEY_CHUNK) {
+                let mut qb = QueryBuilder::<DB>::new(
+                    "SELECT key FROM tasks WHERE status IN ('done', 'saturated', 'undefined') AND key IN (",
+                );
+                push_keys!(qb, chunk);
+                let found: Vec<String> = qb
+                    .build_query_scalar()
+                    .persistent(false)
+                    .fetch_all(pool)
+                    .await
+                    .map_err(db("look up cached tasks"))?;
+                out.extend(found);
+            }
+            Ok(out)
+        })
     }
 
     /// Stored wall times (ms) of the given keys, for longest-first ordering.
     /// Includes failed tasks (their time is still the best estimate there is);
     /// keys never recorded are absent.
     pub async fn wall_times(&self, keys: &[String]) -> Result<HashMap<String, f64>> {
-        let mut out = HashMap::new();
-        for chunk in keys.chunks(KEY_CHUNK) {
-            let mut qb =
-                QueryBuilder::<Sqlite>::new("SELECT key, wall_ms FROM tasks WHERE key IN (");
-            push_key_list(&mut qb, chunk);
-            let found: Vec<(String, f64)> = qb
-                .build_query_as()
-                .persistent(false)
-                .fetch_all(self.pool())
-                .await
-                .map_err(db("look up wall times"))?;
-            out.extend(found);
-        }
-        Ok(out)
+        on_pool!(self, |pool, DB| {
+            let mut out = HashMap::new();
+            for chunk in keys.chunks(KEY_CHUNK) {
+                let mut qb =
+                    QueryBuilder::<DB>::new("SELECT key, wall_ms FROM tasks WHERE key IN (");
+                push_keys!(qb, chunk);
+                let found: Vec<(String, f64)> = qb
+                    .build_query_as()
+                    .persistent(false)
+                    .fetch_all(pool)
+                    .await
+                    .map_err(db("look up wall times"))?;
+                out.extend(found);
+            }
+            Ok(out)
+        })
     }
 
     /// Writes one task (row, metrics, series) in its own transaction, replacing
@@ -513,207 +909,101 @@ impl Store {
     /// "done", "saturated" or "failed". `wall_ms`, metric values and series
     /// coordinates must not be NaN (half-widths may be; they are stored as NULL).
     pub async fn record_task(&self, run: i64, t: &TaskRecord) -> Result<()> {
-        if !matches!(
-            t.status.as_str(),
-            "done" | "saturated" | "undefined" | "failed"
-        ) {
-            return Err(StoreError::Db(format!(
-                "record task {}: status {:?} is not one of done, saturated, undefined, failed",
-                t.key, t.status
-            )));
-        }
-        if t.wall_ms.is_nan() {
-            return Err(StoreError::Db(format!(
-                "record task {}: wall_ms is NaN",
-                t.key
-            )));
-        }
-        if let Some(m) = t.metrics.iter().find(|m| m.value.is_nan()) {
-            return Err(StoreError::Db(format!(
-                "record task {}: metric {} is NaN",
-                t.key, m.name
-            )));
-        }
-        if let Some(p) = t.series.iter().find(|p| p.x.is_nan() || p.y.is_nan()) {
-            return Err(StoreError::Db(format!(
-                "record task {}: series {} has a NaN point",
-                t.key, p.name
-            )));
-        }
-
-        let mut tx = self.write_tx().await?;
-        sqlx::query(
-            "INSERT INTO tasks \
-               (key, solver, solver_version, params, seed, fidelity, status, wall_ms, error, created) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
-             ON CONFLICT (key) DO UPDATE SET \
-               solver = excluded.solver, \
-               solver_version = excluded.solver_version, \
-               params = excluded.params, \
-               seed = excluded.seed, \
-               fidelity = excluded.fidelity, \
-               status = excluded.status, \
-               wall_ms = excluded.wall_ms, \
-               error = excluded.error, \
-               created = excluded.created",
-        )
-        .bind(&t.key)
-        .bind(&t.solver)
-        .bind(t.solver_version)
-        .bind(&t.params)
-        .bind(t.seed)
-        .bind(&t.fidelity)
-        .bind(&t.status)
-        .bind(t.wall_ms)
-        .bind(&t.error)
-        .bind(now_rfc3339())
-        .execute(&mut *tx)
-        .await
-        .map_err(db("record task"))?;
-
-        sqlx::query("DELETE FROM metrics WHERE task_key = $1")
-            .bind(&t.key)
-            .execute(&mut *tx)
-            .await
-            .map_err(db("delete old metrics"))?;
-        sqlx::query("DELETE FROM series WHERE task_key = $1")
-            .bind(&t.key)
-            .execute(&mut *tx)
-            .await
-            .map_err(db("delete old series"))?;
-
-        for chunk in t.metrics.chunks(MAX_BINDS / 5) {
-            let mut qb = QueryBuilder::<Sqlite>::new(
-                "INSERT INTO metrics (task_key, name, value, half_width, n) ",
-            );
-            qb.push_values(chunk, |mut b, m| {
-                b.push_bind(t.key.as_str())
-                    .push_bind(m.name.as_str())
-                    .push_bind(m.value)
-                    .push_bind(m.half_width.filter(|h| !h.is_nan()))
-                    .push_bind(m.n);
-            });
-            qb.build()
-                .execute(&mut *tx)
-                .await
-                .map_err(db("record metrics"))?;
-        }
-
-        for (c, chunk) in t.series.chunks(MAX_BINDS / 5).enumerate() {
-            let base = c * (MAX_BINDS / 5);
-            let mut qb =
-                QueryBuilder::<Sqlite>::new("INSERT INTO series (task_key, idx, name, x, y) ");
-            qb.push_values(chunk.iter().enumerate(), |mut b, (i, p)| {
-                b.push_bind(t.key.as_str())
-                    .push_bind((base + i) as i64)
-                    .push_bind(p.name.as_str())
-                    .push_bind(p.x)
-                    .push_bind(p.y);
-            });
-            qb.build()
-                .execute(&mut *tx)
-                .await
-                .map_err(db("record series"))?;
-        }
-
-        sqlx::query(
-            "INSERT INTO run_tasks (run_id, task_key) VALUES ($1, $2) \
-             ON CONFLICT (run_id, task_key) DO NOTHING",
-        )
-        .bind(run)
-        .bind(&t.key)
-        .execute(&mut *tx)
-        .await
-        .map_err(|e| StoreError::Db(format!("link task {} to run {run}: {e}", t.key)))?;
-
-        tx.commit().await.map_err(db("commit task"))?;
-        Ok(())
+        validate_task(t)?;
+        on_pool!(self, |pool, DB| {
+            let mut tx = begin_write(pool, None).await?;
+            write_task!(tx, DB, run, t);
+            tx.commit().await.map_err(db("commit task"))?;
+            Ok(())
+        })
     }
 
     /// Full records of the stored tasks among `keys`, in the order of `keys`
     /// (duplicates and unknown keys skipped). Metrics are sorted by name, series
     /// points are in the order they were recorded.
     pub async fn tasks(&self, keys: &[String]) -> Result<Vec<TaskRecord>> {
-        let mut found: HashMap<String, TaskRecord> = HashMap::new();
-        for chunk in keys.chunks(KEY_CHUNK) {
-            let mut qb = QueryBuilder::<Sqlite>::new(
-                "SELECT key, solver, solver_version, params, seed, fidelity, status, wall_ms, error \
-                 FROM tasks WHERE key IN (",
-            );
-            push_key_list(&mut qb, chunk);
-            let rows: Vec<TaskTuple> = qb
-                .build_query_as()
-                .persistent(false)
-                .fetch_all(self.pool())
-                .await
-                .map_err(db("read tasks"))?;
-            for (key, solver, solver_version, params, seed, fidelity, status, wall_ms, error) in
-                rows
-            {
-                found.insert(
-                    key.clone(),
-                    TaskRecord {
-                        key,
-                        solver,
-                        solver_version,
-                        params,
-                        seed,
-                        fidelity,
-                        status,
-                        wall_ms,
-                        error,
-                        metrics: Vec::new(),
-                        series: Vec::new(),
-                    },
+        on_pool!(self, |pool, DB| {
+            let mut found: HashMap<String, TaskRecord> = HashMap::new();
+            for chunk in keys.chunks(KEY_CHUNK) {
+                let mut qb = QueryBuilder::<DB>::new(
+                    "SELECT key, solver, solver_version, params, seed, fidelity, status, wall_ms, error \
+                     FROM tasks WHERE key IN (",
                 );
-            }
+                push_keys!(qb, chunk);
+                let rows: Vec<TaskTuple> = qb
+                    .build_query_as()
+                    .persistent(false)
+                    .fetch_all(pool)
+                    .await
+                    .map_err(db("read tasks"))?;
+                for (key, solver, solver_version, params, seed, fidelity, status, wall_ms, error) in
+                    rows
+                {
+                    found.insert(
+                        key.clone(),
+                        TaskRecord {
+                            key,
+                            solver,
+                            solver_version,
+                            params,
+                            seed,
+                            fidelity,
+                            status,
+                            wall_ms,
+                            error,
+                            metrics: Vec::new(),
+                            series: Vec::new(),
+                        },
+                    );
+                }
 
-            let mut qb = QueryBuilder::<Sqlite>::new(
-                "SELECT task_key, name, value, half_width, n FROM metrics WHERE task_key IN (",
-            );
-            push_key_list(&mut qb, chunk);
-            let rows: Vec<MetricTuple> = qb
-                .build_query_as()
-                .persistent(false)
-                .fetch_all(self.pool())
-                .await
-                .map_err(db("read metrics"))?;
-            for (key, name, value, half_width, n) in rows {
-                if let Some(t) = found.get_mut(&key) {
-                    t.metrics.push(MetricRow {
-                        name,
-                        value,
-                        half_width,
-                        n,
-                    });
+                let mut qb = QueryBuilder::<DB>::new(
+                    "SELECT task_key, name, value, half_width, n FROM metrics WHERE task_key IN (",
+                );
+                push_keys!(qb, chunk);
+                let rows: Vec<MetricTuple> = qb
+                    .build_query_as()
+                    .persistent(false)
+                    .fetch_all(pool)
+                    .await
+                    .map_err(db("read metrics"))?;
+                for (key, name, value, half_width, n) in rows {
+                    if let Some(t) = found.get_mut(&key) {
+                        t.metrics.push(MetricRow {
+                            name,
+                            value,
+                            half_width,
+                            n,
+                        });
+                    }
+                }
+
+                let mut qb = QueryBuilder::<DB>::new(
+                    "SELECT task_key, name, x, y FROM series WHERE task_key IN (",
+                );
+                push_keys!(qb, chunk);
+                qb.push(" ORDER BY task_key, idx");
+                let rows: Vec<(String, String, f64, f64)> = qb
+                    .build_query_as()
+                    .persistent(false)
+                    .fetch_all(pool)
+                    .await
+                    .map_err(db("read series"))?;
+                for (key, name, x, y) in rows {
+                    if let Some(t) = found.get_mut(&key) {
+                        t.series.push(SeriesPointRow { name, x, y });
+                    }
                 }
             }
-
-            let mut qb = QueryBuilder::<Sqlite>::new(
-                "SELECT task_key, name, x, y FROM series WHERE task_key IN (",
-            );
-            push_key_list(&mut qb, chunk);
-            qb.push(" ORDER BY task_key, idx");
-            let rows: Vec<(String, String, f64, f64)> = qb
-                .build_query_as()
-                .persistent(false)
-                .fetch_all(self.pool())
-                .await
-                .map_err(db("read series"))?;
-            for (key, name, x, y) in rows {
-                if let Some(t) = found.get_mut(&key) {
-                    t.series.push(SeriesPointRow { name, x, y });
+            let mut out = Vec::with_capacity(found.len());
+            for key in keys {
+                if let Some(mut t) = found.remove(key) {
+                    t.metrics.sort_by(|a, b| a.name.cmp(&b.name));
+                    out.push(t);
                 }
             }
-        }
-        let mut out = Vec::with_capacity(found.len());
-        for key in keys {
-            if let Some(mut t) = found.remove(key) {
-                t.metrics.sort_by(|a, b| a.name.cmp(&b.name));
-                out.push(t);
-            }
-        }
-        Ok(out)
+            Ok(out)
+        })
     }
 
     /// Replaces the plan (point/series -> task) of one experiment version.
@@ -724,79 +1014,83 @@ impl Store {
         version: i64,
         rows: &[PlanRow],
     ) -> Result<()> {
-        if let Some(r) = rows
-            .iter()
-            .find(|r| r.experiment != experiment || r.version != version)
-        {
-            return Err(StoreError::Db(format!(
-                "replace plan of {experiment} v{version}: got a row of {} v{}",
-                r.experiment, r.version
-            )));
-        }
-        let mut tx = self.write_tx().await?;
-        sqlx::query("DELETE FROM plan WHERE experiment = $1 AND version = $2")
-            .bind(experiment)
-            .bind(version)
-            .execute(&mut *tx)
-            .await
-            .map_err(db("delete old plan"))?;
-        for chunk in rows.chunks(MAX_BINDS / 7) {
-            let mut qb = QueryBuilder::<Sqlite>::new(
-                "INSERT INTO plan \
-                 (experiment, version, point, point_index, series, replication, task_key) ",
-            );
-            qb.push_values(chunk, |mut b, r| {
-                b.push_bind(r.experiment.as_str())
-                    .push_bind(r.version)
-                    .push_bind(r.point.as_str())
-                    .push_bind(r.point_index)
-                    .push_bind(r.series.as_str())
-                    .push_bind(r.replication)
-                    .push_bind(r.task_key.as_str());
-            });
-            qb.build()
+        on_pool!(self, |pool, DB| {
+            if let Some(r) = rows
+                .iter()
+                .find(|r| r.experiment != experiment || r.version != version)
+            {
+                return Err(StoreError::Db(format!(
+                    "replace plan of {experiment} v{version}: got a row of {} v{}",
+                    r.experiment, r.version
+                )));
+            }
+            let mut tx = begin_write(pool, Some(experiment)).await?;
+            sqlx::query("DELETE FROM plan WHERE experiment = $1 AND version = $2")
+                .bind(experiment)
+                .bind(version)
                 .execute(&mut *tx)
                 .await
-                .map_err(db("write plan"))?;
-        }
-        tx.commit().await.map_err(db("commit plan"))?;
-        Ok(())
+                .map_err(db("delete old plan"))?;
+            for chunk in rows.chunks(MAX_BINDS / 7) {
+                let mut qb = QueryBuilder::<DB>::new(
+                    "INSERT INTO plan \
+                     (experiment, version, point, point_index, series, replication, task_key) ",
+                );
+                qb.push_values(chunk, |mut b, r| {
+                    b.push_bind(r.experiment.as_str())
+                        .push_bind(r.version)
+                        .push_bind(r.point.as_str())
+                        .push_bind(r.point_index)
+                        .push_bind(r.series.as_str())
+                        .push_bind(r.replication)
+                        .push_bind(r.task_key.as_str());
+                });
+                qb.build()
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db("write plan"))?;
+            }
+            tx.commit().await.map_err(db("commit plan"))?;
+            Ok(())
+        })
     }
 
     /// The plan of one experiment version, ordered by point index, series,
     /// replication. Empty if none was stored.
     pub async fn plan(&self, experiment: &str, version: i64) -> Result<Vec<PlanRow>> {
-        let rows: Vec<(String, i64, String, i64, String)> = sqlx::query_as(
-            "SELECT point, point_index, series, replication, task_key \
-             FROM plan WHERE experiment = $1 AND version = $2",
-        )
-        .bind(experiment)
-        .bind(version)
-        .fetch_all(self.pool())
-        .await
-        .map_err(db("read plan"))?;
-        let mut out: Vec<PlanRow> = rows
-            .into_iter()
-            .map(
-                |(point, point_index, series, replication, task_key)| PlanRow {
-                    experiment: experiment.to_string(),
-                    version,
-                    point,
-                    point_index,
-                    series,
-                    replication,
-                    task_key,
-                },
+        on_pool!(self, |pool, DB| {
+            let rows: Vec<(String, i64, String, i64, String)> = sqlx::query_as(
+                "SELECT point, point_index, series, replication, task_key \
+                 FROM plan WHERE experiment = $1 AND version = $2",
             )
-            .collect();
-        out.sort_by(|a, b| {
-            (a.point_index, &a.series, a.replication).cmp(&(
-                b.point_index,
-                &b.series,
-                b.replication,
-            ))
-        });
-        Ok(out)
+            .bind(experiment)
+            .bind(version)
+            .fetch_all(pool)
+            .await
+            .map_err(db("read plan"))?;
+            let mut out: Vec<PlanRow> = rows
+                .into_iter()
+                .map(
+                    |(point, point_index, series, replication, task_key)| PlanRow {
+                        experiment: experiment.to_string(),
+                        version,
+                        point,
+                        point_index,
+                        series,
+                        replication,
+                        task_key,
+                    },
+                )
+                .collect();
+            out.sort_by(|a, b| {
+                (a.point_index, &a.series, a.replication).cmp(&(
+                    b.point_index,
+                    &b.series,
+                    b.replication,
+                ))
+            });
+            Ok(out)
+        })
     }
 
     /// Replaces the error measures of one experiment version. Every row must
@@ -808,54 +1102,56 @@ impl Store {
         version: i64,
         rows: &[ErrorMeasureRow],
     ) -> Result<()> {
-        if let Some(r) = rows
-            .iter()
-            .find(|r| r.experiment != experiment || r.version != version)
-        {
-            return Err(StoreError::Db(format!(
-                "replace error measures of {experiment} v{version}: got a row of {} v{}",
-                r.experiment, r.version
-            )));
-        }
-        let not_nan = |v: Option<f64>| v.filter(|x| !x.is_nan());
-        let mut tx = self.write_tx().await?;
-        sqlx::query("DELETE FROM error_measures WHERE experiment = $1 AND version = $2")
-            .bind(experiment)
-            .bind(version)
-            .execute(&mut *tx)
-            .await
-            .map_err(db("delete old error measures"))?;
-        const COLS: usize = 14;
-        for (c, chunk) in rows.chunks(MAX_BINDS / COLS).enumerate() {
-            let base = c * (MAX_BINDS / COLS);
-            let mut qb = QueryBuilder::<Sqlite>::new(
-                "INSERT INTO error_measures \
-                 (experiment, version, seq, metric, reference, candidate, point, point_index, \
-                  reference_value, reference_half_width, candidate_value, em, tolerance, verdict) ",
-            );
-            qb.push_values(chunk.iter().enumerate(), |mut b, (i, r)| {
-                b.push_bind(r.experiment.as_str())
-                    .push_bind(r.version)
-                    .push_bind((base + i) as i64)
-                    .push_bind(r.metric.as_str())
-                    .push_bind(r.reference.as_str())
-                    .push_bind(r.candidate.as_str())
-                    .push_bind(r.point.as_str())
-                    .push_bind(r.point_index)
-                    .push_bind(not_nan(r.reference_value))
-                    .push_bind(not_nan(r.reference_half_width))
-                    .push_bind(not_nan(r.candidate_value))
-                    .push_bind(not_nan(r.em))
-                    .push_bind(not_nan(r.tolerance))
-                    .push_bind(r.verdict.as_str());
-            });
-            qb.build()
+        on_pool!(self, |pool, DB| {
+            if let Some(r) = rows
+                .iter()
+                .find(|r| r.experiment != experiment || r.version != version)
+            {
+                return Err(StoreError::Db(format!(
+                    "replace error measures of {experiment} v{version}: got a row of {} v{}",
+                    r.experiment, r.version
+                )));
+            }
+            let not_nan = |v: Option<f64>| v.filter(|x| !x.is_nan());
+            let mut tx = begin_write(pool, Some(experiment)).await?;
+            sqlx::query("DELETE FROM error_measures WHERE experiment = $1 AND version = $2")
+                .bind(experiment)
+                .bind(version)
                 .execute(&mut *tx)
                 .await
-                .map_err(db("write error measures"))?;
-        }
-        tx.commit().await.map_err(db("commit error measures"))?;
-        Ok(())
+                .map_err(db("delete old error measures"))?;
+            const COLS: usize = 14;
+            for (c, chunk) in rows.chunks(MAX_BINDS / COLS).enumerate() {
+                let base = c * (MAX_BINDS / COLS);
+                let mut qb = QueryBuilder::<DB>::new(
+                    "INSERT INTO error_measures \
+                     (experiment, version, seq, metric, reference, candidate, point, point_index, \
+                      reference_value, reference_half_width, candidate_value, em, tolerance, verdict) ",
+                );
+                qb.push_values(chunk.iter().enumerate(), |mut b, (i, r)| {
+                    b.push_bind(r.experiment.as_str())
+                        .push_bind(r.version)
+                        .push_bind((base + i) as i64)
+                        .push_bind(r.metric.as_str())
+                        .push_bind(r.reference.as_str())
+                        .push_bind(r.candidate.as_str())
+                        .push_bind(r.point.as_str())
+                        .push_bind(r.point_index)
+                        .push_bind(not_nan(r.reference_value))
+                        .push_bind(not_nan(r.reference_half_width))
+                        .push_bind(not_nan(r.candidate_value))
+                        .push_bind(not_nan(r.em))
+                        .push_bind(not_nan(r.tolerance))
+                        .push_bind(r.verdict.as_str());
+                });
+                qb.build()
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db("write error measures"))?;
+            }
+            tx.commit().await.map_err(db("commit error measures"))?;
+            Ok(())
+        })
     }
 
     /// The error measures of one experiment version, in the order they were
@@ -865,58 +1161,83 @@ impl Store {
         experiment: &str,
         version: i64,
     ) -> Result<Vec<ErrorMeasureRow>> {
-        let rows: Vec<EmTuple> = sqlx::query_as(
-            "SELECT metric, reference, candidate, point, point_index, reference_value, \
-                    reference_half_width, candidate_value, em, tolerance, verdict \
-             FROM error_measures WHERE experiment = $1 AND version = $2 ORDER BY seq",
-        )
-        .bind(experiment)
-        .bind(version)
-        .fetch_all(self.pool())
-        .await
-        .map_err(db("read error measures"))?;
-        Ok(rows
-            .into_iter()
-            .map(
-                |(
-                    metric,
-                    reference,
-                    candidate,
-                    point,
-                    point_index,
-                    reference_value,
-                    reference_half_width,
-                    candidate_value,
-                    em,
-                    tolerance,
-                    verdict,
-                )| ErrorMeasureRow {
-                    experiment: experiment.to_string(),
-                    version,
-                    metric,
-                    reference,
-                    candidate,
-                    point,
-                    point_index,
-                    reference_value,
-                    reference_half_width,
-                    candidate_value,
-                    em,
-                    tolerance,
-                    verdict,
-                },
+        on_pool!(self, |pool, DB| {
+            let rows: Vec<EmTuple> = sqlx::query_as(
+                "SELECT metric, reference, candidate, point, point_index, reference_value, \
+                        reference_half_width, candidate_value, em, tolerance, verdict \
+                 FROM error_measures WHERE experiment = $1 AND version = $2 ORDER BY seq",
             )
-            .collect())
+            .bind(experiment)
+            .bind(version)
+            .fetch_all(pool)
+            .await
+            .map_err(db("read error measures"))?;
+            Ok(rows
+                .into_iter()
+                .map(
+                    |(
+                        metric,
+                        reference,
+                        candidate,
+                        point,
+                        point_index,
+                        reference_value,
+                        reference_half_width,
+                        candidate_value,
+                        em,
+                        tolerance,
+                        verdict,
+                    )| ErrorMeasureRow {
+                        experiment: experiment.to_string(),
+                        version,
+                        metric,
+                        reference,
+                        candidate,
+                        point,
+                        point_index,
+                        reference_value,
+                        reference_half_width,
+                        candidate_value,
+                        em,
+                        tolerance,
+                        verdict,
+                    },
+                )
+                .collect())
+        })
     }
 }
 
-/// Appends `$n, $n+1, ..)` binding `keys` (the caller has written `IN (`).
-fn push_key_list(qb: &mut QueryBuilder<Sqlite>, keys: &[String]) {
-    let mut list = qb.separated(", ");
-    for k in keys {
-        list.push_bind(k.as_str());
+/// Refuses a task record the store must not hold (unknown status, NaN values).
+fn validate_task(t: &TaskRecord) -> Result<()> {
+    if !matches!(
+        t.status.as_str(),
+        "done" | "saturated" | "undefined" | "failed"
+    ) {
+        return Err(StoreError::Db(format!(
+            "record task {}: status {:?} is not one of done, saturated, undefined, failed",
+            t.key, t.status
+        )));
     }
-    list.push_unseparated(")");
+    if t.wall_ms.is_nan() {
+        return Err(StoreError::Db(format!(
+            "record task {}: wall_ms is NaN",
+            t.key
+        )));
+    }
+    if let Some(m) = t.metrics.iter().find(|m| m.value.is_nan()) {
+        return Err(StoreError::Db(format!(
+            "record task {}: metric {} is NaN",
+            t.key, m.name
+        )));
+    }
+    if let Some(p) = t.series.iter().find(|p| p.x.is_nan() || p.y.is_nan()) {
+        return Err(StoreError::Db(format!(
+            "record task {}: series {} has a NaN point",
+            t.key, p.name
+        )));
+    }
+    Ok(())
 }
 
 /// The current time as RFC 3339 UTC text, e.g. `2026-11-21T08:01:02.345Z`.

@@ -565,11 +565,19 @@ async fn unusable_locations_are_open_errors() {
         }
     }
 
-    match Store::open("postgres://user@localhost/repro").await {
+    // A refused connection (nothing listens on port 1) names the problem and the fix.
+    match Store::open("postgres://repro@127.0.0.1:1/repro").await {
         Err(e @ StoreError::Open { .. }) => {
-            assert!(e
-                .to_string()
-                .contains("PostgreSQL support is not built yet"))
+            let text = e.to_string();
+            assert!(text.contains("cannot connect to PostgreSQL"), "{text}");
+            assert!(text.contains("ci/services/postgres.sh up"), "{text}");
+        }
+        other => panic!("expected Open, got {other:?}"),
+    }
+    // A malformed URL is refused before any connection is tried.
+    match Store::open("postgres://repro@127.0.0.1:notaport/repro").await {
+        Err(e @ StoreError::Open { .. }) => {
+            assert!(e.to_string().contains("invalid PostgreSQL URL"), "{e}")
         }
         other => panic!("expected Open, got {other:?}"),
     }

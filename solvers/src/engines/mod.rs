@@ -12,4 +12,6 @@
 //! - `qnet/`: network of FIFO queueing entities (Wu ch.6-7 wireless).
 
 // One line per engine, in alphabetical order (keeps merges trivial).
+pub mod flit;
+pub mod ibnet;
 pub mod qnet;

@@ -3,11 +3,15 @@
 use crate::Registry;
 
 pub mod credit;
+pub mod ibcc;
 pub mod threshold;
+pub mod torus;
 pub mod wireless;
 
 pub fn register(r: &mut Registry) {
     credit::register(r);
+    ibcc::register(r);
     threshold::register(r);
+    torus::register(r);
     wireless::register(r);
 }

@@ -1,0 +1,134 @@
+//! Packet-level InfiniBand network engine (catalogue §6 SIM-3; issue 9).
+//!
+//! HCAs (greedy flow generators paced at the end-node cap, a sink draining at
+//! the sink cap, CNP priority queue, congestion-control state) and switches
+//! (input buffers with a VoQ per output per VL, round-robin arbitration over
+//! inputs and VLs) joined by full-duplex links of per-link rate and latency;
+//! lossless credit flow control per VL in 64-byte blocks; virtual cut-through
+//! or store-and-forward; static forwarding tables. Congestion control is a
+//! plug-in ([`cc::CongestionControl`]) chosen at compile time per task.
+//!
+//! The engine knows nothing of JSON: `systems/ibcc/` builds a [`Scenario`].
+
+pub mod cc;
+mod run;
+pub mod topology;
+
+pub use run::{run, SLS};
+pub use topology::{Fabric, LinkSpec, NodeRef, Topology, TopologyError};
+
+/// Where a flow's packets go.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Dest {
+    Host(u32),
+    /// Each packet: one of `hot` (uniformly) with probability `p_hot`,
+    /// otherwise a uniformly chosen other host (the benchmark's traffic).
+    HotSpot {
+        hot: Vec<u32>,
+        p_hot: f64,
+    },
+}
+
+/// A greedy flow (one QP) from `src`, active from `start` to the end of the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flow {
+    pub src: u32,
+    pub dest: Dest,
+    /// Service level; VL = SL mod the number of data VLs. Must be < 16.
+    pub sl: u8,
+    pub start: f64,
+    /// Share in the HCA's lottery among its eligible flows.
+    pub weight: f64,
+}
+
+/// Everything the engine needs, already validated by the system.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub fabric: Fabric,
+    pub flows: Vec<Flow>,
+    /// Data VLs (1..=15).
+    pub vls: u8,
+    /// Payload bytes per data packet (MTU) and header bytes.
+    pub mtu: u32,
+    pub header: u32,
+    pub cnp_bytes: u32,
+    /// Input buffer per VL per port (switches and HCAs), in 64-byte blocks.
+    pub buffer_blocks: u32,
+    pub switch_latency: f64,
+    pub cut_through: bool,
+    /// End-node caps (bytes/s): injection pacing and sink drain (PCIe; G-4).
+    pub inject_rate: f64,
+    pub sink_rate: f64,
+    pub victim_mask_hca: bool,
+    /// CC state per host SL instead of per QP.
+    pub cc_per_sl: bool,
+    /// Simulated seconds; throughput bin width (s).
+    pub duration: f64,
+    pub bin: f64,
+    /// Windows [from, to) over which the mean throughput of every flow is kept.
+    pub windows: Vec<(f64, f64)>,
+    /// Refuse runs needing more events than this.
+    pub max_events: u64,
+}
+
+/// What a run counted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Counters {
+    pub events: u64,
+    pub generated: u64,
+    pub delivered: u64,
+    /// Payload bytes delivered.
+    pub delivered_bytes: u64,
+    /// Data packets still in the network at the end (counted in the pool).
+    pub live_data: u64,
+    pub marks: u64,
+    pub cnps: u64,
+    pub becns: u64,
+    pub min_credits: i64,
+    pub max_in_used: u32,
+    pub credit_overflow: bool,
+    pub bookkeeping_ok: bool,
+    pub nbins: usize,
+    /// Payload bytes per flow per bin: `bin_bytes[f * nbins + b]`.
+    pub bin_bytes: Vec<f64>,
+    /// Payload bytes per flow per window: `window_bytes[f * windows + j]`.
+    pub window_bytes: Vec<f64>,
+    /// CC level (CCTI) per flow at the end of each bin.
+    pub level: Vec<f64>,
+    /// Input-buffer bytes per switch at the end of each bin.
+    pub occupancy: Vec<f64>,
+    pub sim_time: f64,
+}
+
+impl Counters {
+    fn new(flows: usize, switches: usize, nbins: usize, windows: usize) -> Self {
+        Counters {
+            events: 0,
+            generated: 0,
+            delivered: 0,
+            delivered_bytes: 0,
+            live_data: 0,
+            marks: 0,
+            cnps: 0,
+            becns: 0,
+            min_credits: i64::MAX,
+            max_in_used: 0,
+            credit_overflow: false,
+            bookkeeping_ok: true,
+            nbins,
+            bin_bytes: vec![0.0; flows * nbins],
+            window_bytes: vec![0.0; flows * windows],
+            level: vec![0.0; flows * nbins],
+            occupancy: vec![0.0; switches * nbins],
+            sim_time: 0.0,
+        }
+    }
+
+    /// Mean throughput of flow `f` in bin `b`, Gbit/s of payload.
+    pub fn bin_gbps(&self, f: usize, b: usize, bin: f64) -> f64 {
+        self.bin_bytes[f * self.nbins + b] * 8.0 / bin / 1e9
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,704 @@
+//! The event loop of the InfiniBand engine (catalogue §6 SIM-3).
+//!
+//! Entities live in flat arrays indexed by global port, host, flow or VoQ
+//! number; packets come from a pool with a free list and are chained through
+//! `Pkt::next` into VoQs, CNP queues and sink FIFOs, so the loop never
+//! allocates once the pool has grown to the network's population.
+//!
+//! Semantics (docs/models/ibcc.md):
+//! - Credits per VL in 64-byte blocks: an output sends a data packet only if
+//!   it holds credits for all its blocks; the downstream input buffer returns
+//!   them when the packet's tail has left it, one link latency later.
+//! - Virtual cut-through: a packet is routable at a switch once its head has
+//!   arrived (plus the switch latency); its onward transmission cannot end
+//!   before its tail has arrived. Store-and-forward waits for the tail.
+//! - A switch output arbitrates round robin over its input ports (VoQs of
+//!   one VL), round robin over VLs, and sends queued CNPs first.
+//! - An HCA sends CNPs first, then picks among its flows that hold credits
+//!   and whose inter-packet delay (the plug-in's gap) has elapsed; injection
+//!   is paced at the end-node cap and the sink drains at the sink cap.
+
+use super::cc::{CongestionControl, PortView, Reply};
+use super::topology::NodeRef;
+use super::{Counters, Dest, Scenario};
+use crate::des::{Calendar, Stream};
+use crate::{SolveError, TaskContext};
+
+const NIL: u32 = u32::MAX;
+/// Number of SLs an HCA keeps CC timers for.
+pub const SLS: u32 = 16;
+
+#[derive(Debug, Clone, Copy)]
+enum Ev {
+    LinkFree(u32),
+    Arrive(u32, u32),
+    Credit(u32, u8, u32),
+    SinkDone(u32),
+    HostWake(u32),
+    FlowStart(u32),
+    CcTimer(u32),
+    Sample,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Pkt {
+    next: u32,
+    flow: u32,
+    src: u32,
+    dst: u32,
+    bytes: u32,
+    blocks: u32,
+    vl: u8,
+    cnp: bool,
+    fecn: bool,
+    live: bool,
+    /// Time the tail has fully arrived in the buffer the packet sits in.
+    tail: f64,
+}
+
+#[derive(Clone, Copy)]
+struct Queue {
+    head: u32,
+    tail: u32,
+}
+
+const EMPTY: Queue = Queue {
+    head: NIL,
+    tail: NIL,
+};
+
+struct Engine<'a, C: CongestionControl> {
+    sc: &'a Scenario,
+    cc: &'a C,
+    cal: Calendar<Ev>,
+    pool: Vec<Pkt>,
+    free: Vec<u32>,
+    v: usize,
+    data_bytes: u32,
+    data_blocks: u32,
+    // Per port (output side).
+    busy: Vec<bool>,
+    credits: Vec<i64>,
+    prio: Vec<Queue>,
+    rr_in: Vec<u32>,
+    rr_vl: Vec<u32>,
+    waiting: Vec<u32>,
+    mark: Vec<C::PortVl>,
+    victim: Vec<bool>,
+    // Per port (input side).
+    in_used: Vec<u32>,
+    // VoQs of switch s: voq_base[s] + (out_local * V + vl) * radix + in_local.
+    voq_base: Vec<u32>,
+    voq: Vec<Queue>,
+    voq_blocks: Vec<u32>,
+    // Per host.
+    sink: Vec<Queue>,
+    sink_busy: Vec<bool>,
+    next_inject: Vec<f64>,
+    wake: Vec<f64>,
+    host_flows: Vec<Vec<u32>>,
+    rng: Vec<Stream>,
+    // Per flow.
+    started: Vec<bool>,
+    next_allowed: Vec<f64>,
+    state_of: Vec<u32>,
+    src_state: Vec<C::Source>,
+    timer_on: Vec<bool>,
+    timer_members: Vec<Vec<u32>>,
+    cand: Vec<u32>,
+    out: Counters,
+    sample_k: usize,
+}
+
+/// Runs the scenario with congestion-control plug-in `cc` until `sc.duration`.
+pub fn run<C: CongestionControl>(
+    sc: &Scenario,
+    cc: &C,
+    ctx: &TaskContext,
+) -> Result<Counters, SolveError> {
+    let mut e = Engine::new(sc, cc, ctx.seed);
+    e.start();
+    while let Some((t, ev)) = e.cal.pop() {
+        if t > sc.duration {
+            break;
+        }
+        e.out.events += 1;
+        if e.out.events & 0xFFFF == 0 {
+            ctx.check_cancel()?;
+            if e.out.events > sc.max_events {
+                return Err(SolveError::param(
+                    "duration",
+                    format!(
+                        "the run needs more than {} events (the limit); shorten it",
+                        sc.max_events
+                    ),
+                ));
+            }
+        }
+        e.handle(ev);
+    }
+    Ok(e.finish())
+}
+
+impl<'a, C: CongestionControl> Engine<'a, C> {
+    fn new(sc: &'a Scenario, cc: &'a C, seed: u64) -> Self {
+        let f = &sc.fabric;
+        let np = f.ports.len();
+        let v = sc.vls as usize;
+        let switches = f.sw_first.len() - 1;
+        let mut voq_base = Vec::with_capacity(switches + 1);
+        let mut total = 0u32;
+        for s in 0..switches as u32 {
+            voq_base.push(total);
+            let k = f.radix(s);
+            total += k * k * v as u32;
+        }
+        voq_base.push(total);
+        let hosts = f.hosts as usize;
+        let mut host_flows = vec![Vec::new(); hosts];
+        for (i, fl) in sc.flows.iter().enumerate() {
+            host_flows[fl.src as usize].push(i as u32);
+        }
+        // CC state per flow (QP level) or per host SL (SL level).
+        let nflows = sc.flows.len();
+        let nstates = if sc.cc_per_sl {
+            hosts * SLS as usize
+        } else {
+            nflows
+        };
+        let mut timer_members = vec![Vec::new(); hosts * SLS as usize];
+        let mut state_of = Vec::with_capacity(nflows);
+        for (i, fl) in sc.flows.iter().enumerate() {
+            let key = fl.src * SLS + fl.sl as u32;
+            let st = if sc.cc_per_sl { key } else { i as u32 };
+            state_of.push(st);
+            if !timer_members[key as usize].contains(&st) {
+                timer_members[key as usize].push(st);
+            }
+        }
+        let victim = (0..np)
+            .map(|p| {
+                sc.victim_mask_hca
+                    && matches!(f.ports[p].node, NodeRef::Switch(_))
+                    && matches!(f.ports[f.ports[p].peer as usize].node, NodeRef::Host(_))
+            })
+            .collect();
+        let data_bytes = sc.mtu + sc.header;
+        let nbins = ((sc.duration / sc.bin) * (1.0 - 1e-12)).ceil() as usize;
+        Engine {
+            sc,
+            cc,
+            cal: Calendar::new(),
+            pool: Vec::new(),
+            free: Vec::new(),
+            v,
+            data_bytes,
+            data_blocks: data_bytes.div_ceil(64),
+            busy: vec![false; np],
+            credits: vec![sc.buffer_blocks as i64; np * v],
+            prio: vec![EMPTY; np],
+            rr_in: vec![0; np],
+            rr_vl: vec![0; np],
+            waiting: vec![0; np],
+            mark: vec![C::PortVl::default(); np * v],
+            victim,
+            in_used: vec![0; np * v],
+            voq_base,
+            voq: vec![EMPTY; total as usize],
+            voq_blocks: vec![0; total as usize],
+            sink: vec![EMPTY; hosts],
+            sink_busy: vec![false; hosts],
+            next_inject: vec![0.0; hosts],
+            wake: vec![f64::INFINITY; hosts],
+            host_flows,
+            rng: (0..hosts as u64)
+                .map(|h| Stream::new(seed, 1000 + h))
+                .collect(),
+            started: vec![false; nflows],
+            next_allowed: vec![0.0; nflows],
+            state_of,
+            src_state: vec![C::Source::default(); nstates],
+            timer_on: vec![false; hosts * SLS as usize],
+            timer_members,
+            cand: Vec::new(),
+            out: Counters::new(nflows, switches, nbins, sc.windows.len()),
+            sample_k: 0,
+        }
+    }
+
+    fn start(&mut self) {
+        for (i, fl) in self.sc.flows.iter().enumerate() {
+            self.cal.schedule(fl.start, Ev::FlowStart(i as u32));
+        }
+        self.cal.schedule(self.sc.bin, Ev::Sample);
+    }
+
+    fn handle(&mut self, ev: Ev) {
+        match ev {
+            Ev::LinkFree(p) => {
+                self.busy[p as usize] = false;
+                self.arbitrate(p);
+            }
+            Ev::Arrive(k, q) => self.arrive(k, q),
+            Ev::Credit(p, vl, b) => {
+                let i = p as usize * self.v + vl as usize;
+                self.credits[i] += b as i64;
+                if self.credits[i] > self.sc.buffer_blocks as i64 {
+                    self.out.credit_overflow = true;
+                }
+                self.arbitrate(p);
+            }
+            Ev::SinkDone(h) => self.sink_done(h),
+            Ev::HostWake(h) => {
+                if self.cal.now() == self.wake[h as usize] {
+                    self.wake[h as usize] = f64::INFINITY;
+                    self.try_host(h);
+                }
+            }
+            Ev::FlowStart(f) => {
+                self.started[f as usize] = true;
+                self.try_host(self.sc.flows[f as usize].src);
+            }
+            Ev::CcTimer(key) => self.cc_timer(key),
+            Ev::Sample => self.sample(),
+        }
+    }
+
+    fn arbitrate(&mut self, p: u32) {
+        match self.sc.fabric.ports[p as usize].node {
+            NodeRef::Host(h) => self.try_host(h),
+            NodeRef::Switch(s) => self.try_switch(s, p),
+        }
+    }
+
+    fn alloc(&mut self, pkt: Pkt) -> u32 {
+        if let Some(k) = self.free.pop() {
+            self.pool[k as usize] = pkt;
+            k
+        } else {
+            self.pool.push(pkt);
+            (self.pool.len() - 1) as u32
+        }
+    }
+
+    fn release(&mut self, k: u32) {
+        self.pool[k as usize].live = false;
+        self.free.push(k);
+    }
+
+    fn push(pool: &mut [Pkt], q: &mut Queue, k: u32) {
+        pool[k as usize].next = NIL;
+        if q.tail == NIL {
+            q.head = k;
+        } else {
+            pool[q.tail as usize].next = k;
+        }
+        q.tail = k;
+    }
+
+    fn pop(pool: &[Pkt], q: &mut Queue) -> u32 {
+        let k = q.head;
+        q.head = pool[k as usize].next;
+        if q.head == NIL {
+            q.tail = NIL;
+        }
+        k
+    }
+
+    /// Puts packet `k` on the wire of output port `p`; returns the end of transmission.
+    fn transmit(&mut self, p: u32, k: u32) -> f64 {
+        let now = self.cal.now();
+        let port = self.sc.fabric.ports[p as usize];
+        let pk = self.pool[k as usize];
+        let ser = pk.bytes as f64 / port.rate;
+        let end = (now + ser).max(pk.tail);
+        self.busy[p as usize] = true;
+        self.cal.schedule(end, Ev::LinkFree(p));
+        if !pk.cnp {
+            let i = p as usize * self.v + pk.vl as usize;
+            self.credits[i] -= pk.blocks as i64;
+            self.out.min_credits = self.out.min_credits.min(self.credits[i]);
+        }
+        let peer = port.peer;
+        let tail = end + port.latency;
+        self.pool[k as usize].tail = tail;
+        let at = match self.sc.fabric.ports[peer as usize].node {
+            NodeRef::Switch(s) => {
+                let lat = self.sc.switch_latency;
+                if self.sc.cut_through {
+                    // Cut-through: routable once the head is in, but granted
+                    // no earlier than the onward link can send without
+                    // running ahead of the tail (a faster output would
+                    // otherwise sit idle, held by a slow input).
+                    let out = self.sc.fabric.next_port(s, pk.dst);
+                    let ser_out = pk.bytes as f64 / self.sc.fabric.ports[out as usize].rate;
+                    (end - ser + port.latency).max(tail - ser_out) + lat
+                } else {
+                    tail + lat
+                }
+            }
+            NodeRef::Host(_) => {
+                if self.sc.cut_through {
+                    end - ser + port.latency
+                } else {
+                    tail
+                }
+            }
+        };
+        self.cal.schedule(at, Ev::Arrive(k, peer));
+        end
+    }
+
+    fn try_switch(&mut self, s: u32, p: u32) {
+        let pi = p as usize;
+        if self.busy[pi] {
+            return;
+        }
+        if self.prio[pi].head != NIL {
+            let k = Self::pop(&self.pool, &mut self.prio[pi]);
+            self.transmit(p, k);
+            self.release_after_send(k);
+            return;
+        }
+        if self.waiting[pi] == 0 {
+            return;
+        }
+        let f = &self.sc.fabric;
+        let radix = f.radix(s) as usize;
+        let out_local = f.ports[pi].local as usize;
+        for dv in 0..self.v {
+            let vl = (self.rr_vl[pi] as usize + dv) % self.v;
+            let credit = self.credits[pi * self.v + vl];
+            let base = self.voq_base[s as usize] as usize + (out_local * self.v + vl) * radix;
+            for di in 0..radix {
+                let i = (self.rr_in[pi] as usize + di) % radix;
+                let head = self.voq[base + i].head;
+                if head == NIL || credit < self.pool[head as usize].blocks as i64 {
+                    continue;
+                }
+                let blocks = self.pool[head as usize].blocks;
+                let k = Self::pop(&self.pool, &mut self.voq[base + i]);
+                self.voq_blocks[base + i] -= blocks;
+                if self.cc.enabled() {
+                    // The Port VL's state as the packet leaves: the VoQs
+                    // hold what still waits behind it.
+                    let view = PortView {
+                        voq_blocks: &self.voq_blocks[base..base + radix],
+                        capacity_blocks: self.sc.buffer_blocks,
+                        credits_available: credit - blocks as i64 >= self.data_blocks as i64,
+                        victim_mask: self.victim[pi],
+                        packet_blocks: blocks,
+                    };
+                    if self.cc.mark(&mut self.mark[pi * self.v + vl], &view) {
+                        self.pool[k as usize].fecn = true;
+                        self.out.marks += 1;
+                    }
+                }
+                self.waiting[pi] -= 1;
+                let q = self.sc.fabric.sw_first[s as usize] + i as u32;
+                self.in_used[q as usize * self.v + vl] -= blocks;
+                let end = self.transmit(p, k);
+                let inport = self.sc.fabric.ports[q as usize];
+                self.cal.schedule(
+                    end + inport.latency,
+                    Ev::Credit(inport.peer, vl as u8, blocks),
+                );
+                self.rr_in[pi] = ((i + 1) % radix) as u32;
+                self.rr_vl[pi] = ((vl + 1) % self.v) as u32;
+                return;
+            }
+        }
+    }
+
+    /// CNPs are not buffered downstream (no credits); nothing to release here,
+    /// the packet lives on until it arrives.
+    fn release_after_send(&mut self, _k: u32) {}
+
+    fn arrive(&mut self, k: u32, q: u32) {
+        let pk = self.pool[k as usize];
+        match self.sc.fabric.ports[q as usize].node {
+            NodeRef::Switch(s) => {
+                let out = self.sc.fabric.next_port(s, pk.dst);
+                if pk.cnp {
+                    Self::push(&mut self.pool, &mut self.prio[out as usize], k);
+                } else {
+                    let iu = q as usize * self.v + pk.vl as usize;
+                    self.in_used[iu] += pk.blocks;
+                    self.out.max_in_used = self.out.max_in_used.max(self.in_used[iu]);
+                    let f = &self.sc.fabric;
+                    let radix = f.radix(s) as usize;
+                    let idx = self.voq_base[s as usize] as usize
+                        + (f.ports[out as usize].local as usize * self.v + pk.vl as usize) * radix
+                        + f.ports[q as usize].local as usize;
+                    Self::push(&mut self.pool, &mut self.voq[idx], k);
+                    self.voq_blocks[idx] += pk.blocks;
+                    self.waiting[out as usize] += 1;
+                }
+                self.try_switch(s, out);
+            }
+            NodeRef::Host(h) => {
+                if pk.cnp {
+                    self.out.becns += 1;
+                    self.becn(pk.flow);
+                    self.release(k);
+                } else {
+                    let iu = q as usize * self.v + pk.vl as usize;
+                    self.in_used[iu] += pk.blocks;
+                    self.out.max_in_used = self.out.max_in_used.max(self.in_used[iu]);
+                    Self::push(&mut self.pool, &mut self.sink[h as usize], k);
+                    if !self.sink_busy[h as usize] {
+                        self.start_sink(h);
+                    }
+                }
+            }
+        }
+    }
+
+    fn start_sink(&mut self, h: u32) {
+        let k = self.sink[h as usize].head;
+        if k == NIL {
+            return;
+        }
+        let pk = self.pool[k as usize];
+        let end = (self.cal.now() + pk.bytes as f64 / self.sc.sink_rate).max(pk.tail);
+        self.sink_busy[h as usize] = true;
+        self.cal.schedule(end, Ev::SinkDone(h));
+    }
+
+    fn sink_done(&mut self, h: u32) {
+        let now = self.cal.now();
+        let k = Self::pop(&self.pool, &mut self.sink[h as usize]);
+        self.sink_busy[h as usize] = false;
+        let pk = self.pool[k as usize];
+        self.out.delivered += 1;
+        self.out.delivered_bytes += self.sc.mtu as u64;
+        let f = pk.flow as usize;
+        let b = ((now / self.sc.bin) as usize).min(self.out.nbins - 1);
+        self.out.bin_bytes[f * self.out.nbins + b] += self.sc.mtu as f64;
+        for (j, w) in self.sc.windows.iter().enumerate() {
+            if now >= w.0 && now < w.1 {
+                self.out.window_bytes[f * self.sc.windows.len() + j] += self.sc.mtu as f64;
+            }
+        }
+        let hp = self.sc.fabric.host_port[h as usize];
+        self.in_used[hp as usize * self.v + pk.vl as usize] -= pk.blocks;
+        let port = self.sc.fabric.ports[hp as usize];
+        self.cal
+            .schedule(now + port.latency, Ev::Credit(port.peer, pk.vl, pk.blocks));
+        if pk.fecn && self.cc.reply(true) == Reply::Cnp {
+            self.out.cnps += 1;
+            let cnp = Pkt {
+                next: NIL,
+                flow: pk.flow,
+                src: h,
+                dst: pk.src,
+                bytes: self.sc.cnp_bytes,
+                blocks: self.sc.cnp_bytes.div_ceil(64),
+                vl: pk.vl,
+                cnp: true,
+                fecn: false,
+                live: true,
+                tail: now,
+            };
+            let c = self.alloc(cnp);
+            Self::push(&mut self.pool, &mut self.prio[hp as usize], c);
+            self.try_host(h);
+        }
+        self.release(k);
+        self.start_sink(h);
+    }
+
+    fn becn(&mut self, flow: u32) {
+        let st = self.state_of[flow as usize] as usize;
+        if self.cc.on_becn(&mut self.src_state[st]) {
+            let fl = &self.sc.flows[flow as usize];
+            let key = fl.src * SLS + fl.sl as u32;
+            if !self.timer_on[key as usize] {
+                self.timer_on[key as usize] = true;
+                self.cal
+                    .schedule_in(self.cc.timer_period(), Ev::CcTimer(key));
+            }
+        }
+    }
+
+    fn cc_timer(&mut self, key: u32) {
+        let mut again = false;
+        for i in 0..self.timer_members[key as usize].len() {
+            let st = self.timer_members[key as usize][i] as usize;
+            again |= self.cc.on_timer(&mut self.src_state[st]);
+        }
+        self.timer_on[key as usize] = again;
+        if again {
+            self.cal
+                .schedule_in(self.cc.timer_period(), Ev::CcTimer(key));
+        }
+    }
+
+    fn wake_at(&mut self, h: u32, t: f64) {
+        if t < self.wake[h as usize] {
+            self.wake[h as usize] = t;
+            self.cal.schedule(t, Ev::HostWake(h));
+        }
+    }
+
+    fn try_host(&mut self, h: u32) {
+        let p = self.sc.fabric.host_port[h as usize];
+        let pi = p as usize;
+        if self.busy[pi] {
+            return;
+        }
+        if self.prio[pi].head != NIL {
+            let k = Self::pop(&self.pool, &mut self.prio[pi]);
+            self.pool[k as usize].tail = self.cal.now();
+            self.transmit(p, k);
+            return;
+        }
+        let now = self.cal.now();
+        if now < self.next_inject[h as usize] {
+            self.wake_at(h, self.next_inject[h as usize]);
+            return;
+        }
+        self.cand.clear();
+        let mut earliest = f64::INFINITY;
+        let mut total_w = 0.0;
+        for &f in &self.host_flows[h as usize] {
+            let fi = f as usize;
+            if !self.started[fi] {
+                continue;
+            }
+            let vl = self.sc.flows[fi].sl as usize % self.v;
+            if self.credits[pi * self.v + vl] < self.data_blocks as i64 {
+                continue;
+            }
+            if self.next_allowed[fi] > now {
+                earliest = earliest.min(self.next_allowed[fi]);
+                continue;
+            }
+            self.cand.push(f);
+            total_w += self.sc.flows[fi].weight;
+        }
+        if self.cand.is_empty() {
+            if earliest.is_finite() {
+                self.wake_at(h, earliest);
+            }
+            return;
+        }
+        // One candidate: no draw (keeps single-flow hosts free of randomness);
+        // several: a lottery by weight.
+        let f = if self.cand.len() == 1 {
+            self.cand[0]
+        } else {
+            let mut u = self.rng[h as usize].uniform() * total_w;
+            let mut pick = *self.cand.last().unwrap();
+            for &c in &self.cand {
+                let w = self.sc.flows[c as usize].weight;
+                if u < w {
+                    pick = c;
+                    break;
+                }
+                u -= w;
+            }
+            pick
+        };
+        self.inject(h, p, f);
+    }
+
+    fn inject(&mut self, h: u32, p: u32, f: u32) {
+        let now = self.cal.now();
+        let fl = &self.sc.flows[f as usize];
+        let dst = match &fl.dest {
+            Dest::Host(d) => *d,
+            Dest::HotSpot { hot, p_hot } => {
+                // A hot spot with probability p_hot (unless it is the sender
+                // itself), otherwise a uniformly chosen other host.
+                let r = &mut self.rng[h as usize];
+                let n = self.sc.fabric.hosts;
+                let hot_pick = if r.uniform() < *p_hot {
+                    Some(hot[(r.next_u64() % hot.len() as u64) as usize])
+                } else {
+                    None
+                };
+                match hot_pick {
+                    Some(d) if d != h => d,
+                    _ => {
+                        let d = (r.next_u64() % (n as u64 - 1)) as u32;
+                        if d >= h {
+                            d + 1
+                        } else {
+                            d
+                        }
+                    }
+                }
+            }
+        };
+        let pkt = Pkt {
+            next: NIL,
+            flow: f,
+            src: h,
+            dst,
+            bytes: self.data_bytes,
+            blocks: self.data_blocks,
+            vl: (fl.sl as usize % self.v) as u8,
+            cnp: false,
+            fecn: false,
+            live: true,
+            tail: now,
+        };
+        let k = self.alloc(pkt);
+        self.out.generated += 1;
+        let paced = self.data_bytes as f64 / self.sc.inject_rate;
+        self.next_inject[h as usize] = now + paced;
+        let end = self.transmit(p, k);
+        let st = self.state_of[f as usize] as usize;
+        let gap = if self.cc.enabled() {
+            self.cc.gap(&self.src_state[st])
+        } else {
+            0.0
+        };
+        self.next_allowed[f as usize] = (now + paced).max(end) + gap;
+    }
+
+    fn sample(&mut self) {
+        let k = self.sample_k;
+        if k < self.out.nbins {
+            for f in 0..self.sc.flows.len() {
+                let st = self.state_of[f] as usize;
+                self.out.level[f * self.out.nbins + k] = self.cc.level(&self.src_state[st]);
+            }
+            let f = &self.sc.fabric;
+            for s in 0..f.sw_first.len() - 1 {
+                let r = f.switch_ports(s as u32);
+                let used: u32 = self.in_used[r.start as usize * self.v..r.end as usize * self.v]
+                    .iter()
+                    .sum();
+                self.out.occupancy[s * self.out.nbins + k] = used as f64 * 64.0;
+            }
+        }
+        self.sample_k += 1;
+        self.cal.schedule_in(self.sc.bin, Ev::Sample);
+    }
+
+    fn finish(mut self) -> Counters {
+        self.out.live_data = self.pool.iter().filter(|p| p.live && !p.cnp).count() as u64;
+        // Bookkeeping cross-check: VoQ contents equal the input-buffer counts.
+        let f = &self.sc.fabric;
+        for s in 0..f.sw_first.len() - 1 {
+            let radix = f.radix(s as u32) as usize;
+            for i in 0..radix {
+                for vl in 0..self.v {
+                    let mut sum = 0;
+                    for o in 0..radix {
+                        sum += self.voq_blocks
+                            [self.voq_base[s] as usize + (o * self.v + vl) * radix + i];
+                    }
+                    let q = f.sw_first[s] as usize + i;
+                    if sum != self.in_used[q * self.v + vl] {
+                        self.out.bookkeeping_ok = false;
+                    }
+                }
+            }
+        }
+        self.out.sim_time = self.sc.duration;
+        self.out
+    }
+}

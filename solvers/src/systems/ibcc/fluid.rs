@@ -1,0 +1,242 @@
+//! `ibcc.fluid`: per-interval fluid prediction for Gran's test bed
+//! (catalogue §2 "Analytical counterpart for the EM").
+//!
+//! In each interval the active flows are greedy fluids.
+//! - CC on: max-min fair shares (progressive filling) over the resources
+//!   each flow uses: its injection cap, its host links, the S1-S2 link when
+//!   it crosses it, and its destination's sink cap. F1 is then unaffected
+//!   by the congestion at H5, as IBA CC intends.
+//! - CC off: S2's output to a host serves its busy input ports round robin
+//!   (equal shares per input port, the S1 port counting once however many
+//!   flows it carries: the parking lot), and the single-VL input buffer at
+//!   S2's S1 port couples every flow that crosses S1-S2: once some crossing
+//!   flow is held below its share by the downstream bottleneck, the buffer
+//!   fills with its packets and S1's round robin over H1..H3 gives each
+//!   crossing flow the same rate, the slowest drained one (HOL blocking).
+
+use super::{param_docs, RawParams, Setup};
+use crate::params::parse;
+use crate::{Kind, Outcome, SolveError, Solver, SolverDoc, TaskContext};
+
+pub(super) struct IbccFluid;
+
+impl Solver for IbccFluid {
+    fn name(&self) -> &'static str {
+        "ibcc.fluid"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn kind(&self) -> Kind {
+        Kind::Analytic
+    }
+    fn doc(&self) -> SolverDoc {
+        SolverDoc {
+            summary: "Gran & Reinemo 2011: per-interval fluid prediction (round robin + HOL coupling with CC off, max-min fair shares with CC on)",
+            params: param_docs(),
+            metrics: vec!["thr_F<k>_<j>", "share_F<k>"],
+        }
+    }
+    fn solve(&self, params: &serde_json::Value, _ctx: &TaskContext) -> Result<Outcome, SolveError> {
+        let raw: RawParams = parse(params)?;
+        let s = raw.validate()?;
+        let mut o = Outcome::new();
+        let mut last = Vec::new();
+        for j in 0..s.intervals {
+            let t = (j as f64 + 0.5) * s.interval;
+            let active: Vec<usize> = (0..s.pairs.len())
+                .filter(|&f| s.scenario.flows[f].start <= t)
+                .collect();
+            let r = if s.cc.is_some() {
+                max_min(&s, &active)
+            } else {
+                round_robin_hol(&s, &active)
+            };
+            for (f, x) in r.iter().enumerate() {
+                o = o.with(&format!("thr_F{}_{}", f + 1, j), *x);
+                // A step over the measured window, for time-series figures.
+                let w = s.scenario.windows[j];
+                let steps = o.series.entry(format!("thr_F{}", f + 1)).or_default();
+                steps.push((w.0, *x));
+                steps.push((w.1, *x));
+            }
+            last = r;
+        }
+        let total: f64 = s.contributors.iter().map(|&f| last[f]).sum();
+        for &f in &s.contributors {
+            let share = if total > 0.0 { last[f] / total } else { 0.0 };
+            o = o.with(&format!("share_F{}", f + 1), share);
+        }
+        o.checked(self.name())
+    }
+}
+
+/// Hosts 0..2 sit on S1, 3..6 on S2 (catalogue §2, G-5).
+fn on_s1(h: u32) -> bool {
+    h < 3
+}
+
+/// Resources used by a flow, as (resource id, capacity).
+fn resources(s: &Setup, f: usize) -> Vec<(usize, f64)> {
+    let (src, dst) = s.pairs[f];
+    let mut r = vec![
+        (src as usize, s.payload_cap.min(s.payload_host)),
+        (8 + dst as usize, s.payload_cap.min(s.payload_host)),
+    ];
+    if on_s1(src) != on_s1(dst) {
+        r.push((20 + on_s1(dst) as usize, s.payload_s12));
+    }
+    r
+}
+
+/// Max-min fair rates by progressive filling.
+fn max_min(s: &Setup, active: &[usize]) -> Vec<f64> {
+    let n = s.pairs.len();
+    let mut rate = vec![0.0; n];
+    let mut frozen: Vec<bool> = (0..n).map(|f| !active.contains(&f)).collect();
+    let res: Vec<Vec<(usize, f64)>> = (0..n).map(|f| resources(s, f)).collect();
+    while frozen.iter().any(|x| !x) {
+        // Largest equal increment before some resource fills.
+        let mut inc = f64::INFINITY;
+        for id in 0..32 {
+            let users: Vec<usize> = (0..n)
+                .filter(|&f| !frozen[f] && res[f].iter().any(|r| r.0 == id))
+                .collect();
+            if users.is_empty() {
+                continue;
+            }
+            let cap = res[users[0]].iter().find(|r| r.0 == id).unwrap().1;
+            let used: f64 = (0..n)
+                .filter(|&f| active.contains(&f) && res[f].iter().any(|r| r.0 == id))
+                .map(|f| rate[f])
+                .sum();
+            inc = inc.min((cap - used) / users.len() as f64);
+        }
+        for f in 0..n {
+            if !frozen[f] {
+                rate[f] += inc;
+            }
+        }
+        // Freeze the users of every full resource.
+        for id in 0..32 {
+            let users: Vec<usize> = (0..n)
+                .filter(|&f| active.contains(&f) && res[f].iter().any(|r| r.0 == id))
+                .collect();
+            if users.is_empty() {
+                continue;
+            }
+            let cap = res[users[0]].iter().find(|r| r.0 == id).unwrap().1;
+            let used: f64 = users.iter().map(|&f| rate[f]).sum();
+            if used >= cap - 1e-9 {
+                for f in users {
+                    frozen[f] = true;
+                }
+            }
+        }
+    }
+    rate
+}
+
+/// CC off: round robin per input port at each S2 output, HOL on S1-S2.
+fn round_robin_hol(s: &Setup, active: &[usize]) -> Vec<f64> {
+    let n = s.pairs.len();
+    let cap = s.payload_cap.min(s.payload_host);
+    let mut rate = vec![0.0; n];
+    // Downstream limit of each flow: its input port's share at the
+    // destination's output, split equally among the flows of that port.
+    let mut limit = vec![cap; n];
+    for d in 0..7u32 {
+        let into: Vec<usize> = active
+            .iter()
+            .copied()
+            .filter(|&f| s.pairs[f].1 == d)
+            .collect();
+        if into.is_empty() {
+            continue;
+        }
+        let remote: Vec<usize> = into
+            .iter()
+            .copied()
+            .filter(|&f| on_s1(s.pairs[f].0) != on_s1(d))
+            .collect();
+        let ports = (into.len() - remote.len()) + usize::from(!remote.is_empty());
+        let share = cap / ports as f64;
+        for &f in &into {
+            limit[f] = if remote.contains(&f) {
+                share / remote.len() as f64
+            } else {
+                share
+            };
+        }
+    }
+    // Flows crossing S1-S2 (either way; the test bed's flows go S1 -> S2).
+    let crossing: Vec<usize> = active
+        .iter()
+        .copied()
+        .filter(|&f| on_s1(s.pairs[f].0) != on_s1(s.pairs[f].1))
+        .collect();
+    if !crossing.is_empty() {
+        let link_share = s.payload_s12 / crossing.len() as f64;
+        let x = crossing
+            .iter()
+            .map(|&f| limit[f])
+            .fold(link_share.min(cap), f64::min);
+        for &f in &crossing {
+            rate[f] = x;
+        }
+    }
+    for &f in active {
+        if !crossing.contains(&f) {
+            rate[f] = limit[f];
+        }
+    }
+    rate
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Fidelity;
+    use serde_json::json;
+
+    fn solve(p: serde_json::Value) -> Outcome {
+        IbccFluid
+            .solve(&p, &TaskContext::new(0, Fidelity::Full))
+            .unwrap()
+    }
+
+    #[test]
+    fn scenario_1_matches_the_catalogue_table() {
+        // B = 13.2 Gbit/s of payload: catalogue §2 "Expected per-interval throughput".
+        let p = json!({"scenario": 1, "end_node_gbps": 13.2 * 2074.0 / 2048.0, "s1s2_gbps": 34.63});
+        let off = solve(p.clone());
+        let b = 13.2;
+        let close = |o: &Outcome, k: &str, v: f64| {
+            let x = o.get(k).unwrap();
+            assert!((x - v).abs() < 1e-6, "{k}: {x} vs {v}");
+        };
+        close(&off, "thr_F1_0", b);
+        close(&off, "thr_F1_2", b / 2.0);
+        close(&off, "thr_F2_3", b / 4.0);
+        close(&off, "thr_F4_3", b / 2.0);
+        close(&off, "thr_F1_4", b / 6.0);
+        close(&off, "thr_F5_5", b / 3.0);
+        close(&off, "share_F2", 1.0 / 6.0);
+        let mut on_p = p;
+        on_p["cc"] = json!(true);
+        let on = solve(on_p);
+        close(&on, "thr_F1_2", b);
+        close(&on, "thr_F3_2", b / 2.0);
+        close(&on, "thr_F1_5", b);
+        close(&on, "thr_F4_5", b / 4.0);
+        close(&on, "share_F5", 0.25);
+    }
+
+    #[test]
+    fn scenario_2_shares_the_inter_switch_link() {
+        let o = solve(json!({"scenario": 2, "s1s2_gbps": 34.63}));
+        let x = o.get("thr_F3_2").unwrap();
+        assert!((x - 34.63 * 2048.0 / 2074.0 / 3.0).abs() < 1e-9, "{x}");
+        assert_eq!(o.get("thr_F3_0"), Some(0.0));
+    }
+}

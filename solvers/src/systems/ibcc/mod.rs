@@ -1,0 +1,455 @@
+//! Gran & Reinemo (2011): InfiniBand congestion control on a two-switch test
+//! bed (catalogue §2, errata G-1..G-6; docs/models/ibcc.md).
+//!
+//! `ibcc.sim` runs the packet-level engine (`engines/ibnet`) with the IBA CC
+//! plug-in or none; `ibcc.fluid` is the per-interval fluid prediction of the
+//! catalogue (round robin and head-of-line coupling with CC off, max-min fair
+//! shares with CC on). Both take the same parameters and report
+//! `thr_F<k>_<j>` (mean payload Gbit/s of flow k over interval j, from
+//! j·interval + 0.1·interval to (j+1)·interval) and `share_F<k>` (fraction of
+//! the contributors' throughput in the last interval).
+
+use crate::engines::ibnet::cc::{IbaCc, ThresholdMapping};
+use crate::engines::ibnet::topology::{folded_clos, gran_testbed};
+use crate::engines::ibnet::{Dest, Fabric, Flow, Scenario};
+use crate::params::{non_negative, positive};
+use crate::{ParamDoc, Registry, SolveError};
+use serde::Deserialize;
+
+mod fluid;
+mod sim;
+
+pub use sim::{bench_run, bench_scenario, BENCH_CC};
+
+pub fn register(r: &mut Registry) {
+    r.add(sim::IbccSim);
+    r.add(fluid::IbccFluid);
+}
+
+/// One flow of a custom flow list: 1-based host numbers (H1 = 1), start in intervals.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFlow {
+    src: f64,
+    dst: f64,
+    start: f64,
+}
+
+/// Parameters shared by `ibcc.sim` and `ibcc.fluid`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawParams {
+    #[serde(default)]
+    topology: Option<String>,
+    #[serde(default)]
+    scenario: Option<f64>,
+    #[serde(default)]
+    flows: Option<Vec<RawFlow>>,
+    #[serde(default)]
+    cc: bool,
+    #[serde(default)]
+    interval: Option<f64>,
+    #[serde(default)]
+    intervals: Option<f64>,
+    #[serde(default)]
+    bin: Option<f64>,
+    #[serde(default)]
+    host_gbps: Option<f64>,
+    #[serde(default)]
+    s1s2_gbps: Option<f64>,
+    #[serde(default)]
+    end_node_gbps: Option<f64>,
+    #[serde(default)]
+    link_latency_ns: Option<f64>,
+    #[serde(default)]
+    switch_latency_ns: Option<f64>,
+    #[serde(default)]
+    buffer_kb: Option<f64>,
+    #[serde(default)]
+    mtu: Option<f64>,
+    #[serde(default)]
+    store_and_forward: bool,
+    #[serde(default)]
+    threshold: Option<f64>,
+    #[serde(default)]
+    threshold_mapping: Option<String>,
+    #[serde(default)]
+    marking_rate: Option<f64>,
+    #[serde(default)]
+    packet_size: Option<f64>,
+    #[serde(default)]
+    victim_mask: Option<bool>,
+    #[serde(default)]
+    ccti_increase: Option<f64>,
+    #[serde(default)]
+    ccti_limit: Option<f64>,
+    #[serde(default)]
+    ccti_min: Option<f64>,
+    #[serde(default)]
+    ccti_timer: Option<f64>,
+    #[serde(default)]
+    cct: Option<Vec<f64>>,
+    #[serde(default)]
+    cct_step_ns: Option<f64>,
+    #[serde(default)]
+    cc_level: Option<String>,
+}
+
+pub(crate) fn param_docs() -> Vec<ParamDoc> {
+    let d = |name, doc| ParamDoc { name, doc };
+    vec![
+        d("topology", "`gran` (the two-switch test bed, default)"),
+        d("scenario", "1 (victim F1 + contributors F2..F5 to H5) or 2 (three flows over S1-S2); or give `flows`"),
+        d("flows", "custom flows on the test bed: list of {src, dst, start} with hosts 1..7 and start in intervals"),
+        d("cc", "IBA congestion control on (true) or off (false, default)"),
+        d("interval", "seconds between flow starts (default 1.0; the quick profile uses 0.05)"),
+        d("intervals", "number of intervals simulated (default 6 for scenario 1, 4 for scenario 2)"),
+        d("bin", "throughput series bin in seconds (default interval/100: 10 ms at 1 s)"),
+        d("host_gbps", "host link data rate, Gbit/s (default 16: 4x DDR after 8b/10b)"),
+        d("s1s2_gbps", "S1-S2 effective data rate, Gbit/s of packet bytes (default 32; calibrated, erratum G-1)"),
+        d("end_node_gbps", "end-node injection and sink cap (PCIe), Gbit/s of packet bytes (default 13.37: 13.2 of payload; G-4)"),
+        d("link_latency_ns", "propagation latency per link (default 100 ns)"),
+        d("switch_latency_ns", "switch forwarding latency (default 200 ns)"),
+        d("buffer_kb", "input buffer per VL per port in KiB (default 32; credits in 64-byte blocks)"),
+        d("mtu", "payload bytes per packet (default 2048; 26 header bytes are added)"),
+        d("store_and_forward", "store-and-forward switching instead of virtual cut-through (default false)"),
+        d("threshold", "cc_sw_cong_setting_threshold: 0 (never mark) .. 15 (lowest threshold); default 15"),
+        d("threshold_mapping", "per_voq (default), sum or sum_per_contributor (Gran §3.2.1)"),
+        d("marking_rate", "cc_sw_cong_setting_marking_rate: eligible packets between marks (default 0: all)"),
+        d("packet_size", "cc_sw_cong_setting_packet_size: smallest packet marked, in 64-byte blocks (default 0)"),
+        d("victim_mask", "cc_sw_cong_setting_victim_mask on switch ports facing HCAs (default true)"),
+        d("ccti_increase", "cc_ca_cong_setting_ccti_increase (default 1)"),
+        d("ccti_limit", "CCTI_Limit, highest CCT index used (default 127)"),
+        d("ccti_min", "cc_ca_cong_setting_ccti_min (default 0)"),
+        d("ccti_timer", "cc_ca_cong_setting_ccti_timer in units of 1.024 us (default 150)"),
+        d("cct", "congestion control table: inter-packet delays in ns, at least 128 entries and ccti_limit + 1"),
+        d("cct_step_ns", "when `cct` is absent: linear CCT, IRD(i) = i * cct_step_ns (default 52 ns)"),
+        d("cc_level", "qp (default) or sl: CCTI per queue pair or per service level"),
+    ]
+}
+
+/// Which flows count as contributors for `share_F<k>`.
+#[derive(Debug, Clone)]
+pub(crate) struct Setup {
+    pub scenario: Scenario,
+    pub cc: Option<IbaCc>,
+    pub interval: f64,
+    pub intervals: usize,
+    /// Flows (0-based) whose shares are reported.
+    pub contributors: Vec<usize>,
+    /// Host and S1-S2 data rates and end-node cap in Gbit/s of payload (fluid model).
+    pub payload_host: f64,
+    pub payload_s12: f64,
+    pub payload_cap: f64,
+    /// Source and destination host of each flow (0-based).
+    pub pairs: Vec<(u32, u32)>,
+}
+
+const HEADER: u32 = 26;
+
+fn whole(name: &str, x: f64, lo: f64, hi: f64) -> Result<u32, SolveError> {
+    if !x.is_finite() || x.fract() != 0.0 || x < lo || x > hi {
+        return Err(SolveError::param(
+            name,
+            format!("must be a whole number in {lo}..={hi}, got {x}"),
+        ));
+    }
+    Ok(x as u32)
+}
+
+impl RawParams {
+    pub(crate) fn validate(&self) -> Result<Setup, SolveError> {
+        match self.topology.as_deref().unwrap_or("gran") {
+            "gran" => {}
+            other => {
+                return Err(SolveError::param(
+                    "topology",
+                    format!("unknown topology `{other}` (known: gran)"),
+                ))
+            }
+        }
+        let interval = positive("interval", self.interval.unwrap_or(1.0))?;
+        let (flows_raw, default_intervals, contributors): (Vec<(u32, u32, f64)>, f64, Vec<usize>) =
+            match (self.scenario, &self.flows) {
+                (Some(_), Some(_)) => {
+                    return Err(SolveError::param(
+                        "flows",
+                        "give either `scenario` or `flows`, not both",
+                    ))
+                }
+                (None, None) => {
+                    return Err(SolveError::param(
+                        "scenario",
+                        "required (1 or 2) unless `flows` is given",
+                    ))
+                }
+                (Some(s), None) => match whole("scenario", s, 1.0, 2.0)? {
+                    // Catalogue §2: hosts H1..H7 are 0..6; F_k starts at (k-1) intervals (G-2).
+                    1 => (
+                        vec![
+                            (0, 3, 0.0),
+                            (1, 4, 1.0),
+                            (2, 4, 2.0),
+                            (5, 4, 3.0),
+                            (6, 4, 4.0),
+                        ],
+                        6.0,
+                        vec![1, 2, 3, 4],
+                    ),
+                    _ => (
+                        vec![(0, 3, 0.0), (1, 4, 1.0), (2, 5, 2.0)],
+                        4.0,
+                        vec![0, 1, 2],
+                    ),
+                },
+                (None, Some(fl)) => {
+                    if fl.is_empty() || fl.len() > 64 {
+                        return Err(SolveError::param("flows", "between 1 and 64 flows"));
+                    }
+                    let mut v = Vec::new();
+                    let mut last: f64 = 0.0;
+                    for f in fl {
+                        let s = whole("flows.src", f.src, 1.0, 7.0)? - 1;
+                        let d = whole("flows.dst", f.dst, 1.0, 7.0)? - 1;
+                        if s == d {
+                            return Err(SolveError::param(
+                                "flows.dst",
+                                "a flow cannot go to its own source",
+                            ));
+                        }
+                        let st = non_negative("flows.start", f.start)?;
+                        last = last.max(st);
+                        v.push((s, d, st));
+                    }
+                    let n = v.len();
+                    (v, last.floor() + 2.0, (0..n).collect())
+                }
+            };
+        let intervals = whole(
+            "intervals",
+            self.intervals.unwrap_or(default_intervals),
+            1.0,
+            100.0,
+        )? as usize;
+        let duration = intervals as f64 * interval;
+        let bin = positive("bin", self.bin.unwrap_or(interval / 100.0))?;
+        if bin > interval {
+            return Err(SolveError::param("bin", "must not exceed `interval`"));
+        }
+        if duration / bin > 100_000.0 {
+            return Err(SolveError::param("bin", "at most 100000 bins per run"));
+        }
+        let host = positive("host_gbps", self.host_gbps.unwrap_or(16.0))?;
+        let s12 = positive("s1s2_gbps", self.s1s2_gbps.unwrap_or(32.0))?;
+        let cap = positive("end_node_gbps", self.end_node_gbps.unwrap_or(13.37))?;
+        let mtu = whole("mtu", self.mtu.unwrap_or(2048.0), 64.0, 4096.0)?;
+        let lat = non_negative("link_latency_ns", self.link_latency_ns.unwrap_or(100.0))? * 1e-9;
+        let swlat =
+            non_negative("switch_latency_ns", self.switch_latency_ns.unwrap_or(200.0))? * 1e-9;
+        let buffer_kb = positive("buffer_kb", self.buffer_kb.unwrap_or(32.0))?;
+        let buffer_blocks = (buffer_kb * 1024.0 / 64.0).floor() as u32;
+        let pkt_blocks = (mtu + HEADER).div_ceil(64);
+        if buffer_blocks < pkt_blocks || buffer_kb > 1024.0 {
+            return Err(SolveError::param(
+                "buffer_kb",
+                format!(
+                    "must hold one packet ({} bytes) and be at most 1024",
+                    mtu + HEADER
+                ),
+            ));
+        }
+        // Bound the work: events grow with simulated time x packet rate.
+        let pkts = duration * (s12 + 7.0 * cap) * 1e9 / 8.0 / (mtu + HEADER) as f64;
+        if pkts > 5e7 {
+            return Err(SolveError::param(
+                "interval",
+                format!("intervals x interval = {duration} s would move ~{pkts:.1e} packets (limit 5e7)"),
+            ));
+        }
+        let fabric = Fabric::build(&gran_testbed(host * 1e9, s12 * 1e9, lat))
+            .map_err(|e| SolveError::param(e.field, e.rule))?;
+        let flows: Vec<Flow> = flows_raw
+            .iter()
+            .map(|&(s, d, st)| Flow {
+                src: s,
+                dest: Dest::Host(d),
+                sl: 0,
+                start: st * interval,
+                weight: 1.0,
+            })
+            .collect();
+        for f in &flows {
+            if let Dest::Host(d) = f.dest {
+                if !fabric.reaches(f.src, d) {
+                    return Err(SolveError::param(
+                        "flows",
+                        format!("no route from H{} to H{}", f.src + 1, d + 1),
+                    ));
+                }
+            }
+        }
+        let cc_per_sl = match self.cc_level.as_deref().unwrap_or("qp") {
+            "qp" => false,
+            "sl" => true,
+            o => {
+                return Err(SolveError::param(
+                    "cc_level",
+                    format!("`{o}`: must be qp or sl"),
+                ))
+            }
+        };
+        let victim = self.victim_mask.unwrap_or(true);
+        let cc = if self.cc { Some(self.iba()?) } else { None };
+        let windows = (0..intervals)
+            .map(|j| ((j as f64 + 0.1) * interval, (j as f64 + 1.0) * interval))
+            .collect();
+        let wire = |g: f64| g * 1e9 / 8.0;
+        let payload = mtu as f64 / (mtu + HEADER) as f64;
+        let scenario = Scenario {
+            fabric,
+            flows,
+            vls: 1,
+            mtu,
+            header: HEADER,
+            cnp_bytes: 64,
+            buffer_blocks,
+            switch_latency: swlat,
+            cut_through: !self.store_and_forward,
+            inject_rate: wire(cap),
+            sink_rate: wire(cap),
+            victim_mask_hca: victim,
+            cc_per_sl,
+            duration,
+            bin,
+            windows,
+            max_events: 1_000_000_000,
+        };
+        Ok(Setup {
+            scenario,
+            cc,
+            interval,
+            intervals,
+            contributors,
+            payload_host: host * payload,
+            payload_s12: s12 * payload,
+            payload_cap: cap * payload,
+            pairs: flows_raw.iter().map(|&(s, d, _)| (s, d)).collect(),
+        })
+    }
+
+    fn iba(&self) -> Result<IbaCc, SolveError> {
+        let threshold = whole("threshold", self.threshold.unwrap_or(15.0), 0.0, 15.0)? as u8;
+        let mapping = match self.threshold_mapping.as_deref().unwrap_or("per_voq") {
+            "per_voq" => ThresholdMapping::PerVoq,
+            "sum" => ThresholdMapping::Sum,
+            "sum_per_contributor" => ThresholdMapping::SumPerContributor,
+            o => {
+                return Err(SolveError::param(
+                    "threshold_mapping",
+                    format!("`{o}`: must be per_voq, sum or sum_per_contributor"),
+                ))
+            }
+        };
+        let marking_rate = whole(
+            "marking_rate",
+            self.marking_rate.unwrap_or(0.0),
+            0.0,
+            65535.0,
+        )?;
+        let packet_size = whole("packet_size", self.packet_size.unwrap_or(0.0), 0.0, 16383.0)?;
+        let ccti_increase = whole(
+            "ccti_increase",
+            self.ccti_increase.unwrap_or(1.0),
+            1.0,
+            255.0,
+        )? as u16;
+        let ccti_limit =
+            whole("ccti_limit", self.ccti_limit.unwrap_or(127.0), 0.0, 16383.0)? as u16;
+        let ccti_min = whole("ccti_min", self.ccti_min.unwrap_or(0.0), 0.0, 16383.0)? as u16;
+        if ccti_min > ccti_limit {
+            return Err(SolveError::param("ccti_min", "must not exceed ccti_limit"));
+        }
+        let timer_units = positive("ccti_timer", self.ccti_timer.unwrap_or(150.0))?;
+        let cct: Vec<f64> = match (&self.cct, self.cct_step_ns) {
+            (Some(_), Some(_)) => {
+                return Err(SolveError::param(
+                    "cct",
+                    "give `cct` or `cct_step_ns`, not both",
+                ))
+            }
+            (Some(t), None) => {
+                for &x in t {
+                    non_negative("cct", x)?;
+                }
+                t.iter().map(|x| x * 1e-9).collect()
+            }
+            (None, step) => {
+                let s = non_negative("cct_step_ns", step.unwrap_or(52.0))?;
+                (0..(ccti_limit as usize + 1).max(128))
+                    .map(|i| i as f64 * s * 1e-9)
+                    .collect()
+            }
+        };
+        if cct.len() < 128 || cct.len() < ccti_limit as usize + 1 {
+            return Err(SolveError::param(
+                "cct",
+                format!(
+                    "has {} entries; IBA needs at least 128 and at least ccti_limit + 1 = {}",
+                    cct.len(),
+                    ccti_limit as usize + 1
+                ),
+            ));
+        }
+        Ok(IbaCc {
+            threshold,
+            mapping,
+            marking_rate,
+            packet_size_blocks: packet_size,
+            ccti_increase,
+            ccti_limit,
+            ccti_min,
+            ccti_timer: timer_units * 1.024e-6,
+            cct,
+        })
+    }
+}
+
+/// The 648-node Clos benchmark's scenario (issue 9 "Speed"): QDR links
+/// (32 Gbit/s data), every host greedy, each packet to one of four hot spots
+/// with probability 0.2, otherwise to a uniformly chosen other host.
+pub(crate) fn clos_scenario(duration: f64) -> Scenario {
+    let fabric = Fabric::build(&folded_clos(36, 32e9, 1e-7)).expect("the Clos is valid");
+    let hot = vec![0, 161, 322, 483];
+    let flows = (0..fabric.hosts)
+        .map(|h| Flow {
+            src: h,
+            dest: Dest::HotSpot {
+                hot: hot.clone(),
+                p_hot: 0.2,
+            },
+            sl: 0,
+            start: 0.0,
+            weight: 1.0,
+        })
+        .collect();
+    let rate = 32e9 / 8.0;
+    Scenario {
+        fabric,
+        flows,
+        vls: 1,
+        mtu: 2048,
+        header: HEADER,
+        cnp_bytes: 64,
+        buffer_blocks: 512,
+        switch_latency: 2e-7,
+        cut_through: true,
+        inject_rate: rate,
+        sink_rate: rate,
+        victim_mask_hca: true,
+        cc_per_sl: false,
+        duration,
+        bin: duration / 50.0,
+        windows: vec![(0.0, duration)],
+        max_events: u64::MAX,
+    }
+}

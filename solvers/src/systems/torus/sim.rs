@@ -1,0 +1,418 @@
+//! `torus.sim`: the flit engine on the k-ary 2-cube (Wu ch.3 validation
+//! simulator, catalogue §6 SIM-4). Parameters are validated here into an
+//! engine `Scenario`; the engine's counters become the outcome.
+
+use super::{Rings, MAX_NODES};
+use crate::des::{ci95, RunLength};
+use crate::engines::flit::torus::{Dor, Duato, KaryNcube};
+use crate::engines::flit::{
+    run, Counters, Finish, HotSpot, Injection, Scenario, Source, Topology, UniformLatency,
+};
+use crate::params::{count, parse, positive};
+use crate::{Kind, Outcome, ParamDoc, SolveError, Solver, SolverDoc, TaskContext};
+use serde::Deserialize;
+
+/// Wu §3.4: 8,000 warm-up messages, 10 batches of 8,000 (delivered messages).
+const FULL: RunLength = RunLength::new(8_000, 10, 8_000);
+const QUICK: RunLength = RunLength::new(500, 10, 800);
+/// Router-cycles one task may cost (≈ a few minutes on one core).
+const MAX_ROUTER_CYCLES: f64 = 2e11;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    k: f64,
+    omega: f64,
+    #[serde(rename = "V")]
+    v: f64,
+    buffer: Option<f64>,
+    routing: Option<RoutingKind>,
+    source: Option<SourceKind>,
+    phi1: Option<f64>,
+    phi2: Option<f64>,
+    lambda1: Option<f64>,
+    lambda2: Option<f64>,
+    rate: Option<f64>,
+    delta: Option<f64>,
+    hotspot: Option<f64>,
+    injection: Option<InjKind>,
+    warmup: Option<f64>,
+    batches: Option<f64>,
+    batch_len: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[serde(rename_all = "lowercase")]
+enum RoutingKind {
+    Duato,
+    Dor,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[serde(rename_all = "lowercase")]
+enum SourceKind {
+    Mmpp,
+    Bernoulli,
+    Poisson,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+enum InjKind {
+    PerVc,
+    Shared,
+}
+
+/// A validated simulation task.
+#[derive(Debug, Clone)]
+pub(crate) struct SimTask {
+    k: u32,
+    duato: bool,
+    sc: Scenario,
+}
+
+fn validate(p: &Params, ctx: &TaskContext) -> Result<SimTask, SolveError> {
+    let k = count("k", p.k, 2)?;
+    if k * k > MAX_NODES {
+        return Err(SolveError::param(
+            "k",
+            format!(
+                "k^2 = {} nodes is more than the simulator accepts ({MAX_NODES})",
+                k * k
+            ),
+        ));
+    }
+    let omega = count("omega", p.omega, 1)?;
+    if omega > 1 << 20 {
+        return Err(SolveError::param("omega", "must be <= 2^20 flits"));
+    }
+    let routing = p.routing.unwrap_or(RoutingKind::Duato);
+    let v = count("V", p.v, 1)?;
+    match routing {
+        RoutingKind::Duato if v < 3 => {
+            return Err(SolveError::param(
+                "V",
+                format!("Duato routing needs V >= 3 (2 escape VCs + at least 1 adaptive), got {v}"),
+            ))
+        }
+        RoutingKind::Dor if v < 2 => {
+            return Err(SolveError::param(
+                "V",
+                format!("dimension-order routing with a dateline needs V >= 2, got {v}"),
+            ))
+        }
+        _ => {}
+    }
+    if v > 32 {
+        return Err(SolveError::param("V", format!("must be <= 32, got {v}")));
+    }
+    let buffer = match p.buffer {
+        Some(b) => count("buffer", b, 1)?,
+        None => 2,
+    };
+    if buffer > 1024 {
+        return Err(SolveError::param("buffer", "must be <= 1024 flits"));
+    }
+    let kind = p.source.unwrap_or(SourceKind::Mmpp);
+    let need = |name: &str, x: Option<f64>| {
+        x.ok_or_else(|| SolveError::param(name, format!("required with source {kind:?}")))
+    };
+    let forbid = |name: &str, x: Option<f64>| match x {
+        Some(_) => Err(SolveError::param(
+            name,
+            format!("not a parameter of source {kind:?}"),
+        )),
+        None => Ok(()),
+    };
+    let source = match kind {
+        SourceKind::Mmpp => {
+            forbid("rate", p.rate)?;
+            let (phi1, phi2) = (need("phi1", p.phi1)?, need("phi2", p.phi2)?);
+            let (lambda1, lambda2) = (need("lambda1", p.lambda1)?, p.lambda2.unwrap_or(0.0));
+            crate::traffic::mmpp::Mmpp2::new(phi1, phi2, lambda1, lambda2)?;
+            Source::Mmpp {
+                phi1,
+                phi2,
+                lambda1,
+                lambda2,
+            }
+        }
+        SourceKind::Bernoulli | SourceKind::Poisson => {
+            for (n, x) in [
+                ("phi1", p.phi1),
+                ("phi2", p.phi2),
+                ("lambda1", p.lambda1),
+                ("lambda2", p.lambda2),
+            ] {
+                forbid(n, x)?;
+            }
+            let rate = positive("rate", need("rate", p.rate)?)?;
+            if kind == SourceKind::Bernoulli {
+                if rate > 1.0 {
+                    return Err(SolveError::param(
+                        "rate",
+                        format!("a Bernoulli probability must be <= 1, got {rate}"),
+                    ));
+                }
+                Source::Bernoulli { p: rate }
+            } else {
+                Source::Poisson { rate }
+            }
+        }
+    };
+    let delta = p.delta.unwrap_or(0.0);
+    if !(delta.is_finite() && (0.0..1.0).contains(&delta)) {
+        return Err(SolveError::param(
+            "delta",
+            format!("must lie in [0, 1), got {delta}"),
+        ));
+    }
+    let node = match p.hotspot {
+        Some(h) => count("hotspot", h, 0)?,
+        None => 0,
+    };
+    if node >= k * k {
+        return Err(SolveError::param(
+            "hotspot",
+            format!(
+                "node {node} is outside the {k}x{k} network (0..{})",
+                k * k - 1
+            ),
+        ));
+    }
+    let run = RunLength::resolve(p.warmup, p.batches, p.batch_len, ctx.fidelity, FULL, QUICK)?;
+    let msgs = run.warmup as f64 + run.batches as f64 * run.batch_len as f64;
+    if msgs > 1e8 {
+        return Err(SolveError::param(
+            "batch_len",
+            format!("warmup + batches x batch_len = {msgs} messages exceeds 1e8"),
+        ));
+    }
+    let nodes = (k * k) as f64;
+    let lam = source.mean_rate();
+    // Cycles the run should take at the offered load; a run that needs more
+    // than four times that is not in steady state (saturated).
+    let expect = msgs / (nodes * lam);
+    let max_cycles = 4.0 * expect + 100_000.0;
+    if max_cycles * nodes > MAX_ROUTER_CYCLES {
+        let name = if kind == SourceKind::Mmpp {
+            "lambda1"
+        } else {
+            "rate"
+        };
+        return Err(SolveError::param(
+            name,
+            format!(
+                "mean rate {lam} messages/node/cycle is too low for {msgs} messages on {k}x{k}: \
+                 the cycle budget would exceed {MAX_ROUTER_CYCLES:e} router-cycles"
+            ),
+        ));
+    }
+    Ok(SimTask {
+        k: k as u32,
+        duato: routing == RoutingKind::Duato,
+        sc: Scenario {
+            vcs: v,
+            buffer,
+            msg_len: omega as u32,
+            injection: match p.injection.unwrap_or(InjKind::PerVc) {
+                InjKind::PerVc => Injection::PerVc,
+                InjKind::Shared => Injection::Shared,
+            },
+            source,
+            hotspot: (delta > 0.0).then_some(HotSpot {
+                node: node as u32,
+                delta,
+            }),
+            run,
+            max_cycles: max_cycles as u64,
+            backlog_limit: 20 * (k * k) as u64 + 1000,
+            stall_cycles: 20_000 + 50 * omega as u64,
+            seed: ctx.seed,
+        },
+    })
+}
+
+pub(crate) fn simulate(task: &SimTask, ctx: &TaskContext) -> Result<Counters, SolveError> {
+    let topo = KaryNcube::new(task.k, 2);
+    let v = task.sc.vcs as u32;
+    if task.duato {
+        run(
+            &task.sc,
+            &topo,
+            &Duato {
+                topo: &topo,
+                vcs: v,
+            },
+            &UniformLatency(1),
+            ctx,
+        )
+    } else {
+        run(
+            &task.sc,
+            &topo,
+            &Dor {
+                topo: &topo,
+                vcs: v,
+            },
+            &UniformLatency(1),
+            ctx,
+        )
+    }
+}
+
+/// Mean flits per cycle on the inward channels from ring j to ring j − 1
+/// around the hot spot, j = 1..=d_max.
+fn util_ring(task: &SimTask, c: &Counters) -> Vec<(f64, f64)> {
+    let topo = KaryNcube::new(task.k, 2);
+    let h = task.sc.hotspot.map_or(0, |h| h.node);
+    let rings = Rings::of(task.k);
+    let mut sum = vec![0.0; rings.dmax + 1];
+    let cyc = c.measured_cycles.max(1) as f64;
+    for r in 0..topo.nodes() as u32 {
+        for p in 0..topo.ports() as u32 {
+            let to = topo.link(r, p).unwrap().0;
+            let (dr, dt) = (topo.distance(h, r) as usize, topo.distance(h, to) as usize);
+            if dt + 1 == dr {
+                sum[dr] += c.channel_flits[(r as usize) * topo.ports() + p as usize] as f64 / cyc;
+            }
+        }
+    }
+    (1..=rings.dmax)
+        .map(|j| (j as f64, sum[j] / rings.c_in[j] as f64))
+        .collect()
+}
+
+fn outcome(task: &SimTask, c: &Counters) -> Result<Outcome, SolveError> {
+    match &c.finish {
+        Finish::Completed => {}
+        Finish::Saturated(why) => {
+            let mut o = Outcome::saturated();
+            o.note = Some(why.clone());
+            return Ok(o);
+        }
+        Finish::Stalled {
+            cycle,
+            flits_in_network,
+        } => {
+            return Err(SolveError::Numerical(format!(
+                "deadlock: no flit moved for {} cycles up to cycle {cycle} with {flits_in_network} flits in the network",
+                task.sc.stall_cycles
+            )))
+        }
+    }
+    let mut o = Outcome::new();
+    for (name, v) in [
+        ("latency", &c.latency),
+        ("network_latency", &c.network_latency),
+        ("throughput", &c.throughput),
+        ("hops", &c.hops),
+    ] {
+        let (m, h) = ci95(v);
+        o = o.with_estimate(name, m, h, v.len() as u64);
+    }
+    o = o
+        .with("cycles", c.cycles as f64)
+        .with("flits", c.flits_delivered as f64)
+        .with(
+            "offered",
+            task.sc.source.mean_rate() * task.sc.msg_len as f64,
+        );
+    o.series.insert("util_ring".into(), util_ring(task, c));
+    o.checked("torus.sim")
+}
+
+pub(super) struct TorusSim;
+
+impl Solver for TorusSim {
+    fn name(&self) -> &'static str {
+        "torus.sim"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn kind(&self) -> Kind {
+        Kind::Simulation
+    }
+    fn doc(&self) -> SolverDoc {
+        SolverDoc {
+            summary: "Flit-level wormhole simulation of the k×k torus (Wu ch.3, SIM-4): Duato or dimension-order routing, MMPP/Bernoulli/Poisson sources, hot-spot destinations; batch means over delivered messages",
+            params: vec![
+                ParamDoc { name: "k", doc: "nodes per dimension (integer >= 2)" },
+                ParamDoc { name: "omega", doc: "message length in flits (integer >= 1)" },
+                ParamDoc { name: "V", doc: "virtual channels per physical channel (>= 3 for duato, >= 2 for dor)" },
+                ParamDoc { name: "buffer", doc: "flit buffer per VC (integer >= 1, default 2)" },
+                ParamDoc { name: "routing", doc: "duato (default) or dor (dimension order with a dateline)" },
+                ParamDoc { name: "source", doc: "mmpp (default), bernoulli or poisson" },
+                ParamDoc { name: "phi1", doc: "MMPP rate of leaving phase 1 (> 0)" },
+                ParamDoc { name: "phi2", doc: "MMPP rate of leaving phase 2 (> 0)" },
+                ParamDoc { name: "lambda1", doc: "MMPP message rate in phase 1, messages/node/cycle" },
+                ParamDoc { name: "lambda2", doc: "MMPP message rate in phase 2 (default 0)" },
+                ParamDoc { name: "rate", doc: "bernoulli probability or poisson rate per node per cycle" },
+                ParamDoc { name: "delta", doc: "hot-spot fraction in [0, 1) (default 0)" },
+                ParamDoc { name: "hotspot", doc: "hot-spot node id (default 0)" },
+                ParamDoc { name: "injection", doc: "per_vc (default: V source FIFOs, random assignment) or shared" },
+                ParamDoc { name: "warmup", doc: "delivered messages discarded (default 8000; quick 500)" },
+                ParamDoc { name: "batches", doc: "number of batches (default 10)" },
+                ParamDoc { name: "batch_len", doc: "delivered messages per batch (default 8000; quick 800)" },
+            ],
+            metrics: vec![
+                "latency",
+                "network_latency",
+                "throughput",
+                "hops",
+                "cycles",
+                "flits",
+                "offered",
+            ],
+        }
+    }
+    fn solve(&self, params: &serde_json::Value, ctx: &TaskContext) -> Result<Outcome, SolveError> {
+        let p: Params = parse(params)?;
+        let task = validate(&p, ctx)?;
+        let c = simulate(&task, ctx)?;
+        outcome(&task, &c)
+    }
+}
+
+/// The BookSim comparison configuration for `benches/torus.rs`: k×k torus,
+/// dimension-order routing, `vcs` VCs with `buffer`-flit buffers,
+/// `omega`-flit messages, uniform Bernoulli injection at `rate`, run for
+/// `msgs` delivered messages after `warmup`. Returns (cycles, flits delivered).
+pub fn bench_run(
+    k: u32,
+    vcs: usize,
+    buffer: usize,
+    omega: u32,
+    rate: f64,
+    warmup: u64,
+    msgs: u64,
+) -> Result<(u64, u64), SolveError> {
+    let ctx = TaskContext::new(1, crate::Fidelity::Full);
+    let task = SimTask {
+        k,
+        duato: false,
+        sc: Scenario {
+            vcs,
+            buffer,
+            msg_len: omega,
+            injection: Injection::PerVc,
+            source: Source::Bernoulli { p: rate },
+            hotspot: None,
+            run: RunLength::new(warmup, 10, msgs / 10),
+            max_cycles: u64::MAX,
+            backlog_limit: u64::MAX,
+            stall_cycles: 100_000,
+            seed: 1,
+        },
+    };
+    let c = simulate(&task, &ctx)?;
+    if c.finish != Finish::Completed {
+        return Err(SolveError::Numerical(format!("{:?}", c.finish)));
+    }
+    Ok((c.cycles, c.flits_delivered))
+}
+
+#[cfg(test)]
+#[path = "sim_tests.rs"]
+mod tests;

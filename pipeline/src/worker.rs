@@ -45,27 +45,35 @@ pub struct TaskSpec {
 impl TaskSpec {
     pub fn of(t: &Task) -> TaskSpec {
         TaskSpec {
-            solver: t.solver.clone(),
+            solver: t.solver.to_string(),
             solver_version: t.solver_version,
             kind: t.kind,
-            params: t.params.clone(),
+            params: t.params_value(),
             seed: t.seed,
             replication: t.replication,
-            fidelity: t.fidelity.clone(),
+            fidelity: t.fidelity.to_string(),
         }
     }
 
-    pub fn into_task(self, key: String) -> Task {
-        Task {
+    /// `None` if the fidelity is not one this version of repro plans.
+    pub fn into_task(self, key: String) -> Option<Task> {
+        // The planner's fidelities are static strings; a row from another
+        // version with an unknown one is not ours to run.
+        let fidelity = ["quick", "full", "any"]
+            .into_iter()
+            .find(|f| *f == self.fidelity)?;
+        Some(Task {
             key,
-            solver: self.solver,
+            solver: self.solver.into(),
             solver_version: self.solver_version,
             kind: self.kind,
-            params: self.params,
+            // serde_json's maps are ordered, so this is the planner's
+            // canonical text again (the key is not recomputed from it).
+            params: self.params.to_string(),
             seed: self.seed,
             replication: self.replication,
-            fidelity: self.fidelity,
-        }
+            fidelity,
+        })
     }
 }
 
@@ -74,7 +82,7 @@ impl TaskSpec {
 pub fn task_of(key: &str, spec: &str) -> Option<Task> {
     serde_json::from_str::<TaskSpec>(spec)
         .ok()
-        .map(|s| s.into_task(key.to_string()))
+        .and_then(|s| s.into_task(key.to_string()))
 }
 
 /// This process's worker name: host and pid, plus the Slurm job and array

@@ -9,6 +9,7 @@ use crate::plan::{Plan, Task};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use solvers::{Fidelity, Kind, Outcome, Registry, SolveError, Status, TaskContext};
+use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -173,22 +174,27 @@ pub async fn execute(
         wb.total_cmp(&wa)
     });
 
-    let bar = if opts.progress && !todo.is_empty() {
+    // On a terminal: a bar whose fixed parts take about 40 columns and whose
+    // `wide_bar` takes the rest of the terminal's width, so it never wraps.
+    // Otherwise (CI logs): a plain line at an interval (`lines`).
+    let on_terminal = std::io::stderr().is_terminal();
+    let bar = if opts.progress && on_terminal && !todo.is_empty() {
         let b =
             ProgressBar::with_draw_target(Some(summary.total as u64), ProgressDrawTarget::stderr());
         b.set_style(
             ProgressStyle::with_template(
-                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} tasks ({msg}) ETA {eta}",
+                "{spinner} {elapsed_precise} {wide_bar} {pos}/{len}{msg} ETA {eta}",
             )
             .expect("valid template"),
         );
         b.set_position(summary.cached as u64);
-        b.set_message(format!("{} cached", summary.cached));
         b.enable_steady_tick(Duration::from_millis(200));
         b
     } else {
         ProgressBar::hidden()
     };
+    let mut lines = (opts.progress && !on_terminal && !todo.is_empty())
+        .then(|| ProgressLines::new(summary.total, summary.cached));
 
     let cancel = Arc::new(AtomicBool::new(false));
     let (tx, mut rx) =
@@ -245,7 +251,12 @@ pub async fn execute(
                     }
                 }
                 bar.inc(1);
-                bar.set_message(format!("{} cached, {} run, {} failed", summary.cached, done_n, failed_n));
+                if failed_n > 0 {
+                    bar.set_message(format!(", {failed_n} failed"));
+                }
+                if let Some(l) = lines.as_mut() {
+                    l.task_done(done_n, failed_n);
+                }
             }
             _ = &mut ctrl_c, if !cancel.load(Ordering::Relaxed) => {
                 cancel.store(true, Ordering::Relaxed);
@@ -259,4 +270,59 @@ pub async fn execute(
     summary.executed = done_n + failed_n;
     summary.wall = start.elapsed();
     Ok(summary)
+}
+
+/// Progress for logs (stderr not a terminal): one line when a task finishes
+/// and at least `REPRO_PROGRESS_SECS` (default 10) seconds passed since the
+/// last line, and always one for the last task.
+struct ProgressLines {
+    total: usize,
+    cached: usize,
+    start: Instant,
+    last: Option<Instant>,
+    every: Duration,
+}
+
+impl ProgressLines {
+    fn new(total: usize, cached: usize) -> Self {
+        let secs = std::env::var("REPRO_PROGRESS_SECS")
+            .ok()
+            .and_then(|s| s.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .unwrap_or(10.0);
+        ProgressLines {
+            total,
+            cached,
+            start: Instant::now(),
+            last: None,
+            every: Duration::from_secs_f64(secs),
+        }
+    }
+
+    fn task_done(&mut self, done: usize, failed: usize) {
+        let now = Instant::now();
+        let finished = self.cached + done + failed;
+        let due = self.last.map_or(now - self.start, |l| now - l) >= self.every;
+        if !due && finished < self.total {
+            return;
+        }
+        self.last = Some(now);
+        let elapsed = now - self.start;
+        let ran = done + failed;
+        let left = self.total.saturating_sub(finished);
+        let eta = if ran > 0 && left > 0 {
+            format!(
+                ", ETA {:.0} s",
+                elapsed.as_secs_f64() / ran as f64 * left as f64
+            )
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "progress: {finished}/{} tasks ({} cached, {done} run, {failed} failed), {:.0} s elapsed{eta}",
+            self.total,
+            self.cached,
+            elapsed.as_secs_f64()
+        );
+    }
 }

@@ -8,6 +8,8 @@
 //! solver, and reports only renders what the pipeline hands it.
 
 pub mod exec;
+pub mod explain;
+pub mod junit;
 pub mod manifest;
 pub mod plan;
 pub mod reference;
@@ -65,31 +67,48 @@ pub fn discover(targets: &[String], experiments_dir: &Path) -> anyhow::Result<Ve
         v.sort();
         Ok(v)
     }
+    let no_folder = || {
+        InputError(format!(
+            "no manifest folder `{}` here; run repro from the project root or pass --experiments DIR",
+            experiments_dir.display()
+        ))
+    };
     if targets.is_empty() {
         if !experiments_dir.is_dir() {
-            return Err(InputError(format!(
-                "no manifest folder `{}` here; run repro from the project root or pass --experiments DIR",
-                experiments_dir.display()
-            ))
-            .into());
+            return Err(no_folder().into());
         }
         return yaml_in(experiments_dir);
     }
     let mut out = Vec::new();
     for t in targets {
         let p = PathBuf::from(t);
+        // A target that looks like a path is only ever a path: never
+        // `experiments/<path>.yaml`.
+        let looks_like_path = t.contains('/')
+            || t.contains(std::path::MAIN_SEPARATOR)
+            || t.ends_with(".yaml")
+            || t.ends_with(".yml");
         if p.is_dir() {
             out.extend(yaml_in(&p)?);
         } else if p.is_file() {
             out.push(p);
+        } else if looks_like_path {
+            return Err(InputError(format!("no manifest file or folder `{t}`")).into());
         } else {
             let by_id = experiments_dir.join(format!("{t}.yaml"));
             if by_id.is_file() {
                 out.push(by_id);
+            } else if !experiments_dir.is_dir() {
+                return Err(InputError(format!("no manifest `{t}`: {}", no_folder())).into());
             } else {
-                return Err(InputError(format!(
-                    "no manifest `{t}`: not a file, and {} does not exist",
-                    by_id.display()
+                let ids: Vec<String> = yaml_in(experiments_dir)?
+                    .iter()
+                    .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                    .collect();
+                return Err(InputError(unknown_id_message(
+                    &format!("no experiment `{t}` in {}", experiments_dir.display()),
+                    t,
+                    &ids,
                 ))
                 .into());
             }
@@ -98,6 +117,43 @@ pub fn discover(targets: &[String], experiments_dir: &Path) -> anyhow::Result<Ve
     out.sort();
     out.dedup();
     Ok(out)
+}
+
+/// Levenshtein distance (ids are short).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// `what`, then "did you mean `x`?" for the closest known ids (within a third of
+/// the id's length, or containing it), then every known id.
+pub fn unknown_id_message(what: &str, id: &str, known: &[String]) -> String {
+    let mut close: Vec<(usize, &String)> = known
+        .iter()
+        .map(|k| (edit_distance(id, k), k))
+        .filter(|(d, k)| *d <= (id.chars().count() / 3).max(2) || k.contains(id))
+        .collect();
+    close.sort();
+    let mut msg = what.to_string();
+    if let Some((_, best)) = close.first() {
+        msg.push_str(&format!("; did you mean `{best}`?"));
+    }
+    if known.is_empty() {
+        msg.push_str(" (there are none)");
+    } else {
+        msg.push_str(&format!("\nknown ids: {}", known.join(", ")));
+    }
+    msg
 }
 
 /// Loads and validates every manifest before anything runs; reports all errors at once.
@@ -248,6 +304,55 @@ fn host() -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
+/// Where the pages of a fidelity go: full results in `results/`, quick (CI)
+/// results in `results/quick/`, so a quick run never overwrites the paper figures.
+pub fn fidelity_dir(results_dir: &Path, fidelity: Fidelity) -> PathBuf {
+    match fidelity {
+        Fidelity::Full => results_dir.to_path_buf(),
+        Fidelity::Quick => results_dir.join("quick"),
+    }
+}
+
+/// The plan rows of one experiment, as the store keeps them.
+fn plan_rows(plan: &plan::Plan, m: &Manifest) -> Vec<PlanRow> {
+    plan.uses
+        .iter()
+        .filter(|u| *u.experiment == *m.id)
+        .map(|u| PlanRow {
+            experiment: u.experiment.to_string(),
+            version: u.version,
+            point: m
+                .points
+                .get(u.point_index)
+                .map(|p| p.json())
+                .unwrap_or_default(),
+            point_index: u.point_index as i64,
+            series: u.series.to_string(),
+            replication: u.replication as i64,
+            task_key: plan.task_key(u).to_string(),
+        })
+        .collect()
+}
+
+/// Results of an experiment at one fidelity, planned afresh rather than read from
+/// the stored plan (which is whatever ran last). `None` when the store holds no
+/// task of that fidelity for it (analytic tasks, fidelity "any", count only for
+/// experiments without simulations).
+async fn collect_at(
+    store: &Store,
+    m: &Manifest,
+    registry: &Registry,
+    fidelity: Fidelity,
+) -> anyhow::Result<Option<results::ExperimentResults>> {
+    let p = plan::plan(std::slice::from_ref(m), registry, fidelity)
+        .map_err(|e| InputError(format!("error: {e}")))?;
+    let r = results::collect_plan(store, m, &plan_rows(&p, m)).await?;
+    let simulates = p.tasks.iter().any(|t| t.kind == solvers::Kind::Simulation);
+    let shown = r.tasks.values().any(|t| t.fidelity == fidelity.as_str())
+        || (!simulates && !r.tasks.is_empty());
+    Ok(shown.then_some(r))
+}
+
 /// `repro run` (and the first half of `repro check`).
 pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunReport> {
     let paths = discover(&opts.targets, &opts.experiments_dir)?;
@@ -275,25 +380,9 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
     let plan = plan::plan(&manifests, registry, opts.fidelity)
         .map_err(|e| InputError(format!("error: {e}")))?;
     for m in &manifests {
-        let rows: Vec<PlanRow> = plan
-            .uses
-            .iter()
-            .filter(|u| *u.experiment == *m.id)
-            .map(|u| PlanRow {
-                experiment: u.experiment.to_string(),
-                version: u.version,
-                point: m
-                    .points
-                    .get(u.point_index)
-                    .map(|p| p.json())
-                    .unwrap_or_default(),
-                point_index: u.point_index as i64,
-                series: u.series.to_string(),
-                replication: u.replication as i64,
-                task_key: plan.task_key(u).to_string(),
-            })
-            .collect();
-        store.replace_plan(&m.id, m.version, &rows).await?;
+        store
+            .replace_plan(&m.id, m.version, &plan_rows(&plan, m))
+            .await?;
     }
     tracing::info!(
         tasks = plan.tasks.len(),
@@ -338,17 +427,18 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
         "failed-tasks"
     };
     // Measure and render what is there, also after an interruption.
+    let out_dir = fidelity_dir(&opts.results_dir, opts.fidelity);
     let mut all_em = Vec::new();
     let mut rendered = BTreeMap::new();
     for m in &manifests {
-        let r = results::collect(&store, m).await?;
+        let r = results::collect_plan(&store, m, &plan_rows(&plan, m)).await?;
         let ems = results::error_measures(&r);
         store.replace_error_measures(&m.id, m.version, &ems).await?;
-        let entry = render::render_experiment(&r, &ems, registry, &opts.results_dir)?;
+        let entry = render::render_experiment(&r, &ems, registry, &out_dir, opts.fidelity)?;
         rendered.insert(m.id.clone(), entry);
         all_em.extend(ems);
     }
-    write_full_index(&store, registry, &opts.results_dir, rendered).await?;
+    write_full_index(&store, registry, &opts.results_dir, opts.fidelity, rendered).await?;
     store.finish_run(run_id, status).await?;
     store.close().await;
     Ok(RunReport {
@@ -385,34 +475,44 @@ async fn stored_manifests(store: &Store, registry: &Registry) -> anyhow::Result<
     Ok(out)
 }
 
-/// index.html lists every experiment in the store; those not just rendered are
-/// summarised from the store without redrawing their figures.
+/// The index of a fidelity lists every experiment in the store with results at
+/// that fidelity; those not just rendered are summarised from the store without
+/// redrawing their figures.
 async fn write_full_index(
     store: &Store,
     registry: &Registry,
     results_dir: &Path,
+    fidelity: Fidelity,
     mut rendered: BTreeMap<String, reports::IndexExperiment>,
 ) -> anyhow::Result<()> {
+    let out_dir = fidelity_dir(results_dir, fidelity);
     for m in stored_manifests(store, registry).await? {
         if rendered.contains_key(&m.id) {
             continue;
         }
-        let r = results::collect(store, &m).await?;
-        let ems = store.error_measures(&m.id, m.version).await?;
+        let Some(r) = collect_at(store, &m, registry, fidelity).await? else {
+            continue;
+        };
+        let ems = results::error_measures(&r);
         let all_present = m.figures.iter().all(|f| {
-            results_dir
+            out_dir
                 .join("figures")
                 .join(format!("{}.png", f.id))
                 .is_file()
         });
         let entry = if all_present {
-            render::index_entry_without_files(&r, &ems, registry)
+            render::index_entry_without_files(&r, &ems, registry, &out_dir, fidelity)
         } else {
-            render::render_experiment(&r, &ems, registry, results_dir)?
+            render::render_experiment(&r, &ems, registry, &out_dir, fidelity)?
         };
         rendered.insert(m.id.clone(), entry);
     }
-    render::write_index(rendered.into_values().collect(), results_dir)
+    render::write_index(
+        rendered.into_values().collect(),
+        results_dir,
+        fidelity,
+        false,
+    )
 }
 
 /// `repro report`: re-render everything in the store without solving anything.
@@ -428,18 +528,37 @@ pub async fn report(
             "the store {store_loc} holds no experiments yet; run `repro run` first"
         )));
     }
-    let mut rendered = BTreeMap::new();
-    for m in &manifests {
-        let r = results::collect(&store, m).await?;
-        let ems = store.error_measures(&m.id, m.version).await?;
-        rendered.insert(
-            m.id.clone(),
-            render::render_experiment(&r, &ems, registry, results_dir)?,
-        );
+    // Each fidelity into its own folder (see `fidelity_dir`).
+    let mut indexes = Vec::new();
+    for fidelity in [Fidelity::Full, Fidelity::Quick] {
+        let out_dir = fidelity_dir(results_dir, fidelity);
+        let mut rendered = BTreeMap::new();
+        for m in &manifests {
+            let Some(r) = collect_at(&store, m, registry, fidelity).await? else {
+                continue;
+            };
+            let ems = results::error_measures(&r);
+            rendered.insert(
+                m.id.clone(),
+                render::render_experiment(&r, &ems, registry, &out_dir, fidelity)?,
+            );
+        }
+        if !rendered.is_empty() {
+            indexes.push((fidelity, rendered));
+        }
     }
-    render::write_index(rendered.into_values().collect(), results_dir)?;
+    let pages = indexes.iter().map(|(_, r)| r.len()).sum();
+    let both = indexes.len() == 2;
+    for (fidelity, rendered) in indexes {
+        render::write_index(
+            rendered.into_values().collect(),
+            results_dir,
+            fidelity,
+            both,
+        )?;
+    }
     store.close().await;
-    Ok(manifests.len())
+    Ok(pages)
 }
 
 /// `repro export --format csv`: tidy rows of the latest version of each (selected) experiment.
@@ -452,8 +571,11 @@ pub async fn export(
     let manifests = stored_manifests(&store, registry).await?;
     for id in ids {
         if !manifests.iter().any(|m| &m.id == id) {
-            bail!(InputError(format!(
-                "no experiment `{id}` in the store {store_loc}"
+            let known: Vec<String> = manifests.iter().map(|m| m.id.clone()).collect();
+            bail!(InputError(unknown_id_message(
+                &format!("no experiment `{id}` in the store {store_loc}"),
+                id,
+                &known
             )));
         }
     }
@@ -600,20 +722,28 @@ async fn stored_manifest(
         }
         None => (spec, None),
     };
-    let rows: Vec<ExperimentRow> = store
-        .experiments()
-        .await?
-        .into_iter()
-        .filter(|e| e.id == id)
-        .collect();
+    let all = store.experiments().await?;
+    let mut known_ids: Vec<String> = all.iter().map(|e| e.id.clone()).collect();
+    known_ids.dedup();
+    let rows: Vec<ExperimentRow> = all.into_iter().filter(|e| e.id == id).collect();
+    let known_here: Vec<String> = rows.iter().map(|e| e.version.to_string()).collect();
     let row = match version {
         Some(v) => rows.into_iter().find(|e| e.version == v),
         None => rows.into_iter().max_by_key(|e| e.version),
     }
     .ok_or_else(|| {
-        InputError(format!(
-            "no experiment `{spec}` in the store; `repro list` shows the stored versions of each id"
-        ))
+        InputError(if version.is_some() && !known_here.is_empty() {
+            format!(
+                "no version `{spec}` in the store; stored versions of {id}: {}",
+                known_here.join(", ")
+            )
+        } else {
+            unknown_id_message(
+                &format!("no experiment `{spec}` in the store; `repro list` shows the stored versions of each id"),
+                id,
+                &known_ids,
+            )
+        })
     })?;
     manifest::parse(
         Path::new(&format!("{}.yaml", row.id)),

@@ -85,9 +85,13 @@ struct RunArgs {
     /// of workers; needs a postgres:// store).
     #[arg(long, value_enum, default_value = "local")]
     executor: Executor,
-    /// No progress bar.
+    /// No progress bar (on a terminal) or progress lines (otherwise).
     #[arg(long)]
     no_progress: bool,
+    /// Plan only: per experiment, how many tasks there are, how many are cached
+    /// and what would run. Runs and stores nothing.
+    #[arg(long)]
+    dry_run: bool,
     #[command(flatten)]
     store: StoreArg,
     #[command(flatten)]
@@ -105,10 +109,46 @@ enum Executor {
     Slurm,
 }
 
+/// Output format of the reading commands and `check`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+enum OutputFormat {
+    /// Aligned columns for people.
+    Text,
+    /// One JSON document on stdout for programs.
+    Json,
+}
+
 #[derive(Args, Debug, Clone)]
 struct CheckArgs {
     #[command(flatten)]
     run: RunArgs,
+    /// Also write JUnit XML to FILE: one test case per compared quantity and per
+    /// figure, failures listing the offending points.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+    /// Format of the verdict on stdout.
+    #[arg(long, value_enum, default_value = "text")]
+    format: OutputFormat,
+}
+
+#[derive(Args, Debug, Clone)]
+struct WhyArgs {
+    /// Experiment id (or manifest path).
+    experiment: String,
+    /// Only this series.
+    series: Option<String>,
+    /// Only this point: its index in sweep order (from 0) or `axis=value[,axis=value]`.
+    point: Option<String>,
+    /// Explain the quick (CI) fidelity plan instead of the full one.
+    #[arg(long)]
+    quick: bool,
+    /// Format of the explanation.
+    #[arg(long, value_enum, default_value = "text")]
+    format: OutputFormat,
+    #[command(flatten)]
+    store: StoreArg,
+    #[command(flatten)]
+    experiments: ExperimentsArg,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -126,6 +166,9 @@ struct ListArgs {
     solvers: bool,
     /// Manifest ids, files or folders (default: all).
     targets: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: OutputFormat,
     #[command(flatten)]
     store: StoreArg,
     #[command(flatten)]
@@ -141,6 +184,9 @@ struct CompareArgs {
     /// Only these metrics (repeatable; default: all).
     #[arg(long = "metric")]
     metrics: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: OutputFormat,
     #[command(flatten)]
     store: StoreArg,
 }
@@ -204,10 +250,13 @@ enum Command {
     List(ListArgs),
     /// Two experiment versions (`ID@1 ID@2`) or variants (two ids over the same axes) side by side.
     Compare(CompareArgs),
-    /// Write tidy results (experiment, version, series, solver, point, metric, value, half_width, n) to stdout.
+    /// Write tidy results (experiment, version, series, solver, one column per sweep axis, metric, value, half_width, ci_n) to stdout.
     Export(ExportArgs),
     /// Run one task and print its outcome as JSON (the command a failed task prints).
     Solve(SolveArgs),
+    /// Why a task is not cached: the field of its parameters, seed, fidelity or
+    /// solver version that differs from the nearest stored task.
+    Why(WhyArgs),
     /// Claim and run queued tasks from the store until its queue is empty (see --executor queue|slurm).
     Worker(WorkerArgs),
     /// The store's task queue: pending, running (with their workers), done and failed tasks.
@@ -216,7 +265,11 @@ enum Command {
 
 #[derive(ValueEnum, Debug, Clone, Copy)]
 enum ExportFormat {
+    /// Tidy CSV, one column per sweep axis.
     Csv,
+    /// A JSON array of rows, the point as an object of axis values.
+    Json,
+    /// Not built yet.
     Parquet,
 }
 
@@ -297,6 +350,7 @@ fn main() -> ExitCode {
         Command::Compare(args) => compare(args, &registry),
         Command::Export(args) => export(args, &registry),
         Command::Solve(args) => solve(args, &registry),
+        Command::Why(args) => why(args, &registry),
         Command::Worker(args) => worker(args, &registry),
         Command::Status(args) => status(args, &registry),
     };
@@ -359,7 +413,8 @@ fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOptions> {
             Fidelity::Full
         },
         force: run.force,
-        progress: !run.no_progress && std::io::stderr().is_terminal(),
+        // A bar on a terminal, plain lines otherwise (see exec.rs).
+        progress: !run.no_progress,
         args: format!(
             "{verb} {}",
             std::env::args().skip(2).collect::<Vec<_>>().join(" ")
@@ -407,8 +462,14 @@ fn print_run_summary(r: &pipeline::RunReport, results: &std::path::Path) {
 /// `repro run`: plan, execute, measure, render.
 fn run(args: RunArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     let opts = run_options(&args, "run")?;
+    if args.dry_run {
+        return dry_run(&opts, registry);
+    }
     let report = runtime()?.block_on(pipeline::run(&opts, registry))?;
-    print_run_summary(&report, &opts.results_dir);
+    print_run_summary(
+        &report,
+        &pipeline::fidelity_dir(&opts.results_dir, opts.fidelity),
+    );
     Ok(ExitCode::from(if report.exec.cancelled {
         exit::INTERRUPTED
     } else if !report.exec.failed.is_empty() {
@@ -418,11 +479,51 @@ fn run(args: RunArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     }))
 }
 
+/// `repro run --dry-run`: the plan, per experiment; nothing runs, nothing is stored.
+fn dry_run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<ExitCode> {
+    let entries = runtime()?.block_on(pipeline::explain::dry_run(opts, registry))?;
+    println!(
+        "{:<28} {:>3} {:>7} {:>7} {:>12} {:>12}",
+        "id", "v", "tasks", "cached", "to run: sim", "to run: model"
+    );
+    let (mut tasks, mut cached, mut sim, mut model) = (0, 0, 0, 0);
+    for e in &entries {
+        println!(
+            "{:<28} {:>3} {:>7} {:>7} {:>12} {:>12}",
+            e.id, e.version, e.tasks, e.cached, e.to_run_simulation, e.to_run_analytic
+        );
+        tasks += e.tasks;
+        cached += e.cached;
+        sim += e.to_run_simulation;
+        model += e.to_run_analytic;
+    }
+    println!(
+        "{:<28} {:>3} {:>7} {:>7} {:>12} {:>12}",
+        "total", "", tasks, cached, sim, model
+    );
+    eprintln!(
+        "dry run at {} fidelity: {} of {tasks} tasks would run (tasks shared between experiments count once per experiment); nothing was run or stored",
+        opts.fidelity.as_str(),
+        sim + model
+    );
+    Ok(ExitCode::from(exit::OK))
+}
+
 /// `repro check`: `run`, then a verdict over every compared point.
 fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     let opts = run_options(&args.run, "check")?;
+    if args.run.dry_run {
+        return dry_run(&opts, registry);
+    }
     let report = runtime()?.block_on(pipeline::run(&opts, registry))?;
-    print_run_summary(&report, &opts.results_dir);
+    print_run_summary(
+        &report,
+        &pipeline::fidelity_dir(&opts.results_dir, opts.fidelity),
+    );
+    if let Some(path) = &args.junit {
+        std::fs::write(path, pipeline::junit::junit_xml(&report))
+            .with_context(|| format!("writing JUnit XML to {}", path.display()))?;
+    }
     if report.exec.cancelled {
         return Ok(ExitCode::from(exit::INTERRUPTED));
     }
@@ -436,13 +537,39 @@ fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
         .iter()
         .filter(|r| r.verdict != "unchecked")
         .count();
+    let code = if !bad.is_empty() {
+        exit::CHECK_FAILED
+    } else if report.exec.failed.is_empty() {
+        exit::OK
+    } else {
+        exit::TASKS_FAILED
+    };
+    if args.format == OutputFormat::Json {
+        let failed_tasks: Vec<serde_json::Value> = report
+            .exec
+            .failed
+            .iter()
+            .map(|(t, e)| serde_json::json!({"key": t.key, "solver": t.solver.to_string(), "error": e, "rerun": t.solve_command()}))
+            .collect();
+        let out = serde_json::json!({
+            "passed": bad.is_empty(),
+            "exit_code": code,
+            "fidelity": opts.fidelity.as_str(),
+            "compared_points": checked,
+            "failing_points": bad,
+            "tasks": {
+                "total": report.exec.total,
+                "cached": report.exec.cached,
+                "run": report.exec.executed,
+                "failed": failed_tasks,
+            },
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::from(code));
+    }
     if bad.is_empty() {
         println!("check passed: {checked} compared points within tolerance");
-        return Ok(ExitCode::from(if report.exec.failed.is_empty() {
-            exit::OK
-        } else {
-            exit::TASKS_FAILED
-        }));
+        return Ok(ExitCode::from(code));
     }
     println!(
         "check FAILED: {} of {checked} compared points fail or are inconclusive",
@@ -498,6 +625,21 @@ fn list(args: ListArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
         &args.store.store,
         registry,
     ))?;
+    if args.format == OutputFormat::Json {
+        let v: Vec<serde_json::Value> = entries
+            .iter()
+            .map(|e| {
+                serde_json::json!({
+                    "id": e.id, "version": e.version, "stored_versions": e.stored_versions,
+                    "title": e.title, "points": e.points,
+                    "tasks_full": e.tasks_full, "cached_full": e.cached_full,
+                    "tasks_quick": e.tasks_quick, "cached_quick": e.cached_quick,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::from(exit::OK));
+    }
     println!(
         "{:<28} {:>3} {:>8} {:>6} {:>14} {:>14}  title",
         "id", "v", "stored", "points", "cached full", "cached quick"
@@ -532,9 +674,31 @@ fn compare(args: CompareArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
         a,
         b,
         metrics,
+        format,
         store,
     } = args;
     let rows = runtime()?.block_on(pipeline::compare(&store.store, &a, &b, &metrics, registry))?;
+    if format == OutputFormat::Json {
+        let agg = |v: Option<pipeline::results::Agg>| {
+            v.map(|x| serde_json::json!({"value": x.value, "half_width": x.half_width, "n": x.n}))
+        };
+        let v: Vec<serde_json::Value> = rows
+            .iter()
+            .map(|r| {
+                let point: serde_json::Value =
+                    serde_json::from_str(&r.point).unwrap_or(serde_json::Value::Null);
+                serde_json::json!({
+                    "point": point, "series": r.series, "metric": r.metric,
+                    "a": agg(r.a), "b": agg(r.b),
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({"a": a, "b": b, "rows": v}))?
+        );
+        return Ok(ExitCode::from(exit::OK));
+    }
     if rows.is_empty() {
         println!("nothing in common to compare between {a} and {b}");
         return Ok(ExitCode::from(exit::OK));
@@ -588,7 +752,13 @@ fn export(args: ExportArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     let rows = runtime()?.block_on(pipeline::export(&args.store.store, &args.ids, registry))?;
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
-    reports::write_tidy_csv(&rows, &mut lock)?;
+    match args.format {
+        ExportFormat::Json => {
+            serde_json::to_writer_pretty(&mut lock, &reports::tidy_json(&rows))?;
+            writeln!(lock)?;
+        }
+        _ => reports::write_tidy_csv(&rows, &mut lock)?,
+    }
     lock.flush().ok();
     Ok(ExitCode::from(exit::OK))
 }
@@ -651,6 +821,68 @@ fn solve(args: SolveArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(exit::OK))
 }
 
+/// `repro why EXPERIMENT [SERIES [POINT]]`.
+fn why(args: WhyArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
+    let fidelity = if args.quick {
+        Fidelity::Quick
+    } else {
+        Fidelity::Full
+    };
+    let opts = RunOptions {
+        targets: vec![args.experiment.clone()],
+        experiments_dir: args.experiments.experiments.clone(),
+        results_dir: PathBuf::from("results"),
+        store: args.store.store.clone(),
+        jobs: 1,
+        fidelity,
+        force: false,
+        progress: false,
+        args: String::new(),
+        dispatch: pipeline::Dispatch::Local,
+    };
+    let (m, entries) = runtime()?.block_on(pipeline::explain::why(
+        &opts,
+        args.series.as_deref(),
+        args.point.as_deref(),
+        registry,
+    ))?;
+    if args.format == OutputFormat::Json {
+        println!("{}", serde_json::to_string_pretty(&entries)?);
+        return Ok(ExitCode::from(exit::OK));
+    }
+    let cached = entries.iter().filter(|e| e.state == "cached").count();
+    println!(
+        "{} v{} at {} fidelity: {cached} of {} tasks cached",
+        m.id,
+        m.version,
+        fidelity.as_str(),
+        entries.len()
+    );
+    for e in entries.iter().filter(|e| e.state != "cached") {
+        let point = e.point.trim_start_matches('{').trim_end_matches('}');
+        println!(
+            "\n{} at {point} (replication {}), task {}: {}",
+            e.series, e.replication, e.key, e.state
+        );
+        if let Some(err) = &e.error {
+            println!("  it failed when it last ran: {err}");
+        }
+        match &e.nearest {
+            None if e.state == "not stored" => {
+                println!("  no stored task of this solver to compare with: it has never run here")
+            }
+            None => {}
+            Some(k) => {
+                println!("  nearest stored task {k} differs in:");
+                for d in &e.diffs {
+                    println!("    {:<18} stored {}, now {}", d.field, d.stored, d.planned);
+                }
+            }
+        }
+    }
+    Ok(ExitCode::from(exit::OK))
+}
+
 /// `repro worker`: claims queued tasks until the queue is empty.
 fn worker(args: WorkerArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     runtime()?.block_on(async {
@@ -658,6 +890,7 @@ fn worker(args: WorkerArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
         let opts = pipeline::worker::WorkerOptions {
             lease: std::time::Duration::from_secs(args.lease),
             max_tasks: args.max_tasks,
+            ..Default::default()
         };
         let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let workers =

@@ -1076,11 +1076,21 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
                 check_text(&ctx, &format!("{key}.{k}"), t)?;
             }
         }
-        if f.kind == FigureKind::Sweep && !axes.contains(&f.x) {
+        // x is a sweep axis, or a metric every series of the figure reports
+        // (a design study plots blocking against the mean queue length).
+        let x_is_metric = !f.series.is_empty()
+            && f.series.iter().all(|sn| {
+                series
+                    .iter()
+                    .find(|s| &s.name == sn)
+                    .and_then(|s| registry.get(&s.solver))
+                    .is_some_and(|solver| solver.doc().metrics.iter().any(|m| *m == f.x))
+            });
+        if f.kind == FigureKind::Sweep && !axes.contains(&f.x) && !x_is_metric {
             return Err(ctx.err(
                 &format!("{key}.x"),
                 format!(
-                    "`{}` is not a sweep axis (axes: {})",
+                    "`{}` is not a sweep axis (axes: {}) nor a metric of every series of the figure",
                     shorten(&f.x),
                     axes.join(", ")
                 ),

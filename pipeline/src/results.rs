@@ -7,7 +7,7 @@ use reports::em;
 use serde_json::Value as Json;
 use solvers::des::ci95;
 use std::collections::BTreeMap;
-use store::{ErrorMeasureRow, Store, TaskRecord};
+use store::{ErrorMeasureRow, PlanRow, Store, TaskRecord};
 
 /// A metric at one point of one series, replications combined.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -77,11 +77,22 @@ fn combine(reps: &[&TaskRecord], metric: &str) -> Option<Agg> {
     })
 }
 
+/// Results of the plan last stored for the experiment (by whichever run came last).
 pub async fn collect(store: &Store, manifest: &Manifest) -> anyhow::Result<ExperimentResults> {
     let plan = store
         .plan(&manifest.id, manifest.version)
         .await
         .with_context(|| format!("reading the plan of {}", manifest.id))?;
+    collect_plan(store, manifest, &plan).await
+}
+
+/// Results of the given plan rows: rendering plans one fidelity in memory, so a
+/// quick run never decides what the full-fidelity pages show.
+pub async fn collect_plan(
+    store: &Store,
+    manifest: &Manifest,
+    plan: &[PlanRow],
+) -> anyhow::Result<ExperimentResults> {
     let keys: Vec<String> = {
         let mut k: Vec<String> = plan.iter().map(|p| p.task_key.clone()).collect();
         k.sort();
@@ -96,7 +107,7 @@ pub async fn collect(store: &Store, manifest: &Manifest) -> anyhow::Result<Exper
         .map(|t| (t.key.clone(), t))
         .collect();
     let mut by_cell: BTreeMap<(usize, String), Vec<String>> = BTreeMap::new();
-    for p in &plan {
+    for p in plan {
         by_cell
             .entry((p.point_index as usize, p.series.clone()))
             .or_default()

@@ -142,6 +142,8 @@ pub fn figure(r: &ExperimentResults, f: &FigureSpec, registry: &Registry) -> Fig
                         })
                         .collect();
                 series.push(FigureSeries {
+                    colour: None,
+                    variant: 0,
                     label: base,
                     style: style(r, registry, sname, false),
                     points,
@@ -157,6 +159,8 @@ pub fn figure(r: &ExperimentResults, f: &FigureSpec, registry: &Registry) -> Fig
                         continue;
                     }
                     series.push(FigureSeries {
+                        colour: None,
+                        variant: 0,
                         label: format!("{base}: {y}"),
                         style: style(r, registry, sname, true),
                         points,
@@ -250,6 +254,8 @@ pub fn reference_sweep_series(
 ) -> Vec<FigureSeries> {
     f.y.iter()
         .map(|metric| FigureSeries {
+            colour: None,
+            variant: 0,
             label: if f.y.len() > 1 {
                 format!("{}: {metric}", label(r, rname))
             } else {

@@ -26,6 +26,8 @@ fn main() {
     // Deterministic pseudo-noise for the "simulation".
     let noise = |i: usize| ((i as f64 * 12.9898).sin() * 43758.5453).fract() - 0.5;
     let model = FigureSeries {
+        colour: None,
+        variant: 0,
         label: "model (mm1k.exact)".into(),
         style: SeriesStyle::Line,
         points: lambdas
@@ -43,6 +45,8 @@ fn main() {
             .collect(),
     };
     let sim = FigureSeries {
+        colour: None,
+        variant: 0,
         label: "simulation (mm1k.sim), 95% CI".into(),
         style: SeriesStyle::Markers,
         points: lambdas
@@ -62,6 +66,8 @@ fn main() {
             .collect(),
     };
     let paper = FigureSeries {
+        colour: None,
+        variant: 0,
         label: "paper (Table 3)".into(),
         style: SeriesStyle::Reference,
         points: lambdas
@@ -98,6 +104,8 @@ fn main() {
             let rho = lam / mu;
             [
                 FigureSeries {
+                    colour: None,
+                    variant: 0,
                     label: format!("model ρ = {rho}"),
                     style: SeriesStyle::Line,
                     points: ks
@@ -114,6 +122,8 @@ fn main() {
                         .collect(),
                 },
                 FigureSeries {
+                    colour: None,
+                    variant: 0,
                     label: format!("simulation ρ = {rho}"),
                     style: SeriesStyle::Markers,
                     points: ks
@@ -160,6 +170,8 @@ fn main() {
         ylabel: "y".into(),
         log_y: true,
         series: vec![FigureSeries {
+            colour: None,
+            variant: 0,
             label: "model".into(),
             style: SeriesStyle::Line,
             points: vec![(1.0, None), (2.0, None)],
@@ -176,6 +188,8 @@ fn main() {
         log_y: false,
         series: (0..4)
             .map(|j| FigureSeries {
+                colour: None,
+                variant: 0,
                 label: format!("station {j} (tandem.ctmc)"),
                 style: if j % 2 == 0 {
                     SeriesStyle::Line
@@ -207,6 +221,8 @@ fn main() {
         ylabel: "delay (ms)".into(),
         log_y: true,
         series: vec![FigureSeries {
+            colour: None,
+            variant: 0,
             label: "model".into(),
             style: SeriesStyle::Line,
             points: (0..10)
@@ -260,10 +276,15 @@ fn main() {
         title: title.into(),
         png: format!("{id}.png"),
         svg: format!("{id}.svg"),
+        em: None,
     };
     let index = Index {
         generated_by: "reports demo".into(),
         code_version: "demo".into(),
+        generated_at: "2026-01-01T00:00:00.000Z".into(),
+        fidelity: "full".into(),
+        other_fidelity: None,
+        catalogue: vec![],
         experiments: vec![IndexExperiment {
             id: "demo".into(),
             version: 1,
@@ -282,8 +303,10 @@ fn main() {
                 markdown: "demo-em.md".into(),
                 csv: "demo-em.csv".into(),
                 table: table.clone(),
+                em: None,
             }],
             provenance: vec![("seeds".into(), "1".into())],
+            docs: vec![],
             em_summary: vec![EmSummaryLine {
                 metric: "L".into(),
                 reference: "sim".into(),

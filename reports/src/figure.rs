@@ -21,6 +21,8 @@ const LEGEND_PX: u32 = 16;
 const X_LABEL_AREA: u32 = 54;
 const LEGEND_MARGIN: u32 = 10;
 const LEGEND_ICON: u32 = 34;
+/// Radius of a simulation marker, in pixels.
+const MARKER_RADIUS: f64 = 5.0;
 
 /// Tableau-10: distinct, colour-blind-friendlier than the plotters defaults.
 const PALETTE: [RGBColor; 10] = [
@@ -35,6 +37,9 @@ const PALETTE: [RGBColor; 10] = [
     RGBColor(188, 189, 34),
     RGBColor(23, 190, 207),
 ];
+
+/// (dash, gap) in pixels per line variant: solid, dashed, dotted, long dashes.
+const DASHES: [(u32, u32); 4] = [(1, 0), (10, 6), (3, 4), (18, 6)];
 
 #[derive(Debug, Clone, Copy)]
 enum Shape {
@@ -87,8 +92,13 @@ struct Pt {
 }
 
 struct Prepared<'a> {
-    label: &'a str,
+    /// The series' label, plus a note when its CIs hide behind its markers.
+    label: String,
+    /// The series (kept for the lifetime of the plan).
+    _src: &'a crate::FigureSeries,
     style: SeriesStyle,
+    /// Line pattern: 0 solid, 1 dashed, 2 dotted, 3 long dashes.
+    dash: usize,
     color: RGBColor,
     shape: Shape,
     /// Maximal runs of consecutive drawable points (lines break between runs).
@@ -167,8 +177,13 @@ fn plan(fig: &Figure) -> Plan<'_> {
     let mut series = Vec::with_capacity(fig.series.len());
     let mut n_marker_series = 0;
     for (i, s) in fig.series.iter().enumerate() {
+        // With an explicit colour (the pipeline pairs a model with the
+        // simulation it is compared with), `variant` picks the dash of a line
+        // and the shape of markers, so no two series look alike.
         let shape = if matches!(s.style, SeriesStyle::Line | SeriesStyle::Trace) {
             Shape::Circle
+        } else if s.colour.is_some() {
+            SHAPES[s.variant % SHAPES.len()]
         } else {
             n_marker_series += 1;
             SHAPES[(n_marker_series - 1) % SHAPES.len()]
@@ -199,9 +214,15 @@ fn plan(fig: &Figure) -> Plan<'_> {
             runs.push(cur);
         }
         series.push(Prepared {
-            label: &s.label,
+            label: s.label.clone(),
+            _src: s,
             style: s.style,
-            color: PALETTE[i % PALETTE.len()],
+            dash: if s.style == SeriesStyle::Line {
+                s.variant % 4
+            } else {
+                0
+            },
+            color: PALETTE[s.colour.unwrap_or(i) % PALETTE.len()],
             shape,
             runs,
         });
@@ -289,6 +310,37 @@ fn plan(fig: &Figure) -> Plan<'_> {
         legend = best.unwrap_or(SeriesLabelPosition::UpperRight);
     }
 
+    // A CI smaller than its marker cannot be seen: say so in the legend.
+    let plot_h = f64::from(plot_size(y_label_area).1);
+    for s in series
+        .iter_mut()
+        .filter(|s| s.style == SeriesStyle::Markers)
+    {
+        let bars: Vec<f64> = s
+            .runs
+            .iter()
+            .flatten()
+            .filter_map(|p| p.bar)
+            .map(|(lo, hi, _, _)| (y.fraction(hi) - y.fraction(lo)).abs() * plot_h)
+            .collect();
+        if !bars.is_empty() && bars.iter().all(|px| *px < 2.0 * MARKER_RADIUS) {
+            s.label.push_str(" (95% CI within marker)");
+        }
+    }
+    // Draw solid lines first, dashed ones over them (curves that coincide stay
+    // visible), then markers on top.
+    series.sort_by_key(|s| {
+        (
+            match s.style {
+                SeriesStyle::Trace => 0,
+                SeriesStyle::Line => 1,
+                SeriesStyle::Markers => 2,
+                SeriesStyle::Reference => 3,
+            },
+            s.dash,
+        )
+    });
+
     Plan {
         series,
         x,
@@ -317,6 +369,18 @@ fn pad(lo: f64, hi: f64, frac: f64, integer: bool) -> (f64, f64) {
     } else {
         let p = if lo == 0.0 { 1.0 } else { lo.abs() * 0.1 };
         (lo - p, hi + p)
+    }
+}
+
+/// Caption size: the standard one, smaller for a title that would not fit
+/// the width (bold runs about 10% wider than the regular face measured here).
+fn caption_px(title: &str) -> u32 {
+    let avail = f64::from(FIGURE_SIZE.0.saturating_sub(2 * MARGIN + 8));
+    let w = f64::from(text_width(title, CAPTION_PX)) * 1.1;
+    if w <= avail {
+        CAPTION_PX
+    } else {
+        ((f64::from(CAPTION_PX) * avail / w).floor() as u32).max(12)
     }
 }
 
@@ -352,7 +416,7 @@ fn plot_size(y_label_area: u32) -> (u32, u32) {
 fn legend_size(series: &[Prepared<'_>]) -> (u32, u32) {
     let widest = series
         .iter()
-        .map(|s| text_width(s.label, LEGEND_PX))
+        .map(|s| text_width(&s.label, LEGEND_PX))
         .max()
         .unwrap_or(0);
     let lines = series.len() as u32;
@@ -409,7 +473,7 @@ fn draw<DB: DrawingBackend>(
             // FontDesc::style keeps the already loaded regular face; build anew.
             FontDesc::new(
                 FontFamily::Name(FAMILY),
-                f64::from(CAPTION_PX),
+                f64::from(caption_px(&fig.title)),
                 FontStyle::Bold,
             ),
         )
@@ -514,18 +578,39 @@ fn draw_series<'a, DB: DrawingBackend + 'a>(
     let shape = s.shape;
     match s.style {
         SeriesStyle::Line => {
+            let (on, off) = DASHES[s.dash];
             for run in &s.runs {
-                chart.draw_series(LineSeries::new(
-                    run.iter().map(|p| (p.x, p.y)),
-                    color.stroke_width(2),
-                ))?;
+                let pts = run.iter().map(|p| (p.x, p.y));
+                if off == 0 {
+                    chart.draw_series(LineSeries::new(pts, color.stroke_width(2)))?;
+                } else {
+                    chart.draw_series(DashedLineSeries::new(
+                        pts,
+                        on,
+                        off,
+                        color.stroke_width(2),
+                    ))?;
+                }
             }
             chart
                 .draw_series(points().map(|p| Circle::new((p.x, p.y), 3, color.filled())))?
-                .label(s.label)
+                .label(s.label.as_str())
                 .legend(move |(x, y)| {
+                    // The legend shows the dash pattern: four segments over 26 px.
+                    let seg = |k: i32| -> Vec<(i32, i32)> {
+                        if off == 0 {
+                            vec![(k * 26 / 4, 0), ((k + 1) * 26 / 4, 0)]
+                        } else {
+                            let start = (k * (on + off) as i32).min(26);
+                            vec![(start, 0), ((start + on as i32).min(26), 0)]
+                        }
+                    };
+                    let style = color.stroke_width(2);
                     EmptyElement::at((x, y))
-                        + PathElement::new(vec![(0, 0), (26, 0)], color.stroke_width(2))
+                        + PathElement::new(seg(0), style)
+                        + PathElement::new(seg(1), style)
+                        + PathElement::new(seg(2), style)
+                        + PathElement::new(seg(3), style)
                         + Circle::new((13, 0), 3, color.filled())
                 });
         }
@@ -536,7 +621,7 @@ fn draw_series<'a, DB: DrawingBackend + 'a>(
                     color.stroke_width(1),
                 ))?;
                 if i == 0 {
-                    line.label(s.label).legend(move |(x, y)| {
+                    line.label(s.label.as_str()).legend(move |(x, y)| {
                         PathElement::new(vec![(x, y), (x + 26, y)], color.stroke_width(1))
                     });
                 }
@@ -547,7 +632,7 @@ fn draw_series<'a, DB: DrawingBackend + 'a>(
                 .draw_series(points().map(|p| {
                     EmptyElement::at((p.x, p.y)) + Polygon::new(shape.outline(5), color.filled())
                 }))?
-                .label(s.label)
+                .label(s.label.as_str())
                 .legend(move |(x, y)| {
                     let bar = color.stroke_width(2);
                     EmptyElement::at((x + 13, y))
@@ -563,7 +648,7 @@ fn draw_series<'a, DB: DrawingBackend + 'a>(
                     EmptyElement::at((p.x, p.y))
                         + PathElement::new(shape.outline(6), color.stroke_width(2))
                 }))?
-                .label(s.label)
+                .label(s.label.as_str())
                 .legend(move |(x, y)| {
                     EmptyElement::at((x + 13, y))
                         + PathElement::new(shape.outline(6), color.stroke_width(2))

@@ -93,3 +93,99 @@ mod tests {
         assert_eq!(format_em(Some(1e-9)), "1.0e-7%");
     }
 }
+
+/// A numeric cell: `v` or `v ± h` (as the pipeline writes them).
+fn parse_cell(s: &str) -> Option<(f64, Option<f64>)> {
+    let s = s.trim();
+    match s.split_once(" ± ") {
+        Some((v, h)) => Some((v.trim().parse().ok()?, Some(h.trim().parse().ok()?))),
+        None => Some((s.parse().ok()?, None)),
+    }
+}
+
+/// One format for every number of a column: fixed-point with the decimals that
+/// give its smallest non-zero magnitude 4 significant digits, or, when the
+/// magnitudes span too much for that, scientific notation with 3 decimals.
+fn column_format(values: &[f64]) -> impl Fn(f64) -> String {
+    let mags: Vec<f64> = values
+        .iter()
+        .map(|v| v.abs())
+        .filter(|a| *a > 0.0 && a.is_finite())
+        .collect();
+    let min = mags.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = mags.iter().copied().fold(0.0, f64::max);
+    let all_integers = values.iter().all(|v| v.fract() == 0.0 && v.abs() < 1e15);
+    let fixed = mags.is_empty() || (min >= 1e-4 && max < 1e6);
+    let decimals = if all_integers || mags.is_empty() {
+        0
+    } else {
+        (3 - min.log10().floor() as i32).clamp(0, 8) as usize
+    };
+    move |v: f64| {
+        if !v.is_finite() {
+            format!("{v}")
+        } else if fixed || v == 0.0 {
+            format!("{v:.decimals$}")
+        } else {
+            format!("{v:.3e}")
+        }
+    }
+}
+
+/// Rewrites every column whose non-empty cells are all numbers (`v` or
+/// `v ± h`) in one format per column (values and half-widths each), so that
+/// a column reads down without switching between fixed and scientific notation.
+/// Text cells such as "—" or "saturated" are left as they are.
+pub fn unify_number_columns(t: &mut crate::Table) {
+    let n = t.rows.iter().map(Vec::len).max().unwrap_or(0);
+    for c in 0..n {
+        let cells: Vec<Option<(f64, Option<f64>)>> = t
+            .rows
+            .iter()
+            .map(|r| r.get(c).and_then(|s| parse_cell(s)))
+            .collect();
+        if cells.iter().all(Option::is_none) {
+            continue;
+        }
+        let values: Vec<f64> = cells.iter().flatten().map(|x| x.0).collect();
+        let hws: Vec<f64> = cells.iter().flatten().filter_map(|x| x.1).collect();
+        let fv = column_format(&values);
+        let fh = column_format(&hws);
+        for (r, cell) in t.rows.iter_mut().zip(&cells) {
+            if let (Some(slot), Some((v, h))) = (r.get_mut(c), cell) {
+                *slot = match h {
+                    Some(h) => format!("{} ± {}", fv(*v), fh(*h)),
+                    None => fv(*v),
+                };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod column_tests {
+    use super::*;
+
+    #[test]
+    fn a_column_keeps_one_format() {
+        let mut t = crate::Table {
+            id: "t".into(),
+            title: String::new(),
+            header: vec!["x".into(), "v".into(), "s".into()],
+            rows: vec![
+                vec!["2".into(), "0.5 ± 0.01".into(), "done".into()],
+                vec!["4".into(), "0.00123 ± 0.0004".into(), "saturated".into()],
+                vec!["8".into(), "—".into(), "1e-9".into()],
+            ],
+            notes: vec![],
+        };
+        unify_number_columns(&mut t);
+        assert_eq!(t.rows[0][0], "2");
+        assert_eq!(t.rows[0][1], "0.500000 ± 0.0100000");
+        assert_eq!(t.rows[1][1], "0.001230 ± 0.0004000");
+        assert_eq!(t.rows[2][1], "—");
+        assert_eq!(t.rows[1][2], "saturated");
+        // Magnitudes 1e-9 alone: scientific.
+        assert_eq!(t.rows[2][2], "1.000e-9");
+    }
+}

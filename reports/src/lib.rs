@@ -22,10 +22,10 @@ mod format;
 mod index;
 mod table;
 
-pub use export::{write_tidy_csv, TIDY_HEADER};
+pub use export::{axis_columns, tidy_json, write_tidy_csv, TIDY_HEADER, TIDY_TAIL};
 pub use figure::{render_figure, FIGURE_SIZE};
 pub use fonts::{ensure_fonts, FAMILY as FONT_FAMILY};
-pub use format::{format_em, format_percent, format_tick};
+pub use format::{format_em, format_percent, format_tick, unify_number_columns};
 pub use index::{html_escape, index_html, write_index};
 pub use table::{table_csv, table_markdown, write_table};
 
@@ -88,6 +88,14 @@ pub struct FigureSeries {
     pub style: SeriesStyle,
     /// (x, value). `None` = no value at that x (failed or saturated point).
     pub points: Vec<(f64, Option<Value>)>,
+    /// Palette index. Series that share it share a colour (a model and the
+    /// simulation it is compared with); `None`: the series' own position.
+    #[serde(default)]
+    pub colour: Option<usize>,
+    /// Within a colour: the dash pattern of a line (0 solid, 1 dashed, 2
+    /// dotted, 3 long dashes) or the shape of markers.
+    #[serde(default)]
+    pub variant: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -116,7 +124,34 @@ pub struct Table {
 pub struct Index {
     pub generated_by: String,
     pub code_version: String,
+    /// When the page was written (RFC 3339 UTC).
+    pub generated_at: String,
+    /// "full" (the paper figures) or "quick" (CI fidelity: shorter simulations).
+    pub fidelity: String,
+    /// (label, relative href) of the other fidelity's index, when it exists.
+    pub other_fidelity: Option<(String, String)>,
+    /// The papers' figures and tables in order (`docs/figures.md`): the summary
+    /// table at the top of the page has one row per entry.
+    pub catalogue: Vec<CatalogueEntry>,
     pub experiments: Vec<IndexExperiment>,
+}
+
+/// One figure or table of a paper, as listed in `docs/figures.md`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CatalogueEntry {
+    pub id: String,
+    pub paper: String,
+    pub what: String,
+}
+
+/// Error measures over the compared points one figure or table shows.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OutputEm {
+    pub mean_em: Option<f64>,
+    pub max_em: Option<f64>,
+    pub passed: usize,
+    pub failed: usize,
+    pub inconclusive: usize,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -133,6 +168,8 @@ pub struct IndexExperiment {
     pub provenance: Vec<(String, String)>,
     /// EM summaries: one line per compared metric.
     pub em_summary: Vec<EmSummaryLine>,
+    /// (name, relative href) of the model documents (`docs/models/*.md`) behind it.
+    pub docs: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -141,6 +178,8 @@ pub struct IndexFigure {
     pub title: String,
     pub png: String,
     pub svg: String,
+    /// Error measures of the comparisons drawn in it (`None`: nothing compared).
+    pub em: Option<OutputEm>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -151,6 +190,8 @@ pub struct IndexTable {
     pub csv: String,
     /// The table itself, inlined into the page.
     pub table: Table,
+    /// Error measures of the comparisons it lists (`None`: nothing compared).
+    pub em: Option<OutputEm>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -20,11 +20,15 @@ fn sample_figure(id: &str) -> Figure {
         log_y: false,
         series: vec![
             FigureSeries {
+                colour: None,
+                variant: 0,
                 label: "model (mm1k.exact)".to_string(),
                 style: SeriesStyle::Line,
                 points: xs.iter().map(|&x| (x, v(x.sqrt(), None))).collect(),
             },
             FigureSeries {
+                colour: None,
+                variant: 0,
                 label: "simulation (mm1k.sim)".to_string(),
                 style: SeriesStyle::Markers,
                 points: xs
@@ -42,6 +46,8 @@ fn sample_figure(id: &str) -> Figure {
                     .collect(),
             },
             FigureSeries {
+                colour: None,
+                variant: 0,
                 label: "paper's table".to_string(),
                 style: SeriesStyle::Reference,
                 points: vec![(2.0, v(1.5, None)), (8.0, v(2.9, None))],
@@ -122,6 +128,8 @@ fn integer_x_axis_gets_integer_ticks() {
     let mut fig = sample_figure("ints");
     // x in 1..4: plotters' own f64 ticks would fall on halves here.
     fig.series = vec![FigureSeries {
+        colour: None,
+        variant: 0,
         label: "model".to_string(),
         style: SeriesStyle::Line,
         points: (1..=4)
@@ -223,6 +231,8 @@ fn single_point_and_constant_series_render() {
     let dir = tempfile::tempdir().unwrap();
     let mut fig = sample_figure("single");
     fig.series = vec![FigureSeries {
+        colour: None,
+        variant: 0,
         label: "one".to_string(),
         style: SeriesStyle::Markers,
         points: vec![(3.0, v(0.0, Some(0.0)))],
@@ -311,6 +321,10 @@ fn sample_index() -> Index {
     Index {
         generated_by: "repro 0.1.0".into(),
         code_version: "abc123-dirty".into(),
+        generated_at: "2026-01-01T00:00:00.000Z".into(),
+        fidelity: "full".into(),
+        other_fidelity: None,
+        catalogue: vec![],
         experiments: vec![IndexExperiment {
             id: "lib-mm1k".into(),
             version: 3,
@@ -322,6 +336,7 @@ fn sample_index() -> Index {
                 title: "L vs λ".into(),
                 png: "figures/lib-mm1k-L.png".into(),
                 svg: "figures/lib-mm1k-L.svg".into(),
+                em: None,
             }],
             tables: vec![IndexTable {
                 id: "tab-em".into(),
@@ -329,11 +344,13 @@ fn sample_index() -> Index {
                 markdown: "tables/tab-em.md".into(),
                 csv: "tables/tab-em.csv".into(),
                 table: sample_table(),
+                em: None,
             }],
             provenance: vec![
                 ("seeds".into(), "1..10".into()),
                 ("wall time".into(), "2.5 s".into()),
             ],
+            docs: vec![],
             em_summary: vec![
                 EmSummaryLine {
                     metric: "L".into(),
@@ -435,23 +452,51 @@ fn tidy_csv() {
     write_tidy_csv(&rows, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     let lines: Vec<&str> = text.lines().collect();
+    // One column per sweep axis.
     assert_eq!(
         lines[0],
-        "experiment,version,series,solver,point,metric,value,half_width,n"
+        "experiment,version,series,solver,K,lambda,metric,value,half_width,ci_n"
     );
     assert_eq!(
         lines[1],
-        r#"lib-mm1k,2,sim,mm1k.sim,"{""K"":16,""lambda"":0.5}",L,0.30000000000000004,0.0000001,10"#
+        "lib-mm1k,2,sim,mm1k.sim,16,0.5,L,0.30000000000000004,0.0000001,10"
     );
-    assert_eq!(
-        lines[2],
-        r#"lib-mm1k,2,model,mm1k.exact,"{""K"":16,""lambda"":0.5}",L,2,,"#
-    );
+    assert_eq!(lines[2], "lib-mm1k,2,model,mm1k.exact,16,0.5,L,2,,");
     assert_eq!(lines.len(), 3);
 
-    // Round trip through a CSV reader: the point JSON and the exact value come back.
+    // Round trip through a CSV reader: the axes and the exact value come back.
     let mut rd = csv::Reader::from_reader(text.as_bytes());
     let rec = rd.records().next().unwrap().unwrap();
-    assert_eq!(&rec[4], r#"{"K":16,"lambda":0.5}"#);
-    assert_eq!(rec[6].parse::<f64>().unwrap(), 0.1 + 0.2);
+    assert_eq!((&rec[4], &rec[5]), ("16", "0.5"));
+    assert_eq!(rec[7].parse::<f64>().unwrap(), 0.1 + 0.2);
+    // JSON: the point as an object.
+    let j = reports::tidy_json(&rows);
+    assert_eq!(j[0]["point"]["lambda"], 0.5);
+    assert_eq!(j[1]["half_width"], serde_json::Value::Null);
+}
+
+#[test]
+fn a_ci_smaller_than_its_marker_is_noted_in_the_legend() {
+    let dir = tempfile::tempdir().unwrap();
+    let xs = [1.0, 2.0, 3.0];
+    let sim = |label: &str, hw: f64| FigureSeries {
+        colour: None,
+        variant: 0,
+        label: label.to_string(),
+        style: SeriesStyle::Markers,
+        points: xs.iter().map(|&x| (x, v(x, Some(hw)))).collect(),
+    };
+    let mut fig = sample_figure("ci-note");
+    fig.log_y = false;
+    fig.series = vec![sim("tight", 1e-4), sim("wide", 0.5)];
+    render_figure(&fig, dir.path()).unwrap();
+    let svg = std::fs::read_to_string(dir.path().join("ci-note.svg")).unwrap();
+    assert!(
+        svg.contains("tight (95% CI within marker)"),
+        "no note for the tight CI"
+    );
+    assert!(
+        !svg.contains("wide (95% CI within marker)"),
+        "note on a visible CI"
+    );
 }

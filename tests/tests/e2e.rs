@@ -16,7 +16,8 @@ fn run_produces_figures_tables_index_and_store_and_a_rerun_executes_nothing() {
     assert_eq!(run, total);
     // 10 + 7 points, one model task and one simulation task each.
     assert_eq!(total, 34);
-    let res = p.path().join("results");
+    // Quick results live apart from the paper figures (issue 12, item 1).
+    let res = p.path().join("results/quick");
     for n in 5..=12 {
         for ext in ["png", "svg"] {
             let f = res.join("figures").join(format!("yan-4.{n}.{ext}"));
@@ -28,7 +29,7 @@ fn run_produces_figures_tables_index_and_store_and_a_rerun_executes_nothing() {
         assert!(res.join("tables").join(format!("{t}.md")).is_file());
         assert!(res.join("tables").join(format!("{t}.csv")).is_file());
     }
-    assert!(res.join("repro.sqlite").is_file());
+    assert!(p.path().join("results/repro.sqlite").is_file());
     let index = std::fs::read_to_string(res.join("index.html")).unwrap();
     assert!(index.contains("figures/yan-4.5.png") && index.contains("figures/yan-4.12.svg"));
     assert!(index.contains(env!("CARGO_PKG_VERSION")));
@@ -172,7 +173,10 @@ fn a_failed_task_prints_the_command_that_reruns_it() {
         stderr(&again)
     );
     // The good points were stored and rendered anyway.
-    assert!(p.path().join("results/figures/impossible-L1.png").is_file());
+    assert!(p
+        .path()
+        .join("results/quick/figures/impossible-L1.png")
+        .is_file());
 }
 
 #[test]
@@ -189,7 +193,7 @@ fn results_do_not_depend_on_jobs() {
 }
 
 #[test]
-fn export_is_tidy_with_both_zipped_axes_in_point() {
+fn export_is_tidy_with_one_column_per_zipped_axis() {
     let p = project(&["yan-credit-both"]);
     ok(&repro(p.path(), &["run", "--quick"]));
     let o = repro(p.path(), &["export", "--format", "csv", "yan-credit-both"]);
@@ -198,15 +202,11 @@ fn export_is_tidy_with_both_zipped_axes_in_point() {
     let mut lines = out.lines();
     assert_eq!(
         lines.next().unwrap(),
-        "experiment,version,series,solver,point,metric,value,half_width,n"
+        "experiment,version,series,solver,m,n,metric,value,half_width,ci_n"
     );
     let model_l1 = out
         .lines()
-        .find(|l| {
-            l.contains(",model,credit.ctmc,")
-                && l.contains("\"{\"\"m\"\":4,\"\"n\"\":4}\"")
-                && l.contains(",L1,")
-        })
+        .find(|l| l.contains(",model,credit.ctmc,4,4,L1,"))
         .unwrap_or_else(|| panic!("no model L1 row at n = m = 4:\n{out}"));
     let value: f64 = model_l1.split(',').nth(7).unwrap().parse().unwrap();
     assert!((value - 1.7228).abs() < 1e-4, "{model_l1}");
@@ -469,10 +469,10 @@ fn printed_formulas_that_break_are_reported_point_by_point_not_failed() {
     assert_eq!(failed, 0, "{err}");
     assert!(err.contains("15 undefined"), "{err}");
     let table =
-        std::fs::read_to_string(p.path().join("results/tables/yan-5.3-printed.md")).unwrap();
+        std::fs::read_to_string(p.path().join("results/quick/tables/yan-5.3-printed.md")).unwrap();
     assert!(table.contains("| undefined"), "{table}");
     assert!(table.contains("lambda=1 — `et_printed` undefined: as-printed ME formulas break here: x2 (5.17) = 2.03"), "{table}");
-    let index = std::fs::read_to_string(p.path().join("results/index.html")).unwrap();
+    let index = std::fs::read_to_string(p.path().join("results/quick/index.html")).unwrap();
     assert!(
         index.contains("undefined at 15 of 15 points"),
         "provenance lacks the count"

@@ -1,0 +1,263 @@
+//! Plan and explain: `repro run --dry-run` (what would run and what is cached,
+//! per experiment, without running or storing anything) and `repro why` (why a
+//! task is not cached: which field of its parameters, seed, fidelity or solver
+//! version differs from the nearest stored task).
+
+use crate::manifest::Manifest;
+use crate::plan::{self, Task};
+use crate::{discover, load_or_input_error, open_store, sqlite_file, InputError, RunOptions};
+use serde_json::Value as Json;
+use solvers::{Kind, Registry};
+use std::collections::{BTreeMap, HashSet};
+use store::{Store, TaskRecord};
+
+/// One line of `repro run --dry-run`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DryRunEntry {
+    pub id: String,
+    pub version: i64,
+    pub tasks: usize,
+    pub cached: usize,
+    pub to_run_simulation: usize,
+    pub to_run_analytic: usize,
+    /// Sum of the stored wall times of the tasks to run that ran before (failed
+    /// or forced), in seconds; unknown tasks count zero.
+    pub known_seconds: f64,
+}
+
+/// Opens the store if it exists; planning commands never create one.
+async fn existing_store(location: &str) -> anyhow::Result<Option<Store>> {
+    Ok(match sqlite_file(location) {
+        Some(f) if !f.is_file() => None,
+        _ => Some(open_store(location).await?),
+    })
+}
+
+/// `repro run --dry-run`: the plan per experiment, what is cached, what would run.
+pub async fn dry_run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<Vec<DryRunEntry>> {
+    let paths = discover(&opts.targets, &opts.experiments_dir)?;
+    let manifests = load_or_input_error(&paths, registry)?;
+    let store = existing_store(&opts.store).await?;
+    let mut out = Vec::new();
+    for m in &manifests {
+        let p = plan::plan(std::slice::from_ref(m), registry, opts.fidelity)
+            .map_err(|e| InputError(format!("error: {e}")))?;
+        let keys: Vec<String> = p.tasks.iter().map(|t| t.key.clone()).collect();
+        let (cached, walls) = match &store {
+            Some(s) if !opts.force => (s.cached_keys(&keys).await?, s.wall_times(&keys).await?),
+            Some(s) => (HashSet::new(), s.wall_times(&keys).await?),
+            None => Default::default(),
+        };
+        let todo: Vec<&Task> = p
+            .tasks
+            .iter()
+            .filter(|t| !cached.contains(&t.key))
+            .collect();
+        out.push(DryRunEntry {
+            id: m.id.clone(),
+            version: m.version,
+            tasks: p.tasks.len(),
+            cached: p.tasks.len() - todo.len(),
+            to_run_simulation: todo.iter().filter(|t| t.kind == Kind::Simulation).count(),
+            to_run_analytic: todo.iter().filter(|t| t.kind == Kind::Analytic).count(),
+            known_seconds: todo.iter().filter_map(|t| walls.get(&t.key)).sum::<f64>() / 1e3,
+        });
+    }
+    if let Some(s) = store {
+        s.close().await;
+    }
+    Ok(out)
+}
+
+/// One field in which a planned task differs from a stored one.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct FieldDiff {
+    /// `solver`, `solver version`, `seed`, `fidelity` or `params.NAME`.
+    pub field: String,
+    pub stored: String,
+    pub planned: String,
+}
+
+/// `repro why` for one planned task.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct WhyEntry {
+    pub series: String,
+    pub point: String,
+    pub replication: u32,
+    pub key: String,
+    /// "cached", "failed" (stored but failed: it reruns) or "not stored".
+    pub state: String,
+    /// The stored failure, for "failed".
+    pub error: Option<String>,
+    /// Key of the nearest stored task of the same solver, if any.
+    pub nearest: Option<String>,
+    /// How the nearest stored task differs (empty when there is none).
+    pub diffs: Vec<FieldDiff>,
+}
+
+fn show(v: Option<&Json>) -> String {
+    v.map_or("(absent)".to_string(), |v| v.to_string())
+}
+
+/// Fields in which `stored` differs from `planned`.
+pub fn diff(planned: &Task, stored: &TaskRecord) -> Vec<FieldDiff> {
+    let mut d = Vec::new();
+    let mut push = |field: &str, stored: String, planned: String| {
+        if stored != planned {
+            d.push(FieldDiff {
+                field: field.to_string(),
+                stored,
+                planned,
+            });
+        }
+    };
+    push("solver", stored.solver.clone(), planned.solver.to_string());
+    push(
+        "solver version",
+        stored.solver_version.to_string(),
+        planned.solver_version.to_string(),
+    );
+    push("seed", stored.seed.to_string(), planned.seed.to_string());
+    push(
+        "fidelity",
+        stored.fidelity.clone(),
+        planned.fidelity.to_string(),
+    );
+    let sp: BTreeMap<String, Json> = serde_json::from_str(&stored.params).unwrap_or_default();
+    let pp: BTreeMap<String, Json> = serde_json::from_str(&planned.params).unwrap_or_default();
+    let mut names: Vec<&String> = sp.keys().chain(pp.keys()).collect();
+    names.sort();
+    names.dedup();
+    for n in names {
+        push(&format!("params.{n}"), show(sp.get(n)), show(pp.get(n)));
+    }
+    d
+}
+
+/// Does `point` (as given on the command line: an index, or `k=v[,k=v]`) select `p`?
+fn point_matches(spec: &str, index: usize, values: &BTreeMap<String, Json>) -> bool {
+    if let Ok(i) = spec.parse::<usize>() {
+        return i == index;
+    }
+    spec.split(',').all(|kv| match kv.split_once('=') {
+        Some((k, v)) => values.get(k.trim()).is_some_and(|x| {
+            let v = v.trim();
+            x.to_string() == v
+                || x.as_str() == Some(v)
+                || (x.as_f64().is_some() && x.as_f64() == v.parse::<f64>().ok())
+        }),
+        None => false,
+    })
+}
+
+/// `repro why EXPERIMENT [SERIES [POINT]]`.
+pub async fn why(
+    opts: &RunOptions,
+    series: Option<&str>,
+    point: Option<&str>,
+    registry: &Registry,
+) -> anyhow::Result<(Manifest, Vec<WhyEntry>)> {
+    if opts.targets.len() != 1 {
+        return Err(InputError("`repro why` takes one experiment id".into()).into());
+    }
+    let paths = discover(&opts.targets, &opts.experiments_dir)?;
+    let m = load_or_input_error(&paths, registry)?
+        .pop()
+        .expect("one manifest");
+    if let Some(s) = series {
+        if m.series(s).is_none() {
+            let names: Vec<&str> = m.series.iter().map(|x| x.name.as_str()).collect();
+            return Err(InputError(format!(
+                "{} has no series `{s}` (it has: {})",
+                m.id,
+                names.join(", ")
+            ))
+            .into());
+        }
+    }
+    let store = existing_store(&opts.store).await?;
+    let p = plan::plan(std::slice::from_ref(&m), registry, opts.fidelity)
+        .map_err(|e| InputError(format!("error: {e}")))?;
+    let uses: Vec<&plan::Use> = p
+        .uses
+        .iter()
+        .filter(|u| series.is_none_or(|s| *u.series == *s))
+        .filter(|u| {
+            point.is_none_or(|spec| {
+                m.points
+                    .get(u.point_index)
+                    .is_some_and(|pt| point_matches(spec, u.point_index, &pt.values))
+            })
+        })
+        .collect();
+    if uses.is_empty() {
+        return Err(InputError(format!(
+            "no task of {} matches{}{} (points are numbered from 0 or written as axis=value,...)",
+            m.id,
+            series.map_or(String::new(), |s| format!(" series `{s}`")),
+            point.map_or(String::new(), |p| format!(" point `{p}`"))
+        ))
+        .into());
+    }
+    // Stored tasks: those these keys name, and every task any stored plan uses
+    // (all experiments, all versions): the candidates for "nearest".
+    let mut stored: BTreeMap<String, TaskRecord> = BTreeMap::new();
+    if let Some(s) = &store {
+        let mut keys: Vec<String> = p.tasks.iter().map(|t| t.key.clone()).collect();
+        for e in s.experiments().await? {
+            keys.extend(
+                s.plan(&e.id, e.version)
+                    .await?
+                    .into_iter()
+                    .map(|r| r.task_key),
+            );
+        }
+        keys.sort();
+        keys.dedup();
+        for t in s.tasks(&keys).await? {
+            stored.insert(t.key.clone(), t);
+        }
+    }
+    let mut out = Vec::new();
+    for u in uses {
+        let task = &p.tasks[u.task];
+        let own = stored.get(&task.key);
+        let state = match own.map(|t| t.status.as_str()) {
+            Some("failed") => "failed",
+            Some(_) if !opts.force => "cached",
+            Some(_) => "forced",
+            None => "not stored",
+        };
+        let (nearest, diffs) = if own.is_some() {
+            (None, Vec::new())
+        } else {
+            // Nearest: same solver, fewest differing fields; ties to the lowest key.
+            stored
+                .values()
+                .filter(|t| *t.solver == *task.solver)
+                .map(|t| (diff(task, t), t))
+                .min_by(|a, b| a.0.len().cmp(&b.0.len()).then(a.1.key.cmp(&b.1.key)))
+                .map_or((None, Vec::new()), |(d, t)| (Some(t.key.clone()), d))
+        };
+        out.push(WhyEntry {
+            series: u.series.to_string(),
+            point: m
+                .points
+                .get(u.point_index)
+                .map(|p| p.json())
+                .unwrap_or_default(),
+            replication: u.replication,
+            key: task.key.clone(),
+            state: state.to_string(),
+            error: own
+                .and_then(|t| t.error.clone())
+                .filter(|_| state == "failed"),
+            nearest,
+            diffs,
+        });
+    }
+    if let Some(s) = store {
+        s.close().await;
+    }
+    Ok((m, out))
+}

@@ -1,0 +1,153 @@
+//! `repro check --junit FILE`: JUnit XML for CI systems. One test suite per
+//! experiment; one test case per compared quantity (a `compare` entry: metric,
+//! reference, candidate) and one per figure; a failure lists the offending
+//! points. Inconclusive points fail, as they do for `repro check`. Failed tasks
+//! get a suite of their own.
+
+use crate::RunReport;
+use store::ErrorMeasureRow;
+
+fn xml_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // XML 1.0 has no other control characters.
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn bad(r: &ErrorMeasureRow) -> bool {
+    r.verdict == "fail" || r.verdict == "inconclusive"
+}
+
+/// One offending point, as a line of the failure text.
+fn point_line(r: &ErrorMeasureRow) -> String {
+    let num = |v: Option<f64>| v.map_or("missing".to_string(), |v| format!("{v:.6}"));
+    format!(
+        "{} point {}: {} = {} (reference {} = {}{}), EM {}, tolerance {} -> {}",
+        r.metric,
+        r.point,
+        r.candidate,
+        num(r.candidate_value),
+        r.reference,
+        num(r.reference_value),
+        r.reference_half_width
+            .map_or(String::new(), |h| format!(" ± {h:.2e}")),
+        r.em.map_or("—".into(), |e| format!("{:.3}%", e * 100.0)),
+        r.tolerance
+            .map_or("—".into(), |t| format!("{:.2}%", t * 100.0)),
+        r.verdict
+    )
+}
+
+fn case(xml: &mut String, suite: &str, name: &str, rows: &[&ErrorMeasureRow]) -> bool {
+    let offending: Vec<&&ErrorMeasureRow> = rows.iter().filter(|r| bad(r)).collect();
+    xml.push_str(&format!(
+        "    <testcase classname=\"{}\" name=\"{}\">\n",
+        xml_escape(suite),
+        xml_escape(name)
+    ));
+    let failed = !offending.is_empty();
+    if failed {
+        let text: Vec<String> = offending.iter().map(|r| point_line(r)).collect();
+        xml.push_str(&format!(
+            "      <failure message=\"{}\" type=\"tolerance\">{}</failure>\n",
+            xml_escape(&format!(
+                "{} of {} compared points fail or are inconclusive",
+                offending.len(),
+                rows.len()
+            )),
+            xml_escape(&text.join("\n"))
+        ));
+    }
+    xml.push_str("    </testcase>\n");
+    failed
+}
+
+/// The JUnit XML of a `check` run.
+pub fn junit_xml(report: &RunReport) -> String {
+    let mut suites = String::new();
+    let (mut total_tests, mut total_failures) = (0, 0);
+    for m in &report.manifests {
+        let ems: Vec<&ErrorMeasureRow> = report
+            .error_measures
+            .iter()
+            .filter(|r| r.experiment == m.id && r.version == m.version)
+            .collect();
+        let mut body = String::new();
+        let (mut tests, mut failures) = (0, 0);
+        for c in &m.compare {
+            let rows: Vec<&ErrorMeasureRow> = ems
+                .iter()
+                .copied()
+                .filter(|r| {
+                    r.metric == c.metric && r.reference == c.reference && r.candidate == c.candidate
+                })
+                .collect();
+            let name = format!("EM {}: {} vs {}", c.metric, c.candidate, c.reference);
+            tests += 1;
+            failures += usize::from(case(&mut body, &m.id, &name, &rows));
+        }
+        for f in &m.figures {
+            let rows: Vec<&ErrorMeasureRow> = ems
+                .iter()
+                .copied()
+                .filter(|r| {
+                    f.y.contains(&r.metric)
+                        && f.series.contains(&r.reference)
+                        && f.series.contains(&r.candidate)
+                })
+                .collect();
+            tests += 1;
+            failures += usize::from(case(&mut body, &m.id, &format!("figure {}", f.id), &rows));
+        }
+        suites.push_str(&format!(
+            "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\">\n{body}  </testsuite>\n",
+            xml_escape(&format!("{} v{}", m.id, m.version))
+        ));
+        total_tests += tests;
+        total_failures += failures;
+    }
+    let failed = &report.exec.failed;
+    if !failed.is_empty() {
+        let mut body = String::new();
+        for (t, err) in failed {
+            body.push_str(&format!(
+                "    <testcase classname=\"tasks\" name=\"{}\">\n      <error message=\"{}\" type=\"task\">{}</error>\n    </testcase>\n",
+                xml_escape(&format!("{} {}", t.solver, t.key)),
+                xml_escape(err),
+                xml_escape(&t.solve_command())
+            ));
+        }
+        suites.push_str(&format!(
+            "  <testsuite name=\"tasks\" tests=\"{n}\" failures=\"0\" errors=\"{n}\">\n{body}  </testsuite>\n",
+            n = failed.len()
+        ));
+        total_tests += failed.len();
+    }
+    format!(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"repro check\" tests=\"{total_tests}\" failures=\"{total_failures}\" errors=\"{}\">\n{suites}</testsuites>\n",
+        failed.len()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::xml_escape;
+
+    #[test]
+    fn escapes_markup_and_control_characters() {
+        assert_eq!(
+            xml_escape("a<b & \"c\"\u{1}"),
+            "a&lt;b &amp; &quot;c&quot; "
+        );
+    }
+}

@@ -798,8 +798,8 @@ fn simulate(
         for i in 1..=a.rings {
             v.push(group_loss(&c, ring_group(i)));
         }
-        for i in 1..=a.rings {
-            v.push(c.groups[ring_group(i)].arrivals as f64 / c.window / sizes[i] as f64);
+        for (i, size) in sizes.iter().enumerate().skip(1) {
+            v.push(c.groups[ring_group(i)].arrivals as f64 / c.window / *size as f64);
         }
         stats.push(&v);
     }

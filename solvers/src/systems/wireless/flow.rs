@@ -20,6 +20,9 @@ use nalgebra::DMatrix;
 /// fitted instead (see `departure_lossy`).
 pub const LEVEL_CAP: usize = 2000;
 
+/// Bound on uniformisation steps × levels of one departure fit (≈ 1 s).
+pub const MAX_WORK: f64 = 1e9;
+
 /// How the output of a finite queue was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputMethod {
@@ -162,9 +165,12 @@ pub fn departure_fit(p: &Mmpp2, mu: f64) -> Result<Mmpp2, SolveError> {
     let q = mmpp_m1(p, mu)?;
     let mut x = q.pi;
     let mut levels = 0;
+    // E[N²] = Σ_{v>=1} (2v − 1) P(N >= v), from the same tail walk.
+    let mut second = 0.0;
     while x.sum() >= 1e-10 || levels < 8 {
         x *= q.r;
         levels += 1;
+        second += (2 * levels - 1) as f64 * x.sum();
         if levels > 200_000 {
             return Err(SolveError::Numerical(format!(
                 "departure process: the queue tail needs more than 200000 levels (rho = {})",
@@ -173,14 +179,42 @@ pub fn departure_fit(p: &Mmpp2, mu: f64) -> Result<Mmpp2, SolveError> {
         }
     }
     let t = 0.5 * (1.0 / p.phi1 + 1.0 / p.phi2);
+    let qu = p.phi1.max(p.phi2) + p.lambda1.max(p.lambda2) + mu;
+    let work = qu * t * levels as f64;
+    if work > MAX_WORK {
+        // Over a window t much longer than the queue's memory the departures
+        // D(t) = A(t) + N(0) − N(t) count like the arrivals: Var(N(0) − N(t))
+        // <= 4 E[N²], so the relative change of Var D(t) is at most
+        // 4E[N²]/Var A + 4 sqrt(E[N²]/Var A). Below 1e-2 the input itself is
+        // the fitted output (the mean is exact; 1% is below the
+        // fit's own error). This is what happens when a near-Poisson
+        // superposition is fitted with a very slow, very intense phase.
+        let var_a = p.var_count(t);
+        let r = second / var_a;
+        let bound = 4.0 * r + 4.0 * r.sqrt();
+        if bound < 1e-2 {
+            return Ok(*p);
+        }
+        return Err(SolveError::Numerical(format!(
+            "departure fit: q t L = {work:.3e} exceeds the work bound {MAX_WORK:.0e} (uniformisation rate q = {qu:.4}, fitting time t = {t:.4} s, {levels} levels at rho = {:.4}, long-window bound {bound:.2e}); the point is too close to saturation or the modulation too slow",
+            q.rho
+        )));
+    }
     let [z1, z2, z3] = factorial_moments_one_series(p, mu, levels, t)?;
     let var = z2 + z1 - z1 * z1;
+    let idc_inf = p.idc_inf();
+    if idc_inf <= 1.0 + 1e-9 {
+        return Ok(Mmpp2::poisson(z1 / t));
+    }
+    // As in `finite_output`: a departure IDC(t) above IDC(inf) (possible for
+    // an output, impossible for a two-state MMPP) is clamped just below it.
+    let idc_t = (var / z1).min(1.0 + (idc_inf - 1.0) * (1.0 - 1e-6));
     let target = Characteristics {
         t,
         rate: z1 / t,
-        idc_t: var / z1,
-        idc_inf: p.idc_inf(),
-        third_central_t: third_central_from_factorial(z3, z1, var),
+        idc_t,
+        idc_inf,
+        third_central_t: third_central_from_factorial(z3, z1, idc_t * z1),
     };
     Ok(fit_mmpp2(&target)?.mmpp)
 }
@@ -286,12 +320,23 @@ fn finite_output(p: &Mmpp2, mu: f64, k: usize) -> Result<Mmpp2, SolveError> {
     let t = 0.5 * (1.0 / p.phi1 + 1.0 / p.phi2);
     let [z1, z2, z3] = departure_factorial_moments(p, mu, k, t)?;
     let var = z2 + z1 - z1 * z1;
+    let idc_inf = departure_map(p, mu, k)?.idc_inf()?;
+    if idc_inf <= 1.0 + 1e-9 {
+        // A saturated server's output is at most as variable as Poisson:
+        // the two-state family cannot do better than Poisson here.
+        return Ok(Mmpp2::poisson(z1 / t));
+    }
+    // The finite queue's output IDC need not increase with t (an almost
+    // always busy server smooths short windows), while a two-state MMPP's
+    // does: clamp IDC(t) to just below IDC(inf), the nearest target the
+    // fit admits (documented in docs/models/wireless.md).
+    let idc_t = (var / z1).min(1.0 + (idc_inf - 1.0) * (1.0 - 1e-6));
     let target = Characteristics {
         t,
         rate: z1 / t,
-        idc_t: var / z1,
-        idc_inf: departure_map(p, mu, k)?.idc_inf()?,
-        third_central_t: third_central_from_factorial(z3, z1, var),
+        idc_t,
+        idc_inf,
+        third_central_t: third_central_from_factorial(z3, z1, idc_t * z1),
     };
     Ok(fit_mmpp2(&target)?.mmpp)
 }

@@ -890,6 +890,7 @@ fn worker(args: WorkerArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
         let opts = pipeline::worker::WorkerOptions {
             lease: std::time::Duration::from_secs(args.lease),
             max_tasks: args.max_tasks,
+            ..Default::default()
         };
         let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let workers =

@@ -107,6 +107,9 @@ pub struct WorkerOptions {
     pub lease: Duration,
     /// Stop after this many tasks (tests, and workers that must make room).
     pub max_tasks: Option<usize>,
+    /// Set: finish the task in hand, then stop instead of claiming another
+    /// (a run's own workers, once its tasks are done, leave other runs' to theirs).
+    pub drain: Arc<AtomicBool>,
 }
 
 impl Default for WorkerOptions {
@@ -114,6 +117,7 @@ impl Default for WorkerOptions {
         WorkerOptions {
             lease: DEFAULT_LEASE,
             max_tasks: None,
+            drain: Arc::new(AtomicBool::new(false)),
         }
     }
 }
@@ -139,7 +143,9 @@ pub async fn work(
 ) -> anyhow::Result<WorkerSummary> {
     let mut summary = WorkerSummary::default();
     loop {
-        if cancel.load(Ordering::Relaxed) || opts.max_tasks.is_some_and(|m| summary.completed >= m)
+        if cancel.load(Ordering::Relaxed)
+            || opts.drain.load(Ordering::Relaxed)
+            || opts.max_tasks.is_some_and(|m| summary.completed >= m)
         {
             return Ok(summary);
         }
@@ -409,18 +415,13 @@ pub async fn execute_queued(
     }
 
     let cancel = Arc::new(AtomicBool::new(false));
+    let worker_opts = WorkerOptions::default();
     let mut local_workers = Vec::new();
     let mut job = None;
     let submitted = Instant::now();
     match launch {
         Launch::InProcess(n) => {
-            local_workers = spawn_workers(
-                store,
-                registry,
-                n,
-                &WorkerOptions::default(),
-                cancel.clone(),
-            );
+            local_workers = spawn_workers(store, registry, n, &worker_opts, cancel.clone());
         }
         Launch::Slurm(opts) => {
             let id = crate::slurm::submit(&opts, store.location())?;
@@ -515,6 +516,7 @@ pub async fn execute_queued(
             }
         }
     }
+    worker_opts.drain.store(true, Ordering::Relaxed);
     for w in local_workers {
         match w.await {
             Ok(Ok(_)) => {}

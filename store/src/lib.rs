@@ -712,10 +712,33 @@ impl Store {
             };
         }
         match &self.backend {
-            Backend::Sqlite(pool) => sqlite_migrator().run(pool).await,
-            Backend::Postgres(pool) => postgres_migrator().run(pool).await,
+            Backend::Sqlite(pool) => {
+                // sqlx takes no lock around SQLite migrations, so two processes
+                // creating one store at once can both try migration 1; the
+                // loser's transaction rolls back, and once the winner has
+                // committed a retry finds nothing left to do.
+                let migrator = sqlite_migrator();
+                let mut attempt = 0;
+                loop {
+                    match migrator.run(pool).await {
+                        Ok(()) => break,
+                        Err(e) if attempt >= 4 => {
+                            return Err(open_err(format!("migration failed: {e}")))
+                        }
+                        Err(e) => {
+                            tracing::debug!("migration attempt {attempt} failed, retrying: {e}");
+                            attempt += 1;
+                            tokio::time::sleep(Duration::from_millis(100 * attempt)).await;
+                        }
+                    }
+                }
+            }
+            // PostgreSQL: the migrator holds an advisory lock while it runs.
+            Backend::Postgres(pool) => postgres_migrator()
+                .run(pool)
+                .await
+                .map_err(|e| open_err(format!("migration failed: {e}")))?,
         }
-        .map_err(|e| open_err(format!("migration failed: {e}")))?;
         Ok(())
     }
 

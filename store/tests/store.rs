@@ -617,3 +617,21 @@ async fn in_memory_url_works_for_tests() {
     let s2 = s.clone();
     assert_eq!(s2.tasks(&["k".into()]).await.unwrap().len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn stores_created_by_several_openers_at_once_all_open() {
+    // Two `repro run`s (or workers) starting on a store that does not exist
+    // yet race through the first migration; neither may fail.
+    for round in 0..5 {
+        let dir = tempfile::tempdir().unwrap();
+        let loc = path_str(&dir.path().join(format!("race{round}.sqlite")));
+        let opens = (0..4).map(|_| {
+            let loc = loc.clone();
+            tokio::spawn(async move { Store::open(&loc).await })
+        });
+        for h in opens.collect::<Vec<_>>() {
+            let s = h.await.unwrap().unwrap();
+            s.close().await;
+        }
+    }
+}

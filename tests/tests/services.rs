@@ -50,11 +50,15 @@ fn slow_manifest(dir: &Path) {
 }
 
 fn pg_base() -> Option<String> {
+    pg_base_or_skip("skipped")
+}
+
+fn pg_base_or_skip(what: &str) -> Option<String> {
     match std::env::var("REPRO_TEST_POSTGRES") {
         Ok(u) if !u.is_empty() => Some(u),
         _ => {
             eprintln!(
-                "skipped: REPRO_TEST_POSTGRES is not set (start a throwaway server with \
+                "{what}: REPRO_TEST_POSTGRES is not set (start a throwaway server with \
                  `eval \"$(ci/services/postgres.sh up)\"`; .ci/run does)"
             );
             None
@@ -112,7 +116,7 @@ fn fresh_pg_db(base: &str, tag: &str) -> String {
 /// The store locations to test the queue on: SQLite always, PostgreSQL if available.
 fn queue_stores(dir: &Path, tag: &str) -> Vec<String> {
     let mut v = vec![dir.join("q.sqlite").to_str().unwrap().to_string()];
-    if let Some(base) = pg_base() {
+    if let Some(base) = pg_base_or_skip("ran on SQLite only, the PostgreSQL half skipped") {
         v.push(fresh_pg_db(&base, tag));
     }
     v

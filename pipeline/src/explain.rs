@@ -142,7 +142,7 @@ fn point_matches(spec: &str, index: usize, values: &BTreeMap<String, Json>) -> b
     spec.split(',').all(|kv| match kv.split_once('=') {
         Some((k, v)) => values.get(k.trim()).is_some_and(|x| {
             let v = v.trim();
-            x.to_string() == v
+            x.as_bool().is_some_and(|b| v.parse::<bool>() == Ok(b))
                 || x.as_str() == Some(v)
                 || (x.as_f64().is_some() && x.as_f64() == v.parse::<f64>().ok())
         }),

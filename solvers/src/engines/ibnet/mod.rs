@@ -23,7 +23,10 @@ pub enum Dest {
     Host(u32),
     /// Each packet: one of `hot` (uniformly) with probability `p_hot`,
     /// otherwise a uniformly chosen other host (the benchmark's traffic).
-    HotSpot { hot: Vec<u32>, p_hot: f64 },
+    HotSpot {
+        hot: Vec<u32>,
+        p_hot: f64,
+    },
 }
 
 /// A greedy flow (one QP) from `src`, active from `start` to the end of the run.

@@ -211,7 +211,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             next_inject: vec![0.0; hosts],
             wake: vec![f64::INFINITY; hosts],
             host_flows,
-            rng: (0..hosts as u64).map(|h| Stream::new(seed, 1000 + h)).collect(),
+            rng: (0..hosts as u64)
+                .map(|h| Stream::new(seed, 1000 + h))
+                .collect(),
             started: vec![false; nflows],
             next_allowed: vec![0.0; nflows],
             state_of,
@@ -481,10 +483,8 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let hp = self.sc.fabric.host_port[h as usize];
         self.in_used[hp as usize * self.v + pk.vl as usize] -= pk.blocks;
         let port = self.sc.fabric.ports[hp as usize];
-        self.cal.schedule(
-            now + port.latency,
-            Ev::Credit(port.peer, pk.vl, pk.blocks),
-        );
+        self.cal
+            .schedule(now + port.latency, Ev::Credit(port.peer, pk.vl, pk.blocks));
         if pk.fecn && self.cc.reply(true) == Reply::Cnp {
             self.out.cnps += 1;
             let cnp = Pkt {

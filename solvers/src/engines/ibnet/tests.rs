@@ -60,7 +60,11 @@ fn wire_to_payload(g: f64) -> f64 {
 
 fn assert_lossless(c: &Counters, sc: &Scenario) {
     assert_eq!(c.generated, c.delivered + c.live_data, "{c:?}");
-    assert!(c.min_credits >= 0, "credits went negative: {}", c.min_credits);
+    assert!(
+        c.min_credits >= 0,
+        "credits went negative: {}",
+        c.min_credits
+    );
     assert!(c.max_in_used <= sc.buffer_blocks, "buffer overflow");
     assert!(!c.credit_overflow, "more credits than buffer");
     assert!(c.bookkeeping_ok);

@@ -189,10 +189,16 @@ impl Fabric {
                 return Err(err("links", "host-to-host links are not supported"));
             }
             if !(l.rate_bps.is_finite() && l.rate_bps > 0.0) {
-                return Err(err("links", format!("rates must be > 0, got {}", l.rate_bps)));
+                return Err(err(
+                    "links",
+                    format!("rates must be > 0, got {}", l.rate_bps),
+                ));
             }
             if !(l.latency.is_finite() && l.latency >= 0.0) {
-                return Err(err("links", format!("latency must be >= 0, got {}", l.latency)));
+                return Err(err(
+                    "links",
+                    format!("latency must be >= 0, got {}", l.latency),
+                ));
             }
         }
         // Count ports per node, then lay them out: hosts first, then switches.
@@ -206,11 +212,11 @@ impl Fabric {
             deg[idx(l.a)] += 1;
             deg[idx(l.b)] += 1;
         }
-        for h in 0..t.hosts as usize {
-            if deg[h] != 1 {
+        for (h, &d) in deg.iter().enumerate().take(t.hosts as usize) {
+            if d != 1 {
                 return Err(err(
                     "links",
-                    format!("host {h} has {} links; an HCA has exactly one port", deg[h]),
+                    format!("host {h} has {d} links; an HCA has exactly one port"),
                 ));
             }
         }
@@ -282,7 +288,8 @@ impl Fabric {
                 let s = queue[head];
                 head += 1;
                 for p in self.switch_ports(s) {
-                    if let NodeRef::Switch(n) = self.ports[self.ports[p as usize].peer as usize].node
+                    if let NodeRef::Switch(n) =
+                        self.ports[self.ports[p as usize].peer as usize].node
                     {
                         if dist[n as usize] == u32::MAX {
                             dist[n as usize] = dist[s as usize] + 1;

@@ -99,12 +99,17 @@ fn max_min(s: &Setup, active: &[usize]) -> Vec<f64> {
         // Largest equal increment before some resource fills.
         let mut inc = f64::INFINITY;
         for id in 0..32 {
-            let users: Vec<usize> = (0..n).filter(|&f| !frozen[f] && res[f].iter().any(|r| r.0 == id)).collect();
+            let users: Vec<usize> = (0..n)
+                .filter(|&f| !frozen[f] && res[f].iter().any(|r| r.0 == id))
+                .collect();
             if users.is_empty() {
                 continue;
             }
             let cap = res[users[0]].iter().find(|r| r.0 == id).unwrap().1;
-            let used: f64 = (0..n).filter(|&f| active.contains(&f) && res[f].iter().any(|r| r.0 == id)).map(|f| rate[f]).sum();
+            let used: f64 = (0..n)
+                .filter(|&f| active.contains(&f) && res[f].iter().any(|r| r.0 == id))
+                .map(|f| rate[f])
+                .sum();
             inc = inc.min((cap - used) / users.len() as f64);
         }
         for f in 0..n {
@@ -114,7 +119,9 @@ fn max_min(s: &Setup, active: &[usize]) -> Vec<f64> {
         }
         // Freeze the users of every full resource.
         for id in 0..32 {
-            let users: Vec<usize> = (0..n).filter(|&f| active.contains(&f) && res[f].iter().any(|r| r.0 == id)).collect();
+            let users: Vec<usize> = (0..n)
+                .filter(|&f| active.contains(&f) && res[f].iter().any(|r| r.0 == id))
+                .collect();
             if users.is_empty() {
                 continue;
             }
@@ -139,7 +146,11 @@ fn round_robin_hol(s: &Setup, active: &[usize]) -> Vec<f64> {
     // destination's output, split equally among the flows of that port.
     let mut limit = vec![cap; n];
     for d in 0..7u32 {
-        let into: Vec<usize> = active.iter().copied().filter(|&f| s.pairs[f].1 == d).collect();
+        let into: Vec<usize> = active
+            .iter()
+            .copied()
+            .filter(|&f| s.pairs[f].1 == d)
+            .collect();
         if into.is_empty() {
             continue;
         }

@@ -172,19 +172,35 @@ impl RawParams {
         let (flows_raw, default_intervals, contributors): (Vec<(u32, u32, f64)>, f64, Vec<usize>) =
             match (self.scenario, &self.flows) {
                 (Some(_), Some(_)) => {
-                    return Err(SolveError::param("flows", "give either `scenario` or `flows`, not both"))
+                    return Err(SolveError::param(
+                        "flows",
+                        "give either `scenario` or `flows`, not both",
+                    ))
                 }
                 (None, None) => {
-                    return Err(SolveError::param("scenario", "required (1 or 2) unless `flows` is given"))
+                    return Err(SolveError::param(
+                        "scenario",
+                        "required (1 or 2) unless `flows` is given",
+                    ))
                 }
                 (Some(s), None) => match whole("scenario", s, 1.0, 2.0)? {
                     // Catalogue §2: hosts H1..H7 are 0..6; F_k starts at (k-1) intervals (G-2).
                     1 => (
-                        vec![(0, 3, 0.0), (1, 4, 1.0), (2, 4, 2.0), (5, 4, 3.0), (6, 4, 4.0)],
+                        vec![
+                            (0, 3, 0.0),
+                            (1, 4, 1.0),
+                            (2, 4, 2.0),
+                            (5, 4, 3.0),
+                            (6, 4, 4.0),
+                        ],
                         6.0,
                         vec![1, 2, 3, 4],
                     ),
-                    _ => (vec![(0, 3, 0.0), (1, 4, 1.0), (2, 5, 2.0)], 4.0, vec![0, 1, 2]),
+                    _ => (
+                        vec![(0, 3, 0.0), (1, 4, 1.0), (2, 5, 2.0)],
+                        4.0,
+                        vec![0, 1, 2],
+                    ),
                 },
                 (None, Some(fl)) => {
                     if fl.is_empty() || fl.len() > 64 {
@@ -196,7 +212,10 @@ impl RawParams {
                         let s = whole("flows.src", f.src, 1.0, 7.0)? - 1;
                         let d = whole("flows.dst", f.dst, 1.0, 7.0)? - 1;
                         if s == d {
-                            return Err(SolveError::param("flows.dst", "a flow cannot go to its own source"));
+                            return Err(SolveError::param(
+                                "flows.dst",
+                                "a flow cannot go to its own source",
+                            ));
                         }
                         let st = non_negative("flows.start", f.start)?;
                         last = last.max(st);
@@ -206,7 +225,12 @@ impl RawParams {
                     (v, last.floor() + 2.0, (0..n).collect())
                 }
             };
-        let intervals = whole("intervals", self.intervals.unwrap_or(default_intervals), 1.0, 100.0)? as usize;
+        let intervals = whole(
+            "intervals",
+            self.intervals.unwrap_or(default_intervals),
+            1.0,
+            100.0,
+        )? as usize;
         let duration = intervals as f64 * interval;
         let bin = positive("bin", self.bin.unwrap_or(interval / 100.0))?;
         if bin > interval {
@@ -220,14 +244,18 @@ impl RawParams {
         let cap = positive("end_node_gbps", self.end_node_gbps.unwrap_or(13.37))?;
         let mtu = whole("mtu", self.mtu.unwrap_or(2048.0), 64.0, 4096.0)?;
         let lat = non_negative("link_latency_ns", self.link_latency_ns.unwrap_or(100.0))? * 1e-9;
-        let swlat = non_negative("switch_latency_ns", self.switch_latency_ns.unwrap_or(200.0))? * 1e-9;
+        let swlat =
+            non_negative("switch_latency_ns", self.switch_latency_ns.unwrap_or(200.0))? * 1e-9;
         let buffer_kb = positive("buffer_kb", self.buffer_kb.unwrap_or(32.0))?;
         let buffer_blocks = (buffer_kb * 1024.0 / 64.0).floor() as u32;
         let pkt_blocks = (mtu + HEADER).div_ceil(64);
         if buffer_blocks < pkt_blocks || buffer_kb > 1024.0 {
             return Err(SolveError::param(
                 "buffer_kb",
-                format!("must hold one packet ({} bytes) and be at most 1024", mtu + HEADER),
+                format!(
+                    "must hold one packet ({} bytes) and be at most 1024",
+                    mtu + HEADER
+                ),
             ));
         }
         // Bound the work: events grow with simulated time x packet rate.
@@ -253,14 +281,22 @@ impl RawParams {
         for f in &flows {
             if let Dest::Host(d) = f.dest {
                 if !fabric.reaches(f.src, d) {
-                    return Err(SolveError::param("flows", format!("no route from H{} to H{}", f.src + 1, d + 1)));
+                    return Err(SolveError::param(
+                        "flows",
+                        format!("no route from H{} to H{}", f.src + 1, d + 1),
+                    ));
                 }
             }
         }
         let cc_per_sl = match self.cc_level.as_deref().unwrap_or("qp") {
             "qp" => false,
             "sl" => true,
-            o => return Err(SolveError::param("cc_level", format!("`{o}`: must be qp or sl"))),
+            o => {
+                return Err(SolveError::param(
+                    "cc_level",
+                    format!("`{o}`: must be qp or sl"),
+                ))
+            }
         };
         let victim = self.victim_mask.unwrap_or(true);
         let cc = if self.cc { Some(self.iba()?) } else { None };
@@ -314,17 +350,33 @@ impl RawParams {
                 ))
             }
         };
-        let marking_rate = whole("marking_rate", self.marking_rate.unwrap_or(0.0), 0.0, 65535.0)?;
+        let marking_rate = whole(
+            "marking_rate",
+            self.marking_rate.unwrap_or(0.0),
+            0.0,
+            65535.0,
+        )?;
         let packet_size = whole("packet_size", self.packet_size.unwrap_or(0.0), 0.0, 16383.0)?;
-        let ccti_increase = whole("ccti_increase", self.ccti_increase.unwrap_or(1.0), 1.0, 255.0)? as u16;
-        let ccti_limit = whole("ccti_limit", self.ccti_limit.unwrap_or(127.0), 0.0, 16383.0)? as u16;
+        let ccti_increase = whole(
+            "ccti_increase",
+            self.ccti_increase.unwrap_or(1.0),
+            1.0,
+            255.0,
+        )? as u16;
+        let ccti_limit =
+            whole("ccti_limit", self.ccti_limit.unwrap_or(127.0), 0.0, 16383.0)? as u16;
         let ccti_min = whole("ccti_min", self.ccti_min.unwrap_or(0.0), 0.0, 16383.0)? as u16;
         if ccti_min > ccti_limit {
             return Err(SolveError::param("ccti_min", "must not exceed ccti_limit"));
         }
         let timer_units = positive("ccti_timer", self.ccti_timer.unwrap_or(150.0))?;
         let cct: Vec<f64> = match (&self.cct, self.cct_step_ns) {
-            (Some(_), Some(_)) => return Err(SolveError::param("cct", "give `cct` or `cct_step_ns`, not both")),
+            (Some(_), Some(_)) => {
+                return Err(SolveError::param(
+                    "cct",
+                    "give `cct` or `cct_step_ns`, not both",
+                ))
+            }
             (Some(t), None) => {
                 for &x in t {
                     non_negative("cct", x)?;
@@ -333,7 +385,9 @@ impl RawParams {
             }
             (None, step) => {
                 let s = non_negative("cct_step_ns", step.unwrap_or(52.0))?;
-                (0..(ccti_limit as usize + 1).max(128)).map(|i| i as f64 * s * 1e-9).collect()
+                (0..(ccti_limit as usize + 1).max(128))
+                    .map(|i| i as f64 * s * 1e-9)
+                    .collect()
             }
         };
         if cct.len() < 128 || cct.len() < ccti_limit as usize + 1 {

@@ -50,7 +50,7 @@ fn outcome(s: &Setup, c: &Counters) -> Outcome {
     let nw = sc.windows.len();
     let mut o = Outcome::new();
     let mut last = vec![0.0; sc.flows.len()];
-    for f in 0..sc.flows.len() {
+    for (f, last_f) in last.iter_mut().enumerate() {
         for (j, w) in sc.windows.iter().enumerate() {
             let g = c.window_bytes[f * nw + j] * 8.0 / (w.1 - w.0) / 1e9;
             o.insert(
@@ -61,7 +61,7 @@ fn outcome(s: &Setup, c: &Counters) -> Outcome {
                     n: Some(((w.1 - w.0) / sc.bin).round() as u64),
                 },
             );
-            last[f] = g;
+            *last_f = g;
         }
         let series = (0..c.nbins)
             .map(|b| ((b as f64 + 0.5) * sc.bin, c.bin_gbps(f, b, sc.bin)))
@@ -81,13 +81,21 @@ fn outcome(s: &Setup, c: &Counters) -> Outcome {
     }
     for sw in 0..sc.fabric.sw_first.len() - 1 {
         let occ = (0..c.nbins)
-            .map(|b| ((b as f64 + 1.0) * sc.bin, c.occupancy[sw * c.nbins + b] / 1024.0))
+            .map(|b| {
+                (
+                    (b as f64 + 1.0) * sc.bin,
+                    c.occupancy[sw * c.nbins + b] / 1024.0,
+                )
+            })
             .collect();
         o.series.insert(format!("buf_S{}", sw + 1), occ);
     }
     o.insert("marks", Metric::exact(c.marks as f64));
     o.insert("becns", Metric::exact(c.becns as f64));
-    o.insert("delivered_gbytes", Metric::exact(c.delivered_bytes as f64 / 1e9));
+    o.insert(
+        "delivered_gbytes",
+        Metric::exact(c.delivered_bytes as f64 / 1e9),
+    );
     o
 }
 
@@ -140,7 +148,12 @@ mod tests {
             assert!((x - 6.6).abs() < 0.4, "F{f} {x}");
         }
         // Interval 5: shares 1/6, 1/6, 1/3, 1/3.
-        for (f, want) in [(2, 1.0 / 6.0), (3, 1.0 / 6.0), (4, 1.0 / 3.0), (5, 1.0 / 3.0)] {
+        for (f, want) in [
+            (2, 1.0 / 6.0),
+            (3, 1.0 / 6.0),
+            (4, 1.0 / 3.0),
+            (5, 1.0 / 3.0),
+        ] {
             let x = g(&format!("share_F{f}"));
             assert!((x - want).abs() < 0.03, "share F{f} {x}");
         }
@@ -155,13 +168,22 @@ mod tests {
         };
         assert_eq!(e(json!({"scenario": 3})), "scenario");
         assert_eq!(e(json!({"scenario": 1, "topology": "torus"})), "topology");
-        assert_eq!(e(json!({"scenario": 1, "cc": true, "threshold": 16})), "threshold");
+        assert_eq!(
+            e(json!({"scenario": 1, "cc": true, "threshold": 16})),
+            "threshold"
+        );
         let short: Vec<f64> = (0..128).map(|i| i as f64).collect();
         let p = json!({"scenario": 1, "cc": true, "ccti_limit": 200, "cct": short});
         assert_eq!(e(p), "cct");
         assert_eq!(e(json!({"scenario": 1, "host_gbps": 0})), "host_gbps");
-        assert_eq!(e(json!({"flows": [{"src": 1, "dst": 9, "start": 0}]})), "flows.dst");
+        assert_eq!(
+            e(json!({"flows": [{"src": 1, "dst": 9, "start": 0}]})),
+            "flows.dst"
+        );
         assert_eq!(e(json!({"scenario": 1, "interval": 100})), "interval");
-        assert!(matches!(solve(json!({"scenario": 1, "bogus": 1})), Err(SolveError::BadParams(_))));
+        assert!(matches!(
+            solve(json!({"scenario": 1, "bogus": 1})),
+            Err(SolveError::BadParams(_))
+        ));
     }
 }

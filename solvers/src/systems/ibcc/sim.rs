@@ -14,7 +14,7 @@ impl Solver for IbccSim {
         "ibcc.sim"
     }
     fn version(&self) -> u32 {
-        1
+        2
     }
     fn kind(&self) -> Kind {
         Kind::Simulation
@@ -25,6 +25,7 @@ impl Solver for IbccSim {
             params: param_docs(),
             metrics: vec![
                 "thr_F<k>_<j>",
+                "thr_mean_<j>",
                 "share_F<k>",
                 "marks",
                 "becns",
@@ -73,6 +74,19 @@ fn outcome(s: &Setup, c: &Counters) -> Outcome {
                 .collect();
             o.series.insert(format!("ccti_F{}", f + 1), lv);
         }
+    }
+    for (j, w) in sc.windows.iter().enumerate() {
+        let active: Vec<usize> = (0..sc.flows.len())
+            .filter(|&f| sc.flows[f].start <= 0.5 * (w.0 + w.1))
+            .collect();
+        let sum: f64 = active
+            .iter()
+            .map(|&f| c.window_bytes[f * nw + j] * 8.0 / (w.1 - w.0) / 1e9)
+            .sum();
+        o.insert(
+            &format!("thr_mean_{j}"),
+            Metric::exact(sum / active.len().max(1) as f64),
+        );
     }
     let total: f64 = s.contributors.iter().map(|&f| last[f]).sum();
     for &f in &s.contributors {

@@ -59,7 +59,7 @@ pub fn run_task(
         ))),
         Some(solver) => {
             match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                solver.solve(&task.params, &ctx)
+                solver.solve(&task.params_value(), &ctx)
             })) {
                 Ok(r) => r.and_then(|o| o.checked(&task.solver)),
                 Err(p) => {
@@ -78,7 +78,11 @@ pub fn run_task(
     (result, start.elapsed().as_secs_f64() * 1e3)
 }
 
-fn record(task: &Task, result: &Result<Outcome, SolveError>, wall_ms: f64) -> TaskRecord {
+pub(crate) fn record(
+    task: &Task,
+    result: &Result<Outcome, SolveError>,
+    wall_ms: f64,
+) -> TaskRecord {
     let (status, error, metrics, series) = match result {
         Ok(o) => (
             match o.status {
@@ -111,11 +115,11 @@ fn record(task: &Task, result: &Result<Outcome, SolveError>, wall_ms: f64) -> Ta
     };
     TaskRecord {
         key: task.key.clone(),
-        solver: task.solver.clone(),
+        solver: task.solver.to_string(),
         solver_version: task.solver_version as i64,
         params: task.params_json(),
         seed: task.seed as i64,
-        fidelity: task.fidelity.clone(),
+        fidelity: task.fidelity.to_string(),
         status: status.to_string(),
         wall_ms,
         error,

@@ -13,7 +13,9 @@ pub mod plan;
 pub mod reference;
 pub mod render;
 pub mod results;
+pub mod slurm;
 pub mod timeseries;
+pub mod worker;
 
 use anyhow::{bail, Context};
 use manifest::{Manifest, ManifestError};
@@ -169,6 +171,22 @@ pub struct RunOptions {
     pub force: bool,
     pub progress: bool,
     pub args: String,
+    /// Where the tasks execute: here, or through the store's queue.
+    pub dispatch: Dispatch,
+}
+
+/// Where the tasks of a run execute.
+#[derive(Debug, Clone, Default)]
+pub enum Dispatch {
+    /// In this process, `jobs` at a time (`--executor local`).
+    #[default]
+    Local,
+    /// Through the store's task queue, by workers that `launch` starts
+    /// (`--executor queue|slurm`); `detach` returns once they are started.
+    Queue {
+        launch: worker::Launch,
+        detach: bool,
+    },
 }
 
 #[derive(Debug)]
@@ -176,6 +194,8 @@ pub struct RunReport {
     pub exec: exec::ExecSummary,
     pub error_measures: Vec<ErrorMeasureRow>,
     pub manifests: Vec<Manifest>,
+    /// `--detach`: the Slurm job that runs the tasks; nothing was measured or rendered.
+    pub detached: Option<String>,
 }
 
 /// The SQLite file behind a store location, if it names one.
@@ -252,20 +272,25 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
             })
             .await?;
     }
-    let plan = plan::plan(&manifests, registry, opts.fidelity);
+    let plan = plan::plan(&manifests, registry, opts.fidelity)
+        .map_err(|e| InputError(format!("error: {e}")))?;
     for m in &manifests {
         let rows: Vec<PlanRow> = plan
             .uses
             .iter()
-            .filter(|u| u.experiment == m.id)
+            .filter(|u| *u.experiment == *m.id)
             .map(|u| PlanRow {
-                experiment: u.experiment.clone(),
+                experiment: u.experiment.to_string(),
                 version: u.version,
-                point: u.point.clone(),
+                point: m
+                    .points
+                    .get(u.point_index)
+                    .map(|p| p.json())
+                    .unwrap_or_default(),
                 point_index: u.point_index as i64,
-                series: u.series.clone(),
+                series: u.series.to_string(),
                 replication: u.replication as i64,
-                task_key: u.task_key.clone(),
+                task_key: plan.task_key(u).to_string(),
             })
             .collect();
         store.replace_plan(&m.id, m.version, &rows).await?;
@@ -281,7 +306,30 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
         fidelity: opts.fidelity,
         progress: opts.progress,
     };
-    let summary = exec::execute(&plan, registry, &store, run_id, &exec_opts).await?;
+    let summary = match &opts.dispatch {
+        Dispatch::Local => exec::execute(&plan, registry, &store, run_id, &exec_opts).await?,
+        Dispatch::Queue { launch, detach } => {
+            let q = worker::QueuedRun {
+                force: opts.force,
+                progress: opts.progress,
+                launch: launch.clone(),
+                detach: *detach,
+            };
+            let (summary, job) =
+                worker::execute_queued(&plan, registry, &store, run_id, &q).await?;
+            if *detach {
+                store.finish_run(run_id, "detached").await?;
+                store.close().await;
+                return Ok(RunReport {
+                    exec: summary,
+                    error_measures: Vec::new(),
+                    manifests,
+                    detached: Some(job.unwrap_or_default()),
+                });
+            }
+            summary
+        }
+    };
     let status = if summary.cancelled {
         "interrupted"
     } else if summary.failed.is_empty() {
@@ -307,6 +355,7 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
         exec: summary,
         error_measures: all_em,
         manifests,
+        detached: None,
     })
 }
 
@@ -496,18 +545,25 @@ pub async fn list(
             .collect();
         stored_versions.sort_unstable();
         stored_versions.dedup();
-        let one = std::slice::from_ref(m);
-        let full = plan::plan(one, registry, Fidelity::Full);
-        let quick = plan::plan(one, registry, Fidelity::Quick);
-        let kf: Vec<String> = full.tasks.iter().map(|t| t.key.clone()).collect();
-        let kq: Vec<String> = quick.tasks.iter().map(|t| t.key.clone()).collect();
+        // One plan at a time, keeping only its keys: a manifest at the task
+        // limit is listed within bounded memory.
+        let keys = |fidelity| -> anyhow::Result<Vec<String>> {
+            let p = plan::plan(std::slice::from_ref(m), registry, fidelity)
+                .map_err(|e| InputError(format!("error: {e}")))?;
+            Ok(p.tasks.into_iter().map(|t| t.key).collect())
+        };
+        let kf = keys(Fidelity::Full)?;
+        let cached_full = cached_count(store.as_ref(), &kf).await?;
+        let tasks_full = kf.len();
+        drop(kf);
+        let kq = keys(Fidelity::Quick)?;
         out.push(ListEntry {
             id: m.id.clone(),
             version: m.version,
             title: m.title.clone(),
             points: m.points.len(),
-            tasks_full: kf.len(),
-            cached_full: cached_count(store.as_ref(), &kf).await?,
+            tasks_full,
+            cached_full,
             tasks_quick: kq.len(),
             cached_quick: cached_count(store.as_ref(), &kq).await?,
             stored_versions,

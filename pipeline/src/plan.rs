@@ -6,29 +6,39 @@
 //! enter a key. Analytic tasks have seed 0 and fidelity "any", so `--quick`
 //! and full runs share them.
 
-use crate::manifest::Manifest;
+use crate::manifest::{limits, Manifest};
 use serde_json::{json, Value as Json};
 use sha2::{Digest, Sha256};
 use solvers::{Fidelity, Kind, Registry};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Task {
     pub key: String,
-    pub solver: String,
+    /// Shared by every task of a series (one allocation, not one per task).
+    pub solver: Arc<str>,
     pub solver_version: u32,
     pub kind: Kind,
-    /// Merged parameters (canonical: keys sorted).
-    pub params: Json,
+    /// Merged parameters as canonical JSON text (keys sorted). Kept as text,
+    /// not as a `serde_json::Value`: a plan at the task limit holds a million
+    /// of them, and the text is what the key, the store and `repro solve` use.
+    pub params: String,
     pub seed: u64,
     pub replication: u32,
     /// "quick", "full" or "any" (analytic).
-    pub fidelity: String,
+    pub fidelity: &'static str,
 }
 
 impl Task {
     pub fn params_json(&self) -> String {
-        serde_json::to_string(&self.params).expect("params serialise")
+        self.params.clone()
+    }
+
+    /// The parameters as the JSON value a solver takes.
+    pub fn params_value(&self) -> Json {
+        serde_json::from_str(&self.params).expect("the planner wrote valid JSON")
     }
 
     /// The command that reruns exactly this task.
@@ -36,7 +46,7 @@ impl Task {
         let mut cmd = format!(
             "repro solve {} --params '{}'",
             self.solver,
-            self.params_json().replace('\'', "'\\''")
+            self.params.replace('\'', "'\\''")
         );
         if self.kind == Kind::Simulation {
             cmd.push_str(&format!(" --seed {}", self.seed));
@@ -49,15 +59,16 @@ impl Task {
 }
 
 /// Where a task is used: one (experiment, point, series, replication).
+/// Compact (no per-use text): a plan at the limit holds a million of these.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Use {
-    pub experiment: String,
+    pub experiment: Arc<str>,
     pub version: i64,
-    pub point: String,
     pub point_index: usize,
-    pub series: String,
+    pub series: Arc<str>,
     pub replication: u32,
-    pub task_key: String,
+    /// Index of the task in [`Plan::tasks`].
+    pub task: usize,
 }
 
 #[derive(Debug, Default)]
@@ -67,9 +78,37 @@ pub struct Plan {
     pub uses: Vec<Use>,
 }
 
-fn sha_hex(s: &str) -> String {
-    hex::encode(Sha256::digest(s.as_bytes()))
+impl Plan {
+    /// The key of the task a use refers to.
+    pub fn task_key(&self, u: &Use) -> &str {
+        &self.tasks[u.task].key
+    }
 }
+
+/// A run that would plan more tasks than [`limits::MAX_TASKS`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanError {
+    pub tasks: u64,
+    /// Each manifest with its number of tasks, largest first.
+    pub manifests: Vec<(PathBuf, u64)>,
+}
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "this run would plan {} tasks; the limit is {} tasks per run (largest:",
+            self.tasks,
+            limits::MAX_TASKS
+        )?;
+        for (p, n) in self.manifests.iter().take(3) {
+            write!(f, " {} with {n}", p.display())?;
+        }
+        write!(f, "); run fewer manifests at once")
+    }
+}
+
+impl std::error::Error for PlanError {}
 
 /// Seed of replication `r` of a simulation task: derived from the solver, the
 /// parameters, the series' base seed and r, so every point gets its own stream.
@@ -88,64 +127,135 @@ pub fn task_key(solver: &str, version: u32, params: &str, seed: u64, fidelity: &
         json!(fidelity),
         json!(solver)
     );
-    sha_hex(&canon)[..32].to_string()
+    // The first 16 bytes of the digest: 32 hex digits.
+    hex::encode(&Sha256::digest(canon.as_bytes())[..16])
 }
 
-pub fn plan(manifests: &[Manifest], registry: &Registry, fidelity: Fidelity) -> Plan {
-    let mut plan = Plan::default();
-    let mut index: BTreeMap<String, usize> = BTreeMap::new();
+fn borrowed(p: &BTreeMap<String, Json>) -> impl Iterator<Item = (&str, &Json)> {
+    p.iter().map(|(k, v)| (k.as_str(), v))
+}
+
+/// Tasks of one manifest under a fidelity: points × replications summed over series.
+pub fn task_count(m: &Manifest, registry: &Registry, fidelity: Fidelity) -> u64 {
+    let per_point: u64 = m
+        .series
+        .iter()
+        .map(|s| match registry.get(&s.solver).map(|x| x.kind()) {
+            Some(Kind::Simulation) if fidelity == Fidelity::Quick => {
+                u64::from(s.quick_replications.unwrap_or(s.replications))
+            }
+            Some(Kind::Simulation) => u64::from(s.replications),
+            _ => 1,
+        })
+        .sum();
+    (m.points.len() as u64).saturating_mul(per_point)
+}
+
+/// Expands manifests into tasks. The number of tasks is computed first and
+/// checked against [`limits::MAX_TASKS`] before anything is allocated.
+pub fn plan(
+    manifests: &[Manifest],
+    registry: &Registry,
+    fidelity: Fidelity,
+) -> Result<Plan, PlanError> {
+    let counts: Vec<(PathBuf, u64)> = manifests
+        .iter()
+        .map(|m| (m.path.clone(), task_count(m, registry, fidelity)))
+        .collect();
+    let total = counts.iter().fold(0u64, |a, (_, n)| a.saturating_add(*n));
+    if total > limits::MAX_TASKS {
+        let mut manifests = counts;
+        manifests.sort_by(|a, b| b.1.cmp(&a.1));
+        return Err(PlanError {
+            tasks: total,
+            manifests,
+        });
+    }
+    let mut plan = Plan {
+        tasks: Vec::with_capacity(total as usize),
+        uses: Vec::with_capacity(total as usize),
+    };
+    // Keys are 32 hex digits: index them as numbers, not as a second copy of the text.
+    let mut index: HashMap<u128, usize> = HashMap::with_capacity(total as usize);
+    struct Prepared<'a> {
+        solver: std::sync::Arc<dyn solvers::Solver>,
+        name: Arc<str>,
+        series: Arc<str>,
+        base: BTreeMap<&'a str, &'a Json>,
+        fid: &'static str,
+        reps: u32,
+        seed: u64,
+    }
     for m in manifests {
-        for point in &m.points {
-            for s in &m.series {
+        let experiment: Arc<str> = Arc::from(m.id.as_str());
+        let prepared: Vec<Prepared> = m
+            .series
+            .iter()
+            .map(|s| {
                 let solver = registry.get(&s.solver).expect("validated at load");
                 let kind = solver.kind();
-                let mut params: BTreeMap<String, Json> = m.params.clone();
-                params.extend(s.params.clone());
+                // Borrowed: merging costs no copy of names or values per task.
+                let mut base: BTreeMap<&str, &Json> = borrowed(&m.params).collect();
+                base.extend(borrowed(&s.params));
                 let mut reps = s.replications;
                 if fidelity == Fidelity::Quick && kind == Kind::Simulation {
-                    params.extend(s.quick_params.clone());
+                    base.extend(borrowed(&s.quick_params));
                     reps = s.quick_replications.unwrap_or(reps);
                 }
-                params.extend(point.values.clone());
-                let params = Json::Object(params.into_iter().collect());
-                let pjson = serde_json::to_string(&params).expect("params serialise");
                 let (fid, reps) = match kind {
                     Kind::Analytic => ("any", 1),
                     Kind::Simulation => (fidelity.as_str(), reps),
                 };
-                for r in 0..reps {
+                Prepared {
+                    solver,
+                    name: Arc::from(s.solver.as_str()),
+                    series: Arc::from(s.name.as_str()),
+                    base,
+                    fid,
+                    reps,
+                    seed: s.seed,
+                }
+            })
+            .collect();
+        for point in 0..m.points.len() {
+            for p in &prepared {
+                let kind = p.solver.kind();
+                let mut params = p.base.clone();
+                m.points.borrow_into(point, &mut params);
+                let pjson = serde_json::to_string(&params).expect("params serialise");
+                for r in 0..p.reps {
                     let seed = match kind {
                         Kind::Analytic => 0,
-                        Kind::Simulation => derive_seed(&s.solver, &pjson, s.seed, r),
+                        Kind::Simulation => derive_seed(&p.name, &pjson, p.seed, r),
                     };
-                    let key = task_key(&s.solver, solver.version(), &pjson, seed, fid);
-                    if !index.contains_key(&key) {
-                        index.insert(key.clone(), plan.tasks.len());
+                    let key = task_key(&p.name, p.solver.version(), &pjson, seed, p.fid);
+                    let num = u128::from_str_radix(&key, 16).expect("hex key");
+                    let task = *index.entry(num).or_insert_with(|| {
                         plan.tasks.push(Task {
-                            key: key.clone(),
-                            solver: s.solver.clone(),
-                            solver_version: solver.version(),
+                            key,
+                            solver: p.name.clone(),
+                            solver_version: p.solver.version(),
                             kind,
-                            params: params.clone(),
+                            params: pjson.clone(),
                             seed,
                             replication: r,
-                            fidelity: fid.to_string(),
+                            fidelity: p.fid,
                         });
-                    }
+                        plan.tasks.len() - 1
+                    });
                     plan.uses.push(Use {
-                        experiment: m.id.clone(),
+                        experiment: experiment.clone(),
                         version: m.version,
-                        point: point.json(),
-                        point_index: point.index,
-                        series: s.name.clone(),
+                        point_index: point,
+                        series: p.series.clone(),
                         replication: r,
-                        task_key: key,
+                        task,
                     });
                 }
             }
         }
     }
-    plan
+    Ok(plan)
 }
 
 #[cfg(test)]
@@ -177,11 +287,11 @@ series:
                 .replace("the model", "another label"),
             "b.yaml",
         );
-        let p = plan(&[a.clone(), b], &r, Fidelity::Full);
+        let p = plan(&[a.clone(), b], &r, Fidelity::Full).unwrap();
         // 2 points × (1 model + 3 replications), shared between a and b.
         assert_eq!(p.tasks.len(), 8);
         assert_eq!(p.uses.len(), 16);
-        let q = plan(&[a], &r, Fidelity::Quick);
+        let q = plan(&[a], &r, Fidelity::Quick).unwrap();
         assert_eq!(q.tasks.len(), 6);
         // Analytic tasks are shared between profiles; simulations are not.
         let full_keys: Vec<_> = p.tasks.iter().map(|t| &t.key).collect();
@@ -192,7 +302,7 @@ series:
             .count();
         assert_eq!(shared, 2);
         let sim = q.tasks.iter().find(|t| t.kind == Kind::Simulation).unwrap();
-        assert_eq!(sim.params["batch_len"], json!(100));
+        assert_eq!(sim.params_value()["batch_len"], json!(100));
         assert!(sim.solve_command().contains("--quick"));
     }
 
@@ -212,11 +322,13 @@ series:
         let a = load(M, "a.yaml");
         let b = load(&M.replace("n: 12", "n: 12.0"), "a.yaml");
         let ka: Vec<_> = plan(&[a], &r, Fidelity::Full)
+            .unwrap()
             .tasks
             .into_iter()
             .map(|t| t.key)
             .collect();
         let kb: Vec<_> = plan(&[b], &r, Fidelity::Full)
+            .unwrap()
             .tasks
             .into_iter()
             .map(|t| t.key)

@@ -79,3 +79,78 @@ pub fn count(name: &str, x: f64, min: u64) -> Result<usize, SolveError> {
     }
     Ok(x as usize)
 }
+
+/// Largest buffer capacity (K, N) a queue accepts: the exact solutions and
+/// the simulators keep per-level arrays, so capacity is memory.
+pub const MAX_CAPACITY: usize = 1_000_000;
+
+/// A buffer capacity: a whole number in [min, [`MAX_CAPACITY`]].
+pub fn capacity(name: &str, x: f64, min: u64) -> Result<usize, SolveError> {
+    let k = count(name, x, min)?;
+    if k > MAX_CAPACITY {
+        return Err(SolveError::param(
+            name,
+            format!("must be <= {MAX_CAPACITY} (the per-level arrays' memory bound), got {k}"),
+        ));
+    }
+    Ok(k)
+}
+
+/// Rates a simulation accepts: simulated times stay far from f64 overflow
+/// and underflow (a rate of 1e-308 makes the next event time infinite).
+pub const MIN_SIM_RATE: f64 = 1e-100;
+pub const MAX_SIM_RATE: f64 = 1e100;
+/// Most events one simulation task may be asked for: at tens of millions of
+/// events per second, a few minutes. Extreme rate ratios are refused up
+/// front instead of running for hours.
+pub const MAX_EVENTS: f64 = 1e10;
+
+/// Checks the work a simulation would do before it starts and returns the
+/// event budget its loop enforces (a safety net four times the estimate).
+///
+/// `units` is what the run length counts (customers, departures), `per_unit`
+/// the expected events per unit (from the rates), `rates` every rate with its
+/// parameter name, and `dominant` the parameter to name when the estimate is
+/// over the limit.
+pub fn sim_budget(
+    units: f64,
+    per_unit: f64,
+    rates: &[(&str, f64)],
+    dominant: &str,
+) -> Result<u64, SolveError> {
+    for &(name, r) in rates {
+        sim_rate(name, r)?;
+    }
+    let events = units * per_unit;
+    if !(events.is_finite() && events <= MAX_EVENTS) {
+        return Err(SolveError::param(
+            dominant,
+            format!(
+                "the run would take about {events:.1e} events ({units:.1e} counted units × {per_unit:.1e} events each); the limit is {MAX_EVENTS:.0e}: shorten the run (warmup, batches, batch_len) or bring the rates closer together"
+            ),
+        ));
+    }
+    Ok((4.0 * events + 1e6) as u64)
+}
+
+/// A rate of a simulation: 0 (an absent process) or within
+/// [[`MIN_SIM_RATE`], [`MAX_SIM_RATE`]].
+pub fn sim_rate(name: &str, r: f64) -> Result<f64, SolveError> {
+    if r != 0.0 && !(MIN_SIM_RATE..=MAX_SIM_RATE).contains(&r) {
+        return Err(SolveError::param(
+            name,
+            format!(
+                "{r:e} is outside [{MIN_SIM_RATE:e}, {MAX_SIM_RATE:e}], the rates a simulation accepts (simulated times must stay finite); rescale the time unit"
+            ),
+        ));
+    }
+    Ok(r)
+}
+
+/// The error a simulation loop returns when it exceeds its budget from
+/// [`sim_budget`] (the estimate was wrong by more than a factor of four).
+pub fn over_budget(budget: u64) -> SolveError {
+    SolveError::Numerical(format!(
+        "the simulation exceeded its budget of {budget} events (four times its estimate); refusing to run on"
+    ))
+}

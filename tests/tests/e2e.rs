@@ -256,10 +256,19 @@ series:
             continue;
         }
         let l = repro(p.path(), &["list"]);
-        if let Some(line) = stdout(&l).lines().find(|l| l.starts_with("slow ")) {
-            let cached: usize = line
+        // The run is --quick: read the right-aligned "cached quick" column,
+        // found by where its header ends.
+        let out = stdout(&l);
+        let end = out
+            .lines()
+            .next()
+            .and_then(|h| h.find("cached quick"))
+            .expect("`repro list` has a `cached quick` column")
+            + "cached quick".len();
+        if let Some(line) = out.lines().find(|l| l.starts_with("slow ")) {
+            let cached: usize = line[..end.min(line.len())]
                 .split_whitespace()
-                .nth(4)
+                .last()
                 .unwrap()
                 .split('/')
                 .next()

@@ -57,6 +57,19 @@ impl Points {
         }
     }
 
+    /// Like [`Points::extend_with`], borrowing the names and values.
+    pub fn borrow_into<'a>(&'a self, index: usize, out: &mut BTreeMap<&'a str, &'a Json>) {
+        let mut rest = index;
+        for e in self.entries.iter().rev() {
+            let n = e.len();
+            let row = rest % n;
+            rest /= n;
+            for (name, col) in e.names.iter().zip(&e.columns) {
+                out.insert(name.as_str(), &col[row]);
+            }
+        }
+    }
+
     pub fn get(&self, index: usize) -> Option<Point> {
         if index >= self.len {
             return None;

@@ -8,6 +8,28 @@
 
 use crate::SolveError;
 
+/// Largest chain the dense GTH solver stores: 8·N² bytes (128 MiB at N = 4096).
+pub const MAX_STATES: usize = 4096;
+/// Largest elimination work GTH accepts, in multiply-adds counted from the
+/// generator's envelope (plus the O(N²) scans): about half a second of CPU
+/// on the machines repro was measured on, so no analytic solver built on GTH
+/// takes more than a second.
+pub const MAX_WORK: f64 = 2.0e8;
+
+/// Refuses a chain of `states` states before its storage is allocated,
+/// naming the parameter that sets its size.
+pub fn check_states(param: &str, states: usize) -> Result<(), SolveError> {
+    if states > MAX_STATES {
+        return Err(SolveError::param(
+            param,
+            format!(
+                "the chain would have {states} states; the dense steady-state solver accepts at most {MAX_STATES} (8·N² bytes of memory)"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// A generator under construction: off-diagonal rates only; the diagonal is implied.
 #[derive(Debug, Clone)]
 pub struct Generator {
@@ -17,6 +39,8 @@ pub struct Generator {
 }
 
 impl Generator {
+    /// A generator on `n` states. Solvers call [`check_states`] first: the
+    /// storage is dense.
     pub fn new(n: usize) -> Self {
         Generator {
             n,
@@ -65,8 +89,47 @@ impl Generator {
         q
     }
 
-    /// Stationary distribution π (πQ = 0, Σπ = 1) by GTH.
+    /// An upper bound on GTH's work for this generator: the O(N²) scans plus
+    /// Σ_k rows_k·cols_k, where rows and columns are bounded by the envelope
+    /// of the matrix made monotone (elimination from the last state down
+    /// only fills entries inside it).
+    pub fn gth_work(&self) -> f64 {
+        let n = self.n;
+        let mut first_row = vec![0usize; n];
+        let mut first_col = vec![0usize; n];
+        for k in 0..n {
+            first_row[k] = (0..k).find(|&i| self.rates[i * n + k] != 0.0).unwrap_or(k);
+            first_col[k] = (0..k).find(|&j| self.rates[k * n + j] != 0.0).unwrap_or(k);
+        }
+        let (mut fr, mut fc) = (usize::MAX, usize::MAX);
+        let mut work = 4.0 * (n as f64) * (n as f64);
+        for k in (0..n).rev() {
+            fr = fr.min(first_row[k]);
+            fc = fc.min(first_col[k]);
+            work += (k - fr.min(k)) as f64 * (k - fc.min(k)) as f64;
+        }
+        work
+    }
+
+    /// Stationary distribution π (πQ = 0, Σπ = 1) by GTH; refuses a chain
+    /// whose elimination would exceed [`MAX_WORK`].
     pub fn steady_state(&self) -> Result<Vec<f64>, SolveError> {
+        self.steady_state_for("state space")
+    }
+
+    /// [`Generator::steady_state`], naming `param` (the parameter that sets
+    /// the chain's size) when the chain is too large.
+    pub fn steady_state_for(&self, param: &str) -> Result<Vec<f64>, SolveError> {
+        let work = self.gth_work();
+        if work > MAX_WORK {
+            return Err(SolveError::param(
+                param,
+                format!(
+                    "the chain has {} states and its elimination needs about {work:.1e} operations; the limit is {MAX_WORK:.0e} (about half a second)",
+                    self.n
+                ),
+            ));
+        }
         gth(self.n, self.rates.clone())
     }
 }

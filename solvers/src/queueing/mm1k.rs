@@ -1,6 +1,6 @@
 //! M/M/1/K in closed form (`mm1k.exact`): the reference for CTMC and simulator tests.
 
-use crate::params::{count, parse, positive};
+use crate::params::{parse, positive};
 use crate::{Kind, Outcome, ParamDoc, Registry, SolveError, Solver, SolverDoc, TaskContext};
 use serde::Deserialize;
 
@@ -90,7 +90,7 @@ impl Solver for Mm1kExact {
         let p: Params = parse(params)?;
         let lambda = positive("lambda", p.lambda)?;
         let mu = positive("mu", p.mu)?;
-        let k = count("K", p.k, 1)?;
+        let k = crate::params::capacity("K", p.k, 1)?;
         let m = mm1k_metrics(lambda, mu, k);
         Outcome::new()
             .with("L", m.l)

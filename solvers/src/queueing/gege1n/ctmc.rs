@@ -7,7 +7,7 @@ use crate::queueing::ctmc::Generator;
 use crate::SolveError;
 
 /// Largest K for the dense chain (GTH is O(K³), memory O(K²)).
-pub const MAX_CTMC_K: usize = 2000;
+pub const MAX_CTMC_K: usize = 600;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CtmcSolution {
@@ -86,10 +86,10 @@ fn generator_ordered(q: &GeQueue, reversed: bool) -> Result<Generator, SolveErro
 }
 
 pub fn solve(q: &GeQueue) -> Result<CtmcSolution, SolveError> {
-    let p = match generator_ordered(q, false)?.steady_state() {
+    let p = match generator_ordered(q, false)?.steady_state_for("K") {
         Ok(p) => p,
         Err(SolveError::Numerical(_)) => {
-            let mut p = generator_ordered(q, true)?.steady_state()?;
+            let mut p = generator_ordered(q, true)?.steady_state_for("K")?;
             p.reverse();
             p
         }

@@ -125,7 +125,7 @@ impl Solver for GeGe1nCtmc {
     }
     fn doc(&self) -> SolverDoc {
         SolverDoc {
-            summary: "GE/GE/1/N exact CTMC on {0..N} built from the transition rules, solved by GTH (N <= 2000)",
+            summary: "GE/GE/1/N exact CTMC on {0..N} built from the transition rules, solved by GTH (N <= 600: the chain is dense)",
             params: base_params(),
             metrics: METRICS.to_vec(),
         }

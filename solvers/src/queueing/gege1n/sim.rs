@@ -149,10 +149,28 @@ impl Queue<'_> {
     }
 }
 
+/// Work bound (issue 11): a few events per arriving customer (a batch arrival,
+/// a completion, a rate switch), over the counted customers plus the last
+/// batch, whose mean size is 1/τ_a = (ca2 + 1)/2; batches and services
+/// happen at the effective rates λ·τ_a and μ·τ_s, which must keep simulated
+/// times finite.
+fn work_budget(q: &GeQueue, run: RunLength) -> Result<u64, SolveError> {
+    let (ta, ts) = (q.tau_a(), q.tau_s());
+    let units = run.warmup as f64 + run.batches as f64 * run.batch_len as f64 + 50.0 / ta;
+    let mut rates = vec![("lambda", q.lambda), ("ca2", q.lambda * ta)];
+    for &mu in &q.mus {
+        rates.push(("mu", mu));
+        rates.push(("cs2", mu * ts));
+    }
+    let dominant = if 1.0 / ta > 1e6 { "ca2" } else { "batch_len" };
+    crate::params::sim_budget(units, 3.0, &rates, dominant)
+}
+
 /// Metric names in the order the batch vectors use; region utilisations follow.
 const BASE: [&str; 6] = ["L", "U", "P_block", "P_full", "throughput", "W"];
 
 pub fn simulate(q: &GeQueue, run: RunLength, ctx: &TaskContext) -> Result<SimOutput, SolveError> {
+    let budget = work_budget(q, run)?;
     let source = GeBatchArrivals::new(q.lambda, q.ca2)?;
     let mut arr = Stream::new(ctx.seed, 1);
     let region_names: Vec<&'static str> = (1..=q.regions()).map(region_name).collect();
@@ -190,6 +208,9 @@ pub fn simulate(q: &GeQueue, run: RunLength, ctx: &TaskContext) -> Result<SimOut
         s.totals.events += 1;
         if s.totals.events & 0xFFFF == 0 {
             ctx.check_cancel()?;
+            if s.totals.events > budget {
+                return Err(crate::params::over_budget(budget));
+            }
         }
         if s.completion <= next_arrival {
             let t = s.completion;

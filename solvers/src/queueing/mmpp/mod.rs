@@ -2,7 +2,7 @@
 //! MMPP/G/1 mean waits and the departure process of MMPP/M/1.
 //! Equations and departures from the printed formulas: docs/models/queueing.md.
 
-use crate::params::{count, parse, positive};
+use crate::params::{parse, positive};
 use crate::traffic::mmpp::{mmpp_from_params, mmpp_param_docs};
 use crate::{Kind, Outcome, ParamDoc, Registry, SolveError, Solver, SolverDoc, TaskContext};
 use serde::Deserialize;
@@ -14,7 +14,9 @@ pub mod mm1;
 pub mod mm1k;
 pub mod qbd;
 
-pub use departure::{departure_mmpp2, interdeparture_moments, DepartureFit};
+pub use departure::{
+    departure_mmpp2, departure_mmpp2_bounded, interdeparture_moments, DepartureFit,
+};
 pub use map_g1::{map_g1, MapG1};
 pub use mg1::{mmpp_g1, MmppG1, Service, ShiftExp};
 pub use mm1::{map_m1, mmpp_m1, MapM1, MmppM1};
@@ -118,7 +120,7 @@ impl Solver for MmppM1kCtmc {
         let p: M1kParams = parse(params)?;
         let m = mmpp_from_params(p.phi1, p.phi2, p.lambda1, p.lambda2)?;
         let mu = positive("mu", p.mu)?;
-        let k = count("K", p.k, 1)?;
+        let k = crate::params::capacity("K", p.k, 1)?;
         let q = mmpp_m1k(&m, mu, k)?;
         Outcome::new()
             .with("L", q.l)
@@ -295,7 +297,7 @@ impl Solver for MmppM1Departure {
             Some(t) => Some(positive("t", t)?),
             None => None,
         };
-        let d = departure_mmpp2(&m, mu, t)?;
+        let d = departure_mmpp2_bounded(&m, mu, t)?;
         let mo = interdeparture_moments(&m, mu)?;
         Outcome::new()
             .with("rate", d.target.rate)

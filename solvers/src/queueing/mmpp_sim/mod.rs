@@ -9,7 +9,7 @@
 //! correlation of the batch means (see `docs/models/queueing-sim.md`).
 
 use crate::des::{RunLength, Stream};
-use crate::params::{count, parse, positive};
+use crate::params::{parse, positive};
 use crate::traffic::sources::Mmpp2Source;
 use crate::{Kind, Outcome, ParamDoc, Registry, SolveError, Solver, SolverDoc, TaskContext};
 use engine::{batch_outcome, run_fifo, Plan, RunResult, ServiceComponent, ServiceLaw};
@@ -108,6 +108,24 @@ fn run_plan(
     let full = scaled(FULL, CYCLES_PER_BATCH.0, CYCLES_WARMUP.0, MAX_BATCH_LEN.0);
     let quick = scaled(QUICK, CYCLES_PER_BATCH.1, CYCLES_WARMUP.1, MAX_BATCH_LEN.1);
     let r = RunLength::resolve(c.warmup, c.batches, c.batch_len, ctx.fidelity, full, quick)?;
+    // Work bound (issue 11): an arrival and a departure per counted customer,
+    // plus about 2 / (arrivals per cycle) modulation switches between arrivals.
+    let units = r.warmup as f64 + r.batches as f64 * r.batch_len as f64;
+    let per_unit = 2.0 + 2.0 / apc;
+    let dominant = if per_unit < 1e3 {
+        "batch_len"
+    } else if mmpp.phi1 >= mmpp.phi2 {
+        "phi1"
+    } else {
+        "phi2"
+    };
+    let rates = [
+        ("phi1", mmpp.phi1),
+        ("phi2", mmpp.phi2),
+        ("lambda1", mmpp.lambda1),
+        ("lambda2", mmpp.lambda2),
+    ];
+    crate::params::sim_budget(units, per_unit, &rates, dominant)?;
     Ok(Plan {
         warmup: r.warmup,
         batches: r.batches,
@@ -245,7 +263,7 @@ impl Solver for MmppM1Sim {
     fn solve(&self, params: &serde_json::Value, ctx: &TaskContext) -> Result<Outcome, SolveError> {
         let p: M1Params = parse(params)?;
         let mmpp = Mmpp::validated(p.phi1, p.phi2, p.lambda1, p.lambda2)?;
-        let mu = positive("mu", p.mu)?;
+        let mu = crate::params::sim_rate("mu", positive("mu", p.mu)?)?;
         let rho = mmpp.mean_rate() / mu;
         if rho >= 1.0 {
             return Err(SolveError::Unstable(format!(
@@ -324,8 +342,8 @@ impl Solver for MmppM1kSim {
     fn solve(&self, params: &serde_json::Value, ctx: &TaskContext) -> Result<Outcome, SolveError> {
         let p: M1kParams = parse(params)?;
         let mmpp = Mmpp::validated(p.phi1, p.phi2, p.lambda1, p.lambda2)?;
-        let mu = positive("mu", p.mu)?;
-        let k = count("K", p.k, 1)?;
+        let mu = crate::params::sim_rate("mu", positive("mu", p.mu)?)?;
+        let k = crate::params::capacity("K", p.k, 1)?;
         let plan = run_plan(&mmpp, &p.controls(), Some(k), ctx)?;
         let res = simulate(&mmpp, &ServiceLaw::exponential(mu), plan, ctx)?;
         let l = time_avg(&res, |b| b.area_n);
@@ -404,6 +422,8 @@ impl Solver for MmppG1Sim {
         let p: G1Params = parse(params)?;
         let mmpp = Mmpp::validated(p.phi1, p.phi2, p.lambda1, p.lambda2)?;
         let service = parse_service(&p.service)?;
+        // Service times must keep simulated times finite, as rates do.
+        crate::params::sim_rate("service", 1.0 / service.mean())?;
         let rho = mmpp.mean_rate() * service.mean();
         if rho >= 1.0 {
             return Err(SolveError::Unstable(format!(
@@ -433,7 +453,7 @@ pub fn count_events(
             let p: M1Params = parse(params)?;
             (
                 Mmpp::validated(p.phi1, p.phi2, p.lambda1, p.lambda2)?,
-                ServiceLaw::exponential(positive("mu", p.mu)?),
+                ServiceLaw::exponential(crate::params::sim_rate("mu", positive("mu", p.mu)?)?),
                 None,
                 p.controls(),
             )
@@ -442,8 +462,8 @@ pub fn count_events(
             let p: M1kParams = parse(params)?;
             (
                 Mmpp::validated(p.phi1, p.phi2, p.lambda1, p.lambda2)?,
-                ServiceLaw::exponential(positive("mu", p.mu)?),
-                Some(count("K", p.k, 1)?),
+                ServiceLaw::exponential(crate::params::sim_rate("mu", positive("mu", p.mu)?)?),
+                Some(crate::params::capacity("K", p.k, 1)?),
                 p.controls(),
             )
         }

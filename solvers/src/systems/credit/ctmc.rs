@@ -44,7 +44,7 @@ pub fn generator(c: &Credit) -> Generator {
 
 /// Joint distribution P[i][j], flattened as i·(m+1) + j.
 pub fn distribution(c: &Credit) -> Result<Vec<f64>, SolveError> {
-    generator(c).steady_state()
+    generator(c).steady_state_for("n, m")
 }
 
 pub fn solve_credit_ctmc(c: &Credit) -> Result<CreditMetrics, SolveError> {

@@ -53,15 +53,8 @@ impl RawModel {
             n: count("n", self.n, 1)?,
             m: count("m", self.m, 1)?,
         };
-        let states = (c.n + 1) * (c.m + 1);
-        if states > 40_000 {
-            return Err(SolveError::param(
-                "n",
-                format!(
-                    "(n+1)(m+1) = {states} states is more than the dense solver accepts (40000)"
-                ),
-            ));
-        }
+        // Checked before anything is allocated: the chain is stored densely.
+        crate::queueing::ctmc::check_states("n, m", (c.n + 1).saturating_mul(c.m + 1))?;
         Ok(c)
     }
 }

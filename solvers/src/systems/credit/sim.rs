@@ -81,6 +81,16 @@ fn simulate(raw: &Params, ctx: &TaskContext) -> Result<SimResult, SolveError> {
         FULL,
         QUICK,
     )?;
+    // Work bound (issue 11): events per counted departure are about three
+    // plus the arrivals blocked per departure, λ / min(λ, μ1, μ2).
+    let units = run.warmup as f64 + run.batches as f64 * run.batch_len as f64;
+    let slowest = c.lambda.min(c.mu1).min(c.mu2);
+    let rates = [("lambda", c.lambda), ("mu1", c.mu1), ("mu2", c.mu2)];
+    let dominant = rates
+        .iter()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+        .map_or("lambda", |r| r.0);
+    let budget = crate::params::sim_budget(units, 3.0 + c.lambda / slowest, &rates, dominant)?;
 
     // Independent streams for the arrival process and each server.
     let mut arr_rng = Stream::new(ctx.seed, 1);
@@ -109,6 +119,9 @@ fn simulate(raw: &Params, ctx: &TaskContext) -> Result<SimResult, SolveError> {
         events += 1;
         if events & 0xFFFF == 0 {
             ctx.check_cancel()?;
+            if events > budget {
+                return Err(crate::params::over_budget(budget));
+            }
         }
         let t;
         if t_arrival <= t_s1 && t_arrival <= t_s2 {

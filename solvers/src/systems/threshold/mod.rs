@@ -195,7 +195,7 @@ impl Solver for ThresholdCtmc {
     }
     fn doc(&self) -> SolverDoc {
         SolverDoc {
-            summary: "Yan ch.5 threshold queue: exact CTMC on {0..K} from the transition rules, GTH (K <= 2000)",
+            summary: "Yan ch.5 threshold queue: exact CTMC on {0..K} from the transition rules, GTH (K <= 600: the chain is dense)",
             params: base_params(),
             metrics: METRICS.to_vec(),
         }

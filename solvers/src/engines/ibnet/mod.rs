@@ -60,6 +60,8 @@ pub struct Scenario {
     pub inject_rate: f64,
     pub sink_rate: f64,
     pub victim_mask_hca: bool,
+    /// Relative spread of the injection pacing interval (uniform, mean kept; 0 = none).
+    pub pace_jitter: f64,
     /// CC state per host SL instead of per QP.
     pub cc_per_sl: bool,
     /// Simulated seconds; throughput bin width (s).

@@ -646,7 +646,13 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         };
         let k = self.alloc(pkt);
         self.out.generated += 1;
-        let paced = self.data_bytes as f64 / self.sc.inject_rate;
+        let mut paced = self.data_bytes as f64 / self.sc.inject_rate;
+        if self.sc.pace_jitter > 0.0 {
+            // Mean-preserving jitter of the PCIe pacing: breaks the phase
+            // locking of a fully deterministic network (docs/models/ibcc.md).
+            let u = self.rng[h as usize].uniform() - 0.5;
+            paced *= 1.0 + self.sc.pace_jitter * u;
+        }
         self.next_inject[h as usize] = now + paced;
         let end = self.transmit(p, k);
         let st = self.state_of[f as usize] as usize;

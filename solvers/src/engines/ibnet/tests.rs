@@ -34,6 +34,7 @@ fn scenario(flows: Vec<Flow>, s12: f64, duration: f64) -> Scenario {
         inject_rate: 13.2 * GBPS,
         sink_rate: 13.2 * GBPS,
         victim_mask_hca: true,
+        pace_jitter: 0.0,
         cc_per_sl: false,
         duration,
         bin: duration / 10.0,

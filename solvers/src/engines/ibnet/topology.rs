@@ -212,11 +212,11 @@ impl Fabric {
             deg[idx(l.a)] += 1;
             deg[idx(l.b)] += 1;
         }
-        for h in 0..t.hosts as usize {
-            if deg[h] != 1 {
+        for (h, &d) in deg.iter().enumerate().take(t.hosts as usize) {
+            if d != 1 {
                 return Err(err(
                     "links",
-                    format!("host {h} has {} links; an HCA has exactly one port", deg[h]),
+                    format!("host {h} has {d} links; an HCA has exactly one port"),
                 ));
             }
         }

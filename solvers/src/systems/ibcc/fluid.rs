@@ -25,7 +25,7 @@ impl Solver for IbccFluid {
         "ibcc.fluid"
     }
     fn version(&self) -> u32 {
-        1
+        2
     }
     fn kind(&self) -> Kind {
         Kind::Analytic
@@ -34,7 +34,7 @@ impl Solver for IbccFluid {
         SolverDoc {
             summary: "Gran & Reinemo 2011: per-interval fluid prediction (round robin + HOL coupling with CC off, max-min fair shares with CC on)",
             params: param_docs(),
-            metrics: vec!["thr_F<k>_<j>", "share_F<k>"],
+            metrics: vec!["thr_F<k>_<j>", "thr_mean_<j>", "share_F<k>"],
         }
     }
     fn solve(&self, params: &serde_json::Value, _ctx: &TaskContext) -> Result<Outcome, SolveError> {
@@ -60,6 +60,8 @@ impl Solver for IbccFluid {
                 steps.push((w.0, *x));
                 steps.push((w.1, *x));
             }
+            let mean = active.iter().map(|&f| r[f]).sum::<f64>() / active.len().max(1) as f64;
+            o = o.with(&format!("thr_mean_{j}"), mean);
             last = r;
         }
         let total: f64 = s.contributors.iter().map(|&f| last[f]).sum();

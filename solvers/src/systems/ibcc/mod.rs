@@ -93,6 +93,8 @@ pub(crate) struct RawParams {
     cct_step_ns: Option<f64>,
     #[serde(default)]
     cc_level: Option<String>,
+    #[serde(default)]
+    pace_jitter: Option<f64>,
 }
 
 pub(crate) fn param_docs() -> Vec<ParamDoc> {
@@ -125,6 +127,7 @@ pub(crate) fn param_docs() -> Vec<ParamDoc> {
         d("cct", "congestion control table: inter-packet delays in ns, at least 128 entries and ccti_limit + 1"),
         d("cct_step_ns", "when `cct` is absent: linear CCT, IRD(i) = i * cct_step_ns (default 52 ns)"),
         d("cc_level", "qp (default) or sl: CCTI per queue pair or per service level"),
+        d("pace_jitter", "relative spread of the HCA's pacing interval, uniform with the mean kept (default 0.02; 0 = fully deterministic)"),
     ]
 }
 
@@ -300,6 +303,13 @@ impl RawParams {
         };
         let victim = self.victim_mask.unwrap_or(true);
         let cc = if self.cc { Some(self.iba()?) } else { None };
+        let jitter = non_negative("pace_jitter", self.pace_jitter.unwrap_or(0.02))?;
+        if jitter > 0.5 {
+            return Err(SolveError::param(
+                "pace_jitter",
+                format!("must be at most 0.5, got {jitter}"),
+            ));
+        }
         let windows = (0..intervals)
             .map(|j| ((j as f64 + 0.1) * interval, (j as f64 + 1.0) * interval))
             .collect();
@@ -318,6 +328,7 @@ impl RawParams {
             inject_rate: wire(cap),
             sink_rate: wire(cap),
             victim_mask_hca: victim,
+            pace_jitter: jitter,
             cc_per_sl,
             duration,
             bin,
@@ -446,6 +457,7 @@ pub(crate) fn clos_scenario(duration: f64) -> Scenario {
         inject_rate: rate,
         sink_rate: rate,
         victim_mask_hca: true,
+        pace_jitter: 0.02,
         cc_per_sl: false,
         duration,
         bin: duration / 50.0,

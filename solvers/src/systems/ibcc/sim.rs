@@ -14,7 +14,7 @@ impl Solver for IbccSim {
         "ibcc.sim"
     }
     fn version(&self) -> u32 {
-        1
+        2
     }
     fn kind(&self) -> Kind {
         Kind::Simulation
@@ -25,6 +25,7 @@ impl Solver for IbccSim {
             params: param_docs(),
             metrics: vec![
                 "thr_F<k>_<j>",
+                "thr_mean_<j>",
                 "share_F<k>",
                 "marks",
                 "becns",
@@ -50,7 +51,7 @@ fn outcome(s: &Setup, c: &Counters) -> Outcome {
     let nw = sc.windows.len();
     let mut o = Outcome::new();
     let mut last = vec![0.0; sc.flows.len()];
-    for f in 0..sc.flows.len() {
+    for (f, last_f) in last.iter_mut().enumerate() {
         for (j, w) in sc.windows.iter().enumerate() {
             let g = c.window_bytes[f * nw + j] * 8.0 / (w.1 - w.0) / 1e9;
             o.insert(
@@ -61,7 +62,7 @@ fn outcome(s: &Setup, c: &Counters) -> Outcome {
                     n: Some(((w.1 - w.0) / sc.bin).round() as u64),
                 },
             );
-            last[f] = g;
+            *last_f = g;
         }
         let series = (0..c.nbins)
             .map(|b| ((b as f64 + 0.5) * sc.bin, c.bin_gbps(f, b, sc.bin)))
@@ -73,6 +74,19 @@ fn outcome(s: &Setup, c: &Counters) -> Outcome {
                 .collect();
             o.series.insert(format!("ccti_F{}", f + 1), lv);
         }
+    }
+    for (j, w) in sc.windows.iter().enumerate() {
+        let active: Vec<usize> = (0..sc.flows.len())
+            .filter(|&f| sc.flows[f].start <= 0.5 * (w.0 + w.1))
+            .collect();
+        let sum: f64 = active
+            .iter()
+            .map(|&f| c.window_bytes[f * nw + j] * 8.0 / (w.1 - w.0) / 1e9)
+            .sum();
+        o.insert(
+            &format!("thr_mean_{j}"),
+            Metric::exact(sum / active.len().max(1) as f64),
+        );
     }
     let total: f64 = s.contributors.iter().map(|&f| last[f]).sum();
     for &f in &s.contributors {

@@ -237,6 +237,9 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
         .into());
     }
     let manifests = load_or_input_error(&paths, registry)?;
+    // Planned before the store is opened: a run over the task limit changes nothing.
+    let plan = plan::plan(&manifests, registry, opts.fidelity)
+        .map_err(|e| InputError(format!("error: {e}; nothing was run")))?;
     let store = open_store(&opts.store).await?;
     let run_id = store.begin_run(CODE_VERSION, &host(), &opts.args).await?;
     for m in &manifests {
@@ -250,8 +253,6 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
             })
             .await?;
     }
-    let plan = plan::plan(&manifests, registry, opts.fidelity)
-        .map_err(|e| InputError(format!("error: {e}")))?;
     for m in &manifests {
         let rows: Vec<PlanRow> = plan
             .uses
@@ -292,18 +293,31 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
     } else {
         "failed-tasks"
     };
-    // Measure and render what is there, also after an interruption.
+    // Measure and render what is there, also after an interruption. A failure
+    // here (disk full, unwritable results folder) loses no task result: say so,
+    // and how to render again without solving anything.
     let mut all_em = Vec::new();
-    let mut rendered = BTreeMap::new();
-    for m in &manifests {
-        let r = results::collect(&store, m).await?;
-        let ems = results::error_measures(&r);
-        store.replace_error_measures(&m.id, m.version, &ems).await?;
-        let entry = render::render_experiment(&r, &ems, registry, &opts.results_dir)?;
-        rendered.insert(m.id.clone(), entry);
-        all_em.extend(ems);
+    let measured: anyhow::Result<()> = async {
+        let mut rendered = BTreeMap::new();
+        for m in &manifests {
+            let r = results::collect(&store, m).await?;
+            let ems = results::error_measures(&r);
+            store.replace_error_measures(&m.id, m.version, &ems).await?;
+            let entry = render::render_experiment(&r, &ems, registry, &opts.results_dir)?;
+            rendered.insert(m.id.clone(), entry);
+            all_em.extend(ems);
+        }
+        write_full_index(&store, registry, &opts.results_dir, rendered).await
     }
-    write_full_index(&store, registry, &opts.results_dir, rendered).await?;
+    .await;
+    measured.with_context(|| {
+        format!(
+            "rendering failed after the tasks ran; their results are stored in {}: once the cause below is fixed, render them again with `repro report --store {} --results {}`",
+            opts.store,
+            opts.store,
+            opts.results_dir.display()
+        )
+    })?;
     store.finish_run(run_id, status).await?;
     store.close().await;
     Ok(RunReport {

@@ -43,7 +43,12 @@ fn repro_guarded(dir: &Path, args: &[&str]) -> Output {
 /// Asserts exit code 2 (bad input) and returns stderr.
 fn refused(o: &Output) -> String {
     let err = stderr(o);
-    assert_eq!(o.status.code(), Some(2), "stdout:\n{}\nstderr:\n{err}", stdout(o));
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "stdout:\n{}\nstderr:\n{err}",
+        stdout(o)
+    );
     err
 }
 
@@ -56,7 +61,9 @@ fn manifest(sweep: &str, series: &str) -> String {
 const MODEL: &str = "  model: { solver: mm1k.exact }\n";
 
 fn mm1k_manifest(sweep: &str) -> String {
-    format!("id: m\ntitle: t\nversion: 1\nparams: {{ lambda: 5.0 }}\nsweep:\n{sweep}series:\n{MODEL}")
+    format!(
+        "id: m\ntitle: t\nversion: 1\nparams: {{ lambda: 5.0 }}\nsweep:\n{sweep}series:\n{MODEL}"
+    )
 }
 
 fn list_one(text: &str) -> (tempfile::TempDir, Output) {
@@ -74,7 +81,10 @@ fn defect_1_a_huge_sweep_grid_is_refused_before_it_is_expanded() {
     ));
     let err = refused(&o);
     assert!(err.contains("m.yaml:7: key `sweep.K`"), "{err}");
-    assert!(err.contains("100000 × 100000") && err.contains("limit is 1000000 points"), "{err}");
+    assert!(
+        err.contains("100000 × 100000") && err.contains("limit is 1000000 points"),
+        "{err}"
+    );
     let (_d, o) = list_one(&mm1k_manifest(
         "  mu: { from: 1, to: 1000 }\n  K: { from: 1, to: 1000 }\n  lambda: { from: 1, to: 1000 }\n",
     ));
@@ -85,12 +95,18 @@ fn defect_1_a_huge_sweep_grid_is_refused_before_it_is_expanded() {
 #[test]
 fn defect_2_overflowing_ranges_are_errors_not_empty_sweeps() {
     for (range, expect) in [
-        ("{from: 0, to: 1.0e300, step: 1}", "values; a sweep holds at most"),
+        (
+            "{from: 0, to: 1.0e300, step: 1}",
+            "values; a sweep holds at most",
+        ),
         ("{from: -1e308, to: 1e308}", "is not a finite number"),
         ("{from: 0, to: 1, step: 5e-324}", "is not a finite number"),
         ("{from: 1, to: 2, step: 0}", "must be > 0"),
         ("{from: 0, to: 1, step: 0.3}", "is not a whole number"),
-        ("{from: 1e12, to: 1.000000000001e12, step: 0.01}", "below the resolution"),
+        (
+            "{from: 1e12, to: 1.000000000001e12, step: 0.01}",
+            "below the resolution",
+        ),
     ] {
         let (_d, o) = list_one(&mm1k_manifest(&format!("  K: {range}\n")));
         let err = refused(&o);
@@ -116,7 +132,10 @@ fn defect_3_large_inputs_are_planned_within_the_limits_or_refused() {
     );
     let (_d, o) = list_one(&reps);
     let err = refused(&o);
-    assert!(err.contains("key `series.sim.replications`") && err.contains("limit is 10000"), "{err}");
+    assert!(
+        err.contains("key `series.sim.replications`") && err.contains("limit is 10000"),
+        "{err}"
+    );
 
     let (_d, o) = list_one(&mm1k_manifest(
         "  mu: { from: 1, to: 100000 }\n  K: { from: 1, to: 20 }\n",
@@ -130,7 +149,10 @@ fn defect_3_large_inputs_are_planned_within_the_limits_or_refused() {
     );
     let (_d, o) = list_one(&deep);
     let err = refused(&o);
-    assert!(err.contains("m.yaml:4") && err.contains("nested more than 32 levels"), "{err}");
+    assert!(
+        err.contains("m.yaml:4") && err.contains("nested more than 32 levels"),
+        "{err}"
+    );
 
     // Tasks per run: two manifests of 600,000 points each are fine alone, not together.
     let dir = tempfile::tempdir().unwrap();
@@ -142,8 +164,14 @@ fn defect_3_large_inputs_are_planned_within_the_limits_or_refused() {
     }
     let o = repro_guarded(dir.path(), &["run", "--store", "s.sqlite"]);
     let err = refused(&o);
-    assert!(err.contains("1200000 tasks") && err.contains("limit is 1000000 tasks per run"), "{err}");
-    assert!(!dir.path().join("s.sqlite").exists(), "nothing may run: {err}");
+    assert!(
+        err.contains("1200000 tasks") && err.contains("limit is 1000000 tasks per run"),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("s.sqlite").exists(),
+        "nothing may run: {err}"
+    );
 }
 
 /// Defect 4: a typo in `repro solve` asked for 5.4 GB or ran for hours.
@@ -151,18 +179,66 @@ fn defect_3_large_inputs_are_planned_within_the_limits_or_refused() {
 fn defect_4_solvers_refuse_work_beyond_their_bounds() {
     let dir = tempfile::tempdir().unwrap();
     let cases: &[(&str, &str, &str)] = &[
-        ("credit.ctmc", r#"{"lambda":5,"mu1":6,"mu2":8,"n":12,"m":2000}"#, "parameter `n, m`"),
-        ("mm1k.exact", r#"{"lambda":5,"mu":6,"K":1e9}"#, "parameter `K`"),
-        ("credit.sim", r#"{"lambda":1e9,"mu1":6,"mu2":8,"n":12,"m":4}"#, "parameter `lambda`"),
-        ("credit.sim", r#"{"lambda":1e-308,"mu1":6,"mu2":8,"n":12,"m":4}"#, "parameter `lambda`"),
-        ("gege1n.sim", r#"{"lambda":1e-308,"mu":1,"ca2":1,"cs2":1,"N":5}"#, "parameter `lambda`"),
-        ("gege1n.sim", r#"{"lambda":1,"mu":2,"ca2":1e308,"cs2":1,"N":5}"#, "parameter `ca2`"),
-        ("gege1n.ctmc", r#"{"lambda":1,"mu":2,"ca2":1,"cs2":1,"N":2000}"#, "parameter `N`"),
-        ("mmpp_m1.sim", r#"{"phi1":1,"phi2":1e-308,"lambda1":1,"lambda2":0.5,"mu":3}"#, "parameter `phi2`"),
-        ("mmpp_g1.sim", r#"{"phi1":1,"phi2":1e-308,"lambda1":1,"lambda2":0.5,"service":{"rate":3}}"#, "parameter `phi2`"),
-        ("mmpp_m1.departure", r#"{"phi1":1e9,"phi2":1,"lambda1":1,"lambda2":0.5,"mu":3}"#, "parameter `phi1`"),
-        ("mmpp_m1.departure", r#"{"phi1":1,"phi2":1,"lambda1":1,"lambda2":0.5,"mu":1e9}"#, "parameter `mu`"),
-        ("mmpp_m1.departure", r#"{"phi1":1,"phi2":1,"lambda1":1,"lambda2":0.5,"mu":3,"t":1e9}"#, "parameter `t`"),
+        (
+            "credit.ctmc",
+            r#"{"lambda":5,"mu1":6,"mu2":8,"n":12,"m":2000}"#,
+            "parameter `n, m`",
+        ),
+        (
+            "mm1k.exact",
+            r#"{"lambda":5,"mu":6,"K":1e9}"#,
+            "parameter `K`",
+        ),
+        (
+            "credit.sim",
+            r#"{"lambda":1e9,"mu1":6,"mu2":8,"n":12,"m":4}"#,
+            "parameter `lambda`",
+        ),
+        (
+            "credit.sim",
+            r#"{"lambda":1e-308,"mu1":6,"mu2":8,"n":12,"m":4}"#,
+            "parameter `lambda`",
+        ),
+        (
+            "gege1n.sim",
+            r#"{"lambda":1e-308,"mu":1,"ca2":1,"cs2":1,"N":5}"#,
+            "parameter `lambda`",
+        ),
+        (
+            "gege1n.sim",
+            r#"{"lambda":1,"mu":2,"ca2":1e308,"cs2":1,"N":5}"#,
+            "parameter `ca2`",
+        ),
+        (
+            "gege1n.ctmc",
+            r#"{"lambda":1,"mu":2,"ca2":1,"cs2":1,"N":2000}"#,
+            "parameter `N`",
+        ),
+        (
+            "mmpp_m1.sim",
+            r#"{"phi1":1,"phi2":1e-308,"lambda1":1,"lambda2":0.5,"mu":3}"#,
+            "parameter `phi2`",
+        ),
+        (
+            "mmpp_g1.sim",
+            r#"{"phi1":1,"phi2":1e-308,"lambda1":1,"lambda2":0.5,"service":{"rate":3}}"#,
+            "parameter `phi2`",
+        ),
+        (
+            "mmpp_m1.departure",
+            r#"{"phi1":1e9,"phi2":1,"lambda1":1,"lambda2":0.5,"mu":3}"#,
+            "parameter `phi1`",
+        ),
+        (
+            "mmpp_m1.departure",
+            r#"{"phi1":1,"phi2":1,"lambda1":1,"lambda2":0.5,"mu":1e9}"#,
+            "parameter `mu`",
+        ),
+        (
+            "mmpp_m1.departure",
+            r#"{"phi1":1,"phi2":1,"lambda1":1,"lambda2":0.5,"mu":3,"t":1e9}"#,
+            "parameter `t`",
+        ),
     ];
     for (solver, params, expect) in cases {
         let o = repro_guarded(dir.path(), &["solve", solver, "--params", params]);
@@ -172,7 +248,13 @@ fn defect_4_solvers_refuse_work_beyond_their_bounds() {
     // Fast modulation is within the bounds: answered, not refused.
     let o = repro_guarded(
         dir.path(),
-        &["solve", "mmpp_m1.sim", "--quick", "--params", r#"{"phi1":1e9,"phi2":1,"lambda1":1,"lambda2":0.5,"mu":3}"#],
+        &[
+            "solve",
+            "mmpp_m1.sim",
+            "--quick",
+            "--params",
+            r#"{"phi1":1e9,"phi2":1,"lambda1":1,"lambda2":0.5,"mu":3}"#,
+        ],
     );
     ok(&o);
 }
@@ -182,7 +264,11 @@ fn defect_4_solvers_refuse_work_beyond_their_bounds() {
 fn defect_5_output_ids_are_checked_at_load_time() {
     for (key, line) in [("figures", 11), ("tables", 13)] {
         let dir = tempfile::tempdir().unwrap();
-        let (fig, tab) = if key == "figures" { ("../../x", "t1") } else { ("f1", "../t") };
+        let (fig, tab) = if key == "figures" {
+            ("../../x", "t1")
+        } else {
+            ("f1", "../t")
+        };
         let text = format!(
             "id: m\ntitle: t\nversion: 1\nparams: {{ lambda: 5.0, mu: 6.0 }}\nsweep:\n  K: [1, 2]\nseries:\n{MODEL}\
              figures:\n  - {{ id: f0, x: K, y: L, series: [model] }}\n  - {{ id: \"{fig}\", x: K, y: L, series: [model] }}\n\
@@ -191,9 +277,18 @@ fn defect_5_output_ids_are_checked_at_load_time() {
         write_manifest(dir.path(), "m", &text);
         let o = repro_guarded(dir.path(), &["run", "m"]);
         let err = refused(&o);
-        assert!(err.contains(&format!("m.yaml:{line}: key `{key}.")), "{err}");
-        assert!(err.contains("is not a valid id") && err.contains("nothing was run"), "{err}");
-        assert!(!dir.path().join("results").exists(), "nothing may run: {err}");
+        assert!(
+            err.contains(&format!("m.yaml:{line}: key `{key}.")),
+            "{err}"
+        );
+        assert!(
+            err.contains("is not a valid id") && err.contains("nothing was run"),
+            "{err}"
+        );
+        assert!(
+            !dir.path().join("results").exists(),
+            "nothing may run: {err}"
+        );
     }
 }
 
@@ -204,8 +299,13 @@ fn defect_6_exit_code_4_is_documented_and_a_late_failure_points_to_report() {
     let dir = tempfile::tempdir().unwrap();
     let help = stdout(&repro_guarded(dir.path(), &["--help"]));
     assert!(help.contains("4 internal error"), "{help}");
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
-    assert!(readme.contains("4 internal error"), "README lacks exit code 4");
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
+    assert!(
+        readme.contains("4 internal error"),
+        "README lacks exit code 4"
+    );
 
     let text = format!(
         "id: m\ntitle: t\nversion: 1\nparams: {{ lambda: 5.0, mu: 6.0 }}\nsweep:\n  K: [1, 2]\nseries:\n{MODEL}\
@@ -214,13 +314,23 @@ fn defect_6_exit_code_4_is_documented_and_a_late_failure_points_to_report() {
     write_manifest(dir.path(), "m", &text);
     // The results folder cannot be created: a file is in its way.
     std::fs::write(dir.path().join("blocked"), "a file, not a folder").unwrap();
-    let o = repro_guarded(dir.path(), &["run", "m", "--store", "s.sqlite", "--results", "blocked"]);
+    let o = repro_guarded(
+        dir.path(),
+        &["run", "m", "--store", "s.sqlite", "--results", "blocked"],
+    );
     let err = stderr(&o);
     assert_eq!(o.status.code(), Some(4), "{err}");
-    assert!(err.contains("results are stored in s.sqlite") && err.contains("repro report --store s.sqlite"), "{err}");
+    assert!(
+        err.contains("results are stored in s.sqlite")
+            && err.contains("repro report --store s.sqlite"),
+        "{err}"
+    );
     // And indeed they are: report renders them once the way is clear.
     std::fs::remove_file(dir.path().join("blocked")).unwrap();
-    ok(&repro_guarded(dir.path(), &["report", "--store", "s.sqlite", "--results", "blocked"]));
+    ok(&repro_guarded(
+        dir.path(),
+        &["report", "--store", "s.sqlite", "--results", "blocked"],
+    ));
     assert!(dir.path().join("blocked/figures/f0.png").is_file());
 }
 
@@ -228,29 +338,48 @@ fn defect_6_exit_code_4_is_documented_and_a_late_failure_points_to_report() {
 /// no line, and a 50 MB title or 100,000 series took seconds.
 #[test]
 fn defect_8_tags_lines_and_sizes() {
-    let (_d, o) = list_one(&manifest("  m: [2, 3]\n", "  model: { solver: credit.ctmc }\n").replace("mu1: 6.0", "mu1: !custom 6.0"));
+    let (_d, o) = list_one(
+        &manifest("  m: [2, 3]\n", "  model: { solver: credit.ctmc }\n")
+            .replace("mu1: 6.0", "mu1: !custom 6.0"),
+    );
     let err = refused(&o);
-    assert!(err.contains("m.yaml:4") && err.contains("YAML tag `!custom`"), "{err}");
+    assert!(
+        err.contains("m.yaml:4") && err.contains("YAML tag `!custom`"),
+        "{err}"
+    );
 
     let (_d, o) = list_one(&manifest("  m: [2, 3]\n", "  model: { solver: credit.ctmc }\n  sim:\n    solver: credit.sim\n    replications: many\n"));
     let err = refused(&o);
-    assert!(err.contains("m.yaml:11: key `series.sim.replications`: invalid type"), "{err}");
+    assert!(
+        err.contains("m.yaml:11: key `series.sim.replications`: invalid type"),
+        "{err}"
+    );
 
-    let big = format!("id: m\ntitle: \"{}\"\nversion: 1\nseries:\n{MODEL}", "x".repeat(50 << 20));
+    let big = format!(
+        "id: m\ntitle: \"{}\"\nversion: 1\nseries:\n{MODEL}",
+        "x".repeat(50 << 20)
+    );
     let (_d, o) = list_one(&big);
     assert!(refused(&o).contains("a manifest has at most 1048576 bytes"));
 
-    let mut many = String::from("id: m\ntitle: t\nversion: 1\nparams: { lambda: 1, mu: 2, K: 3 }\nseries:\n");
+    let mut many =
+        String::from("id: m\ntitle: t\nversion: 1\nparams: { lambda: 1, mu: 2, K: 3 }\nseries:\n");
     for i in 0..5000 {
         many.push_str(&format!("  s{i}: {{ solver: mm1k.exact }}\n"));
     }
     let (_d, o) = list_one(&many);
     assert!(refused(&o).contains("more than 64 series"));
 
-    let long_title = format!("id: m\ntitle: \"{}\"\nversion: 1\nparams: {{ lambda: 1, mu: 2, K: 3 }}\nseries:\n{MODEL}", "x".repeat(20_000));
+    let long_title = format!(
+        "id: m\ntitle: \"{}\"\nversion: 1\nparams: {{ lambda: 1, mu: 2, K: 3 }}\nseries:\n{MODEL}",
+        "x".repeat(20_000)
+    );
     let (_d, o) = list_one(&long_title);
     let err = refused(&o);
-    assert!(err.contains("key `title`") && err.contains("limit is 16384"), "{err}");
+    assert!(
+        err.contains("key `title`") && err.contains("limit is 16384"),
+        "{err}"
+    );
 }
 
 /// Issue 12 item 2: a misspelt solver parameter is reported at load time
@@ -265,12 +394,24 @@ fn solver_parameters_are_checked_against_the_solver_at_load_time() {
     write_manifest(dir.path(), "m", &text);
     let o = repro_guarded(dir.path(), &["run", "m"]);
     let err = refused(&o);
-    assert!(err.contains("m.yaml:11: key `series.sim.params.batch_lenn`"), "{err}");
-    assert!(err.contains("did you mean `batch_len`?") && err.contains("nothing was run"), "{err}");
+    assert!(
+        err.contains("m.yaml:11: key `series.sim.params.batch_lenn`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("did you mean `batch_len`?") && err.contains("nothing was run"),
+        "{err}"
+    );
     assert!(!dir.path().join("results").exists());
     // A shared parameter that one series' solver does not take is named where it is written.
-    let text = manifest("  m: [2, 3]\n", "  model: { solver: credit.ctmc }\n  other: { solver: mm1k.exact }\n");
+    let text = manifest(
+        "  m: [2, 3]\n",
+        "  model: { solver: credit.ctmc }\n  other: { solver: mm1k.exact }\n",
+    );
     write_manifest(dir.path(), "m", &text);
     let err = refused(&repro_guarded(dir.path(), &["list", "m"]));
-    assert!(err.contains("m.yaml:4: key `params.") && err.contains("solver `mm1k.exact`"), "{err}");
+    assert!(
+        err.contains("m.yaml:4: key `params.") && err.contains("solver `mm1k.exact`"),
+        "{err}"
+    );
 }

@@ -524,7 +524,19 @@ pub async fn list(
         let cached_full = cached_count(store.as_ref(), &kf).await?;
         let tasks_full = kf.len();
         drop(kf);
-        let kq = keys(Fidelity::Quick)?;
+        // Without simulations the quick plan is the full one (analytic tasks are
+        // shared between profiles): no need to plan it again.
+        let has_sim = m.series.iter().any(|s| {
+            registry
+                .get(&s.solver)
+                .is_some_and(|x| x.kind() == solvers::Kind::Simulation)
+        });
+        let kq = if has_sim { keys(Fidelity::Quick)? } else { Vec::new() };
+        let (tasks_quick, cached_quick) = if has_sim {
+            (kq.len(), cached_count(store.as_ref(), &kq).await?)
+        } else {
+            (tasks_full, cached_full)
+        };
         out.push(ListEntry {
             id: m.id.clone(),
             version: m.version,
@@ -532,8 +544,8 @@ pub async fn list(
             points: m.points.len(),
             tasks_full,
             cached_full,
-            tasks_quick: kq.len(),
-            cached_quick: cached_count(store.as_ref(), &kq).await?,
+            tasks_quick,
+            cached_quick,
             stored_versions,
         });
     }

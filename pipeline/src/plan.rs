@@ -121,14 +121,35 @@ pub fn derive_seed(solver: &str, params: &str, base_seed: u64, replication: u32)
 }
 
 pub fn task_key(solver: &str, version: u32, params: &str, seed: u64, fidelity: &str) -> String {
-    // Built by hand so the text is canonical whatever serde_json's map order is.
-    let canon = format!(
-        "{{\"fidelity\":{},\"params\":{params},\"seed\":{seed},\"solver\":{},\"version\":{version}}}",
-        json!(fidelity),
-        json!(solver)
-    );
-    // The first 16 bytes of the digest: 32 hex digits.
-    hex::encode(&Sha256::digest(canon.as_bytes())[..16])
+    hex::encode(KeyText::new(solver, version, fidelity).digest(params, seed))
+}
+
+/// The canonical key text around the parameters and seed, built once per
+/// series: the planner hashes a million of these at the task limit.
+struct KeyText {
+    head: String,
+    tail: String,
+}
+
+impl KeyText {
+    fn new(solver: &str, version: u32, fidelity: &str) -> Self {
+        // Built by hand so the text is canonical whatever serde_json's map order is.
+        KeyText {
+            head: format!("{{\"fidelity\":{},\"params\":", json!(fidelity)),
+            tail: format!(",\"solver\":{},\"version\":{version}}}", json!(solver)),
+        }
+    }
+
+    /// The first 16 bytes of the SHA-256 of the key text (32 hex digits).
+    fn digest(&self, params: &str, seed: u64) -> [u8; 16] {
+        let mut h = Sha256::new();
+        h.update(self.head.as_bytes());
+        h.update(params.as_bytes());
+        h.update(b",\"seed\":");
+        h.update(seed.to_string().as_bytes());
+        h.update(self.tail.as_bytes());
+        h.finalize()[..16].try_into().expect("16 bytes")
+    }
 }
 
 fn borrowed(p: &BTreeMap<String, Json>) -> impl Iterator<Item = (&str, &Json)> {
@@ -185,6 +206,7 @@ pub fn plan(
         fid: &'static str,
         reps: u32,
         seed: u64,
+        key_text: KeyText,
     }
     for m in manifests {
         let experiment: Arc<str> = Arc::from(m.id.as_str());
@@ -207,6 +229,7 @@ pub fn plan(
                     Kind::Simulation => (fidelity.as_str(), reps),
                 };
                 Prepared {
+                    key_text: KeyText::new(&s.solver, solver.version(), fid),
                     solver,
                     name: Arc::from(s.solver.as_str()),
                     series: Arc::from(s.name.as_str()),
@@ -228,11 +251,11 @@ pub fn plan(
                         Kind::Analytic => 0,
                         Kind::Simulation => derive_seed(&p.name, &pjson, p.seed, r),
                     };
-                    let key = task_key(&p.name, p.solver.version(), &pjson, seed, p.fid);
-                    let num = u128::from_str_radix(&key, 16).expect("hex key");
+                    let digest = p.key_text.digest(&pjson, seed);
+                    let num = u128::from_be_bytes(digest);
                     let task = *index.entry(num).or_insert_with(|| {
                         plan.tasks.push(Task {
-                            key,
+                            key: hex::encode(digest),
                             solver: p.name.clone(),
                             solver_version: p.solver.version(),
                             kind,

@@ -78,7 +78,11 @@ pub fn run_task(
     (result, start.elapsed().as_secs_f64() * 1e3)
 }
 
-fn record(task: &Task, result: &Result<Outcome, SolveError>, wall_ms: f64) -> TaskRecord {
+pub(crate) fn record(
+    task: &Task,
+    result: &Result<Outcome, SolveError>,
+    wall_ms: f64,
+) -> TaskRecord {
     let (status, error, metrics, series) = match result {
         Ok(o) => (
             match o.status {

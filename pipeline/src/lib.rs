@@ -10,8 +10,12 @@
 pub mod exec;
 pub mod manifest;
 pub mod plan;
+pub mod reference;
 pub mod render;
 pub mod results;
+pub mod slurm;
+pub mod timeseries;
+pub mod worker;
 
 use anyhow::{bail, Context};
 use manifest::{Manifest, ManifestError};
@@ -167,6 +171,22 @@ pub struct RunOptions {
     pub force: bool,
     pub progress: bool,
     pub args: String,
+    /// Where the tasks execute: here, or through the store's queue.
+    pub dispatch: Dispatch,
+}
+
+/// Where the tasks of a run execute.
+#[derive(Debug, Clone, Default)]
+pub enum Dispatch {
+    /// In this process, `jobs` at a time (`--executor local`).
+    #[default]
+    Local,
+    /// Through the store's task queue, by workers that `launch` starts
+    /// (`--executor queue|slurm`); `detach` returns once they are started.
+    Queue {
+        launch: worker::Launch,
+        detach: bool,
+    },
 }
 
 #[derive(Debug)]
@@ -174,6 +194,8 @@ pub struct RunReport {
     pub exec: exec::ExecSummary,
     pub error_measures: Vec<ErrorMeasureRow>,
     pub manifests: Vec<Manifest>,
+    /// `--detach`: the Slurm job that runs the tasks; nothing was measured or rendered.
+    pub detached: Option<String>,
 }
 
 /// The SQLite file behind a store location, if it names one.
@@ -285,7 +307,30 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
         fidelity: opts.fidelity,
         progress: opts.progress,
     };
-    let summary = exec::execute(&plan, registry, &store, run_id, &exec_opts).await?;
+    let summary = match &opts.dispatch {
+        Dispatch::Local => exec::execute(&plan, registry, &store, run_id, &exec_opts).await?,
+        Dispatch::Queue { launch, detach } => {
+            let q = worker::QueuedRun {
+                force: opts.force,
+                progress: opts.progress,
+                launch: launch.clone(),
+                detach: *detach,
+            };
+            let (summary, job) =
+                worker::execute_queued(&plan, registry, &store, run_id, &q).await?;
+            if *detach {
+                store.finish_run(run_id, "detached").await?;
+                store.close().await;
+                return Ok(RunReport {
+                    exec: summary,
+                    error_measures: Vec::new(),
+                    manifests,
+                    detached: Some(job.unwrap_or_default()),
+                });
+            }
+            summary
+        }
+    };
     let status = if summary.cancelled {
         "interrupted"
     } else if summary.failed.is_empty() {
@@ -324,6 +369,7 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
         exec: summary,
         error_measures: all_em,
         manifests,
+        detached: None,
     })
 }
 

@@ -34,7 +34,7 @@ struct Cli {
 /// `--store`: every command that reads or writes results.
 #[derive(Args, Debug, Clone)]
 struct StoreArg {
-    /// Result store: a SQLite file path or sqlite:// URL.
+    /// Result store: a SQLite file path, a sqlite:// URL or a postgres://USER@HOST/DB URL.
     #[arg(long, env = "REPRO_STORE", default_value = "results/repro.sqlite")]
     store: String,
 }
@@ -80,7 +80,9 @@ struct RunArgs {
     /// Rerun tasks even if their results are cached.
     #[arg(long)]
     force: bool,
-    /// Where tasks run: `local` (this machine). `slurm` is planned.
+    /// Where tasks run: `local` (this process), `queue` (the store's task queue, with --jobs
+    /// workers in this process and any started by `repro worker`), `slurm` (an sbatch job array
+    /// of workers; needs a postgres:// store).
     #[arg(long, value_enum, default_value = "local")]
     executor: Executor,
     /// No progress bar.
@@ -92,11 +94,14 @@ struct RunArgs {
     results: ResultsArg,
     #[command(flatten)]
     experiments: ExperimentsArg,
+    #[command(flatten)]
+    slurm: pipeline::slurm::SlurmArgs,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 enum Executor {
     Local,
+    Queue,
     Slurm,
 }
 
@@ -166,6 +171,27 @@ struct SolveArgs {
     quick: bool,
 }
 
+#[derive(Args, Debug, Clone)]
+struct WorkerArgs {
+    /// Workers in this process (each runs one task at a time).
+    #[arg(long, short = 'j', default_value_t = 1, allow_negative_numbers = true, value_parser = parse_jobs)]
+    jobs: usize,
+    /// Lease in seconds: a task whose worker stops renewing it for this long is run again elsewhere.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    lease: u64,
+    /// Stop after storing this many results.
+    #[arg(long)]
+    max_tasks: Option<usize>,
+    #[command(flatten)]
+    store: StoreArg,
+}
+
+#[derive(Args, Debug, Clone)]
+struct StatusArgs {
+    #[command(flatten)]
+    store: StoreArg,
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Plan, execute, measure and render (default: every manifest in experiments/).
@@ -182,6 +208,10 @@ enum Command {
     Export(ExportArgs),
     /// Run one task and print its outcome as JSON (the command a failed task prints).
     Solve(SolveArgs),
+    /// Claim and run queued tasks from the store until its queue is empty (see --executor queue|slurm).
+    Worker(WorkerArgs),
+    /// The store's task queue: pending, running (with their workers), done and failed tasks.
+    Status(StatusArgs),
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy)]
@@ -267,6 +297,8 @@ fn main() -> ExitCode {
         Command::Compare(args) => compare(args, &registry),
         Command::Export(args) => export(args, &registry),
         Command::Solve(args) => solve(args, &registry),
+        Command::Worker(args) => worker(args, &registry),
+        Command::Status(args) => status(args, &registry),
     };
     match result {
         Ok(code) => code,
@@ -296,14 +328,24 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
 }
 
 fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOptions> {
-    if run.executor == Executor::Slurm {
-        return Err(
-            InputError("the slurm executor is not built yet; use --executor local".into()).into(),
-        );
-    }
     let jobs = match run.jobs {
         Some(j) => j,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
+    if run.slurm.detach && run.executor == Executor::Local {
+        return Err(InputError("--detach needs --executor queue or slurm".into()).into());
+    }
+    let dispatch = match run.executor {
+        Executor::Local => pipeline::Dispatch::Local,
+        // Detached: only enqueue; workers are started by hand (`repro worker`).
+        Executor::Queue => pipeline::Dispatch::Queue {
+            launch: pipeline::worker::Launch::InProcess(if run.slurm.detach { 0 } else { jobs }),
+            detach: run.slurm.detach,
+        },
+        Executor::Slurm => pipeline::Dispatch::Queue {
+            launch: pipeline::worker::Launch::Slurm(run.slurm.resolve(&run.results.results)?),
+            detach: run.slurm.detach,
+        },
     };
     Ok(RunOptions {
         targets: run.targets.clone(),
@@ -322,11 +364,27 @@ fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOptions> {
             "{verb} {}",
             std::env::args().skip(2).collect::<Vec<_>>().join(" ")
         ),
+        dispatch,
     })
 }
 
 fn print_run_summary(r: &pipeline::RunReport, results: &std::path::Path) {
     let e = &r.exec;
+    if let Some(job) = &r.detached {
+        let by = if job.is_empty() {
+            "for workers (start them with `repro worker`)".to_string()
+        } else {
+            format!("for Slurm job {job}")
+        };
+        eprintln!(
+            "{} tasks: {} cached, {} queued {by}; follow them with `repro status`, \
+             then run the same `repro run` (without --detach) to measure and render from the cache",
+            e.total,
+            e.cached,
+            e.total - e.cached
+        );
+        return;
+    }
     eprintln!(
         "{} tasks: {} cached, {} run ({} saturated, {} undefined), {} failed in {:.2} s; results in {}",
         e.total,
@@ -590,5 +648,115 @@ fn solve(args: SolveArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
         out["series"] = serde_json::json!(outcome.series);
     }
     println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(ExitCode::from(exit::OK))
+}
+
+/// `repro worker`: claims queued tasks until the queue is empty.
+fn worker(args: WorkerArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
+    runtime()?.block_on(async {
+        let store = pipeline::open_store(&args.store.store).await?;
+        let opts = pipeline::worker::WorkerOptions {
+            lease: std::time::Duration::from_secs(args.lease),
+            max_tasks: args.max_tasks,
+        };
+        let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let workers =
+            pipeline::worker::spawn_workers(&store, registry, args.jobs, &opts, cancel.clone());
+        // Ctrl-C, or SIGTERM from scancel or a time limit: hand the running
+        // tasks back to the queue instead of leaving them to their leases.
+        let stop = {
+            let cancel = cancel.clone();
+            tokio::spawn(async move {
+                #[cfg(unix)]
+                {
+                    let mut term =
+                        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+                            .expect("SIGTERM handler");
+                    tokio::select! {
+                        _ = tokio::signal::ctrl_c() => {}
+                        _ = term.recv() => {}
+                    }
+                }
+                #[cfg(not(unix))]
+                tokio::signal::ctrl_c().await.ok();
+                cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+            })
+        };
+        let mut total = pipeline::worker::WorkerSummary::default();
+        for w in workers {
+            let s = w.await.context("worker task")??;
+            total.completed += s.completed;
+            total.failed += s.failed;
+            total.lost += s.lost;
+        }
+        stop.abort();
+        store.close().await;
+        let interrupted = cancel.load(std::sync::atomic::Ordering::Relaxed);
+        eprintln!(
+            "worker {}: {} results stored ({} failed tasks), {} tasks lost to other workers{}",
+            pipeline::worker::worker_id(0),
+            total.completed,
+            total.failed,
+            total.lost,
+            if interrupted {
+                "; interrupted"
+            } else {
+                "; the queue is empty"
+            }
+        );
+        Ok(ExitCode::from(if interrupted {
+            exit::INTERRUPTED
+        } else {
+            exit::OK
+        }))
+    })
+}
+
+/// `repro status`: the store's task queue.
+fn status(args: StatusArgs, _registry: &Registry) -> anyhow::Result<ExitCode> {
+    let s = runtime()?.block_on(async {
+        let store = pipeline::open_existing_store(&args.store.store).await?;
+        let s = pipeline::worker::status(&store).await;
+        store.close().await;
+        s
+    })?;
+    let c = s.counts;
+    println!(
+        "queue: {} pending, {} running, {} done, {} failed",
+        c.pending, c.running, c.done, c.failed
+    );
+    if !s.running.is_empty() {
+        println!("running:");
+        for r in &s.running {
+            let solver = pipeline::worker::task_of(&r.task_key, &r.spec)
+                .map_or("?".to_string(), |t| t.solver);
+            let lease = match r.lease_until {
+                Some(t) if t >= s.now_ms => {
+                    format!("lease {:.0} s left", (t - s.now_ms) as f64 / 1e3)
+                }
+                Some(t) => format!(
+                    "lease expired {:.0} s ago: the next worker reclaims it",
+                    (s.now_ms - t) as f64 / 1e3
+                ),
+                None => "no lease".into(),
+            };
+            println!(
+                "  {} {:<20} on {} (attempt {}, {lease})",
+                r.task_key,
+                solver,
+                r.worker.as_deref().unwrap_or("?"),
+                r.attempts
+            );
+        }
+    }
+    if !s.failed.is_empty() {
+        println!("failed (rerun one with the command shown):");
+        for (r, t) in &s.failed {
+            println!("  {}: {}", r.task_key, r.error.as_deref().unwrap_or(""));
+            if let Some(t) = t {
+                println!("    {}", t.solve_command());
+            }
+        }
+    }
     Ok(ExitCode::from(exit::OK))
 }

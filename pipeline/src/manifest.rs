@@ -23,6 +23,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::reference::Reference;
+pub use crate::timeseries::FigureKind;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct ManifestError {
     pub file: PathBuf,
@@ -69,6 +72,8 @@ struct RawManifest {
     figures: Vec<RawFigure>,
     #[serde(default)]
     tables: Vec<TableSpec>,
+    #[serde(default)]
+    reference_data: Mapping,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -167,6 +172,12 @@ struct RawFigure {
     ylabel: Option<String>,
     #[serde(default)]
     log_y: bool,
+    #[serde(default)]
+    kind: FigureKind,
+    #[serde(default)]
+    x_per: Option<String>,
+    #[serde(default)]
+    x_values: Option<Vec<f64>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -213,6 +224,10 @@ pub struct Figure {
     pub xlabel: String,
     pub ylabel: String,
     pub log_y: bool,
+    /// What the x-axis is (crate::timeseries): a sweep axis by default.
+    pub kind: FigureKind,
+    pub x_per: Option<String>,
+    pub x_values: Vec<f64>,
 }
 
 /// One point of the sweep: its index in sweep order and the axis values.
@@ -249,6 +264,8 @@ pub struct Manifest {
     pub compare: Vec<Compare>,
     pub figures: Vec<Figure>,
     pub tables: Vec<TableSpec>,
+    /// Paper numbers (crate::reference).
+    pub references: Vec<Reference>,
 }
 
 impl Manifest {
@@ -1019,7 +1036,10 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
             ),
         ));
     }
-    let names: BTreeSet<&str> = series.iter().map(|s| s.name.as_str()).collect();
+    let series_names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
+    let references = crate::reference::parse(path, text, &raw.reference_data, &series_names)?;
+    let mut names: BTreeSet<&str> = series.iter().map(|s| s.name.as_str()).collect();
+    names.extend(references.iter().map(|r| r.name.as_str()));
     for (i, c) in raw.compare.iter().enumerate() {
         check_name(&ctx, &format!("compare.{i}.metric"), &c.metric)?;
         for (field, v) in [("reference", &c.reference), ("candidate", &c.candidate)] {
@@ -1056,7 +1076,7 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
                 check_text(&ctx, &format!("{key}.{k}"), t)?;
             }
         }
-        if !axes.contains(&f.x) {
+        if f.kind == FigureKind::Sweep && !axes.contains(&f.x) {
             return Err(ctx.err(
                 &format!("{key}.x"),
                 format!(
@@ -1096,6 +1116,8 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
         for metric in &y {
             check_name(&ctx, &format!("{key}.y"), metric)?;
         }
+        crate::timeseries::validate(f.kind, &y, &f.x_per, &f.x_values, points.len())
+            .map_err(|(k, msg)| ctx.err(&format!("{key}.{k}"), msg))?;
         figures.push(Figure {
             id: f.id.clone(),
             title: f.title.clone().unwrap_or_else(|| raw.title.clone()),
@@ -1105,6 +1127,9 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
             series: f.series.clone(),
             xlabel: f.xlabel.clone().unwrap_or_else(|| f.x.clone()),
             log_y: f.log_y,
+            kind: f.kind,
+            x_per: f.x_per.clone(),
+            x_values: f.x_values.clone().unwrap_or_default(),
         });
     }
     for (i, t) in raw.tables.iter().enumerate() {
@@ -1174,6 +1199,7 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
         compare: raw.compare,
         figures,
         tables: raw.tables,
+        references,
     })
 }
 

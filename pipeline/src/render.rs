@@ -37,9 +37,15 @@ pub fn figures(r: &ExperimentResults, registry: &Registry) -> Vec<Figure> {
     m.figures
         .iter()
         .map(|f| {
+            if f.kind != crate::manifest::FigureKind::Sweep {
+                return crate::timeseries::figure(r, f, registry);
+            }
             let mut series = Vec::new();
             for sname in &f.series {
-                let s = m.series(sname).expect("validated");
+                let Some(s) = m.series(sname) else {
+                    series.extend(crate::timeseries::reference_sweep_series(r, f, sname));
+                    continue;
+                };
                 let style = match registry.get(&s.solver).map(|x| x.kind()) {
                     Some(Kind::Simulation) => SeriesStyle::Markers,
                     _ => SeriesStyle::Line,

@@ -142,6 +142,12 @@ pub async fn collect(store: &Store, manifest: &Manifest) -> anyhow::Result<Exper
             }
         }
     }
+    crate::reference::inject(
+        &manifest.references,
+        manifest.points.len(),
+        &mut values,
+        &mut status,
+    );
     Ok(ExperimentResults {
         manifest: manifest.clone(),
         values,

@@ -167,7 +167,7 @@ fn plan(fig: &Figure) -> Plan<'_> {
     let mut series = Vec::with_capacity(fig.series.len());
     let mut n_marker_series = 0;
     for (i, s) in fig.series.iter().enumerate() {
-        let shape = if s.style == SeriesStyle::Line {
+        let shape = if matches!(s.style, SeriesStyle::Line | SeriesStyle::Trace) {
             Shape::Circle
         } else {
             n_marker_series += 1;
@@ -377,7 +377,7 @@ fn samples(series: &[Prepared<'_>], x: &Axis, y: &Axis) -> Vec<(f64, f64)> {
                     out.push((fx, y.fraction((lo + hi) / 2.0)));
                 }
             }
-            if s.style == SeriesStyle::Line {
+            if matches!(s.style, SeriesStyle::Line | SeriesStyle::Trace) {
                 for w in run.windows(2) {
                     let (a, b) = (
                         (x.fraction(w[0].x), y.fraction(w[0].y)),
@@ -528,6 +528,19 @@ fn draw_series<'a, DB: DrawingBackend + 'a>(
                         + PathElement::new(vec![(0, 0), (26, 0)], color.stroke_width(2))
                         + Circle::new((13, 0), 3, color.filled())
                 });
+        }
+        SeriesStyle::Trace => {
+            for (i, run) in s.runs.iter().enumerate() {
+                let line = chart.draw_series(LineSeries::new(
+                    run.iter().map(|p| (p.x, p.y)),
+                    color.stroke_width(1),
+                ))?;
+                if i == 0 {
+                    line.label(s.label).legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 26, y)], color.stroke_width(1))
+                    });
+                }
+            }
         }
         SeriesStyle::Markers => {
             chart

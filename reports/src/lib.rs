@@ -77,6 +77,8 @@ pub enum SeriesStyle {
     Line,
     Markers,
     Reference,
+    /// A dense simulated time series: a thin line without markers.
+    Trace,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -126,6 +126,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
         }
     }
     let wheel_len = *lat.iter().max().unwrap_or(&1) as usize + 1;
+    let ivc_router: Vec<u32> = (0..n_ivc).map(|i| (i / (ports * v_n)) as u32).collect();
 
     // Input VC state: network VCs 0..n_ivc with a ring buffer each, then
     // injection VCs n_ivc..n_ivc + n_inj holding the message being sent.
@@ -142,6 +143,12 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
     // Work per router: flits in its network input buffers + messages at its
     // source (waiting or being injected). Routers with none are skipped.
     let mut work = vec![0u64; n_r];
+    // Headers waiting for an output VC per router, messages queued at each
+    // router's source, owned output VCs per channel: the loops below skip
+    // what has nothing to do.
+    let mut hdr_wait = vec![0u32; n_r];
+    let mut queued = vec![0u32; n_r];
+    let mut owned = vec![0u32; n_ch];
 
     let queues = match sc.injection {
         Injection::PerVc => n_inj,
@@ -220,6 +227,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
     let mut order_rot = 0usize;
     let n_in = ports * v_n + v_n; // input VCs per router
 
+    let mut next_min = next_t.iter().copied().fold(f64::INFINITY, f64::min);
     let mut cycle: u64 = 0;
     loop {
         if cycle & 0xFFF == 0 {
@@ -235,7 +243,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
         let slot = (cycle % wheel_len as u64) as usize;
         let mut landing = std::mem::take(&mut wheel[slot]);
         for &(i, f) in &landing {
-            let r = i as usize / (ports * v_n);
+            let r = ivc_router[i as usize] as usize;
             let m = (f >> 2) as usize;
             if msgs[m].dst as usize == r {
                 in_net -= 1;
@@ -277,8 +285,14 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
                 }
             } else {
                 let at = i as usize;
-                let pos = (fl_head[at] + fl_len[at]) as usize % buf;
+                let mut pos = (fl_head[at] + fl_len[at]) as usize;
+                if pos >= buf {
+                    pos -= buf;
+                }
                 fl[at * buf + pos] = f;
+                if fl_len[at] == 0 && alloc[at] == NONE {
+                    hdr_wait[r] += 1;
+                }
                 fl_len[at] += 1;
                 work[r] += 1;
             }
@@ -290,49 +304,54 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
         }
         // Generation: messages generated before this cycle start.
         let now = cycle as f64;
-        for n in 0..n_r {
-            while next_t[n] < now {
-                let g = next_t[n].floor() as u64;
-                let dst = match hot {
-                    Some(h) if n as u32 != h.node && rng.uniform() < h.delta => h.node,
-                    _ => {
-                        let x = below(&mut rng, n_r - 1) as u32;
-                        if x >= n as u32 {
-                            x + 1
-                        } else {
-                            x
+        if now > next_min {
+            next_min = f64::INFINITY;
+            for n in 0..n_r {
+                while next_t[n] < now {
+                    let g = next_t[n].floor() as u64;
+                    let dst = match hot {
+                        Some(h) if n as u32 != h.node && rng.uniform() < h.delta => h.node,
+                        _ => {
+                            let x = below(&mut rng, n_r - 1) as u32;
+                            if x >= n as u32 {
+                                x + 1
+                            } else {
+                                x
+                            }
                         }
-                    }
-                };
-                let msg = Msg {
-                    dst,
-                    gen: g,
-                    inject: 0,
-                    hops: 0,
-                };
-                let id = match free_msgs.pop() {
-                    Some(id) => {
-                        msgs[id as usize] = msg;
-                        id
-                    }
-                    None => {
-                        msgs.push(msg);
-                        (msgs.len() - 1) as u32
-                    }
-                };
-                let q = match sc.injection {
-                    Injection::PerVc => n * v_n + below(&mut rng, v_n),
-                    Injection::Shared => n,
-                };
-                queue[q].push_back(id);
-                c.msgs_generated += 1;
-                c.msgs_waiting += 1;
-                work[n] += 1;
-                next_t[n] = match &mut gen {
-                    Gen::Bernoulli(p) => next_t[n] + rng.geometric(*p) as f64,
-                    Gen::Poisson(s) => s[n].next_arrival(),
-                    Gen::Mmpp(s) => s[n].next_arrival(),
-                };
+                    };
+                    let msg = Msg {
+                        dst,
+                        gen: g,
+                        inject: 0,
+                        hops: 0,
+                    };
+                    let id = match free_msgs.pop() {
+                        Some(id) => {
+                            msgs[id as usize] = msg;
+                            id
+                        }
+                        None => {
+                            msgs.push(msg);
+                            (msgs.len() - 1) as u32
+                        }
+                    };
+                    let q = match sc.injection {
+                        Injection::PerVc => n * v_n + below(&mut rng, v_n),
+                        Injection::Shared => n,
+                    };
+                    queue[q].push_back(id);
+                    c.msgs_generated += 1;
+                    c.msgs_waiting += 1;
+                    work[n] += 1;
+                    queued[n] += 1;
+                    next_t[n] = match &mut gen {
+                        Gen::Bernoulli(p) => next_t[n] + rng.geometric(*p) as f64,
+                        Gen::Poisson(s) => s[n].next_arrival(),
+                        Gen::Mmpp(s) => s[n].next_arrival(),
+                    };
+                }
+                next_min = next_min.min(next_t[n]);
             }
         }
         if c.msgs_waiting > sc.backlog_limit {
@@ -352,7 +371,10 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
             break;
         }
         // Phase 2: per router, VC allocation then one flit per output channel.
-        order_rot = (order_rot + 1) % n_in;
+        order_rot += 1;
+        if order_rot == n_in {
+            order_rot = 0;
+        }
         let mut moved = false;
         for r in 0..n_r {
             if work[r] == 0 {
@@ -362,6 +384,9 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
             let ivc0 = r * ports * v_n;
             // Idle injection VCs take their next message.
             for v in 0..v_n {
+                if queued[r] == 0 {
+                    break;
+                }
                 let j = r * v_n + v;
                 if inj_msg[j] == NONE {
                     let q = match sc.injection {
@@ -371,12 +396,27 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
                     if let Some(m) = queue[q].pop_front() {
                         inj_msg[j] = m;
                         inj_left[j] = omega;
+                        queued[r] -= 1;
+                        hdr_wait[r] += 1;
                     }
                 }
             }
             // VC allocation for waiting headers, starting at a rotating VC.
-            for s in 0..n_in {
-                let k = (s + order_rot) % n_in;
+            // Stop once every waiting header has been seen (no division in
+            // the index: this loop is the engine's hottest).
+            let mut seen = 0;
+            let waiting = hdr_wait[r];
+            let mut k = order_rot;
+            for _ in 0..n_in {
+                if seen >= waiting {
+                    break;
+                }
+                let kk = k;
+                k += 1;
+                if k == n_in {
+                    k = 0;
+                }
+                let k = kk;
                 let (i, m, is_head) = if k < ports * v_n {
                     let i = ivc0 + k;
                     if alloc[i] != NONE || fl_len[i] == 0 {
@@ -396,6 +436,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
                 if !is_head {
                     continue;
                 }
+                seen += 1;
                 let chosen = routing.route(r32, msgs[m].dst, &mut rng, |p, v| {
                     let o = (r * ports + p as usize) * v_n + v as usize;
                     owner[o] == NONE && credits[o] == buf as u32
@@ -404,14 +445,23 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
                     let o = (r * ports + p as usize) * v_n + v as usize;
                     owner[o] = i as u32;
                     alloc[i] = o as u32;
+                    owned[r * ports + p as usize] += 1;
+                    hdr_wait[r] -= 1;
                 }
             }
             // Switch traversal: one flit per output channel.
             for p in 0..ports {
                 let ch = r * ports + p;
+                if owned[ch] == 0 {
+                    continue;
+                }
                 let start = rr[ch] as usize;
                 for s in 0..v_n {
-                    let v = (start + s) % v_n;
+                    let v = if start + s >= v_n {
+                        start + s - v_n
+                    } else {
+                        start + s
+                    };
                     let o = ch * v_n + v;
                     let i = owner[o];
                     if i == NONE || credits[o] == 0 {
@@ -423,7 +473,11 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
                             continue;
                         }
                         let f = fl[i * buf + fl_head[i] as usize];
-                        fl_head[i] = (fl_head[i] + 1) % buf as u32;
+                        fl_head[i] = if fl_head[i] + 1 == buf as u32 {
+                            0
+                        } else {
+                            fl_head[i] + 1
+                        };
                         fl_len[i] -= 1;
                         work[r] -= 1;
                         credit_next.push(up[i]);
@@ -448,8 +502,11 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
                         (m << 2) | (u32::from(head) << 1) | u32::from(tail)
                     };
                     credits[o] -= 1;
-                    let when = (cycle + lat[ch] as u64) % wheel_len as u64;
-                    wheel[when as usize].push((down[o], f));
+                    let mut when = slot + lat[ch] as usize;
+                    if when >= wheel_len {
+                        when -= wheel_len;
+                    }
+                    wheel[when].push((down[o], f));
                     ch_flits[ch] += 1;
                     if f & 2 != 0 {
                         msgs[(f >> 2) as usize].hops += 1;
@@ -457,8 +514,13 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
                     if f & 1 != 0 {
                         owner[o] = NONE;
                         alloc[i] = NONE;
+                        owned[ch] -= 1;
+                        // The next message's header, if already here, waits.
+                        if i < n_ivc && fl_len[i] > 0 {
+                            hdr_wait[r] += 1;
+                        }
                     }
-                    rr[ch] = ((v + 1) % v_n) as u32;
+                    rr[ch] = if v + 1 == v_n { 0 } else { v as u32 + 1 };
                     moved = true;
                     break;
                 }

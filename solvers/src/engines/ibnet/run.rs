@@ -184,7 +184,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             })
             .collect();
         let data_bytes = sc.mtu + sc.header;
-        let nbins = (sc.duration / sc.bin).ceil() as usize;
+        let nbins = ((sc.duration / sc.bin) * (1.0 - 1e-12)).ceil() as usize;
         Engine {
             sc,
             cc,

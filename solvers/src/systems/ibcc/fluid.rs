@@ -54,6 +54,11 @@ impl Solver for IbccFluid {
             };
             for (f, x) in r.iter().enumerate() {
                 o = o.with(&format!("thr_F{}_{}", f + 1, j), *x);
+                // A step over the measured window, for time-series figures.
+                let w = s.scenario.windows[j];
+                let steps = o.series.entry(format!("thr_F{}", f + 1)).or_default();
+                steps.push((w.0, *x));
+                steps.push((w.1, *x));
             }
             last = r;
         }

@@ -104,16 +104,20 @@ pub struct SimLength {
 }
 
 impl SimLength {
+    /// Overrides from the parameters, else `full` or `quick` by fidelity.
     pub(crate) fn resolve(
         replications: Option<f64>,
         warmup: Option<f64>,
         horizon: Option<f64>,
         fidelity: Fidelity,
+        full: SimLength,
+        quick: SimLength,
     ) -> Result<SimLength, SolveError> {
-        let (r, w, h) = match fidelity {
-            Fidelity::Full => (10, 20.0, 200.0),
-            Fidelity::Quick => (4, 10.0, 40.0),
+        let d = match fidelity {
+            Fidelity::Full => full,
+            Fidelity::Quick => quick,
         };
+        let (r, w, h) = (d.replications, d.warmup, d.horizon);
         Ok(SimLength {
             replications: match replications {
                 Some(x) => count("replications", x, 2)? as u32,
@@ -152,15 +156,15 @@ pub(crate) fn sim_length_docs() -> Vec<ParamDoc> {
     vec![
         ParamDoc {
             name: "replications",
-            doc: "independent replications (>= 2; default 10, quick 4), each with the MMPP phases drawn from their stationary law (W-51); CIs across replications",
+            doc: "independent replications (>= 2; default 5, quick 3), each with the MMPP phases drawn from their stationary law (W-51); CIs across replications",
         },
         ParamDoc {
             name: "warmup",
-            doc: "simulated seconds discarded at the start of each replication (default 20, quick 10)",
+            doc: "simulated seconds discarded at the start of each replication (default 10, quick 5)",
         },
         ParamDoc {
             name: "horizon",
-            doc: "simulated seconds measured per replication (default 200, quick 40)",
+            doc: "simulated seconds measured per replication (ch.6 default 60, quick 15; ch.7 default 200, quick 40)",
         },
         ParamDoc {
             name: "service",

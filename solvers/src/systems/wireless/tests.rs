@@ -607,3 +607,50 @@ fn routing_rows_sum_to_one() {
         );
     }
 }
+
+#[test]
+#[ignore]
+fn timing_probe() {
+    use std::time::Instant;
+    let m = test_mesh(9, 0.1, case1(81), ipp(5.4, 0.09, 0.06), SourceKind::Mmpp);
+    let src = m.station_flow();
+    let t0 = Instant::now();
+    let out_s = src.departure(m.mu_station()).unwrap();
+    eprintln!("station dep {:?}", t0.elapsed());
+    let input = flow::Flow::superpose(&[(out_s, 5.0)]).unwrap();
+    let t0 = Instant::now();
+    let out_a = input.departure(m.mu_ap_up()).unwrap();
+    eprintln!("ap dep {:?}", t0.elapsed());
+    let tr = flow::Flow::superpose(&[(out_a, 243.0)]).unwrap();
+    eprintln!("tr {:?}", tr);
+    let eps = m.visit_ratios().unwrap();
+    let e = eps.iter().copied().fold(0.0, f64::max);
+    let inp = tr.scaled(e).unwrap();
+    if let flow::Flow::Mmpp(p) = inp {
+        let q = crate::queueing::mmpp::mmpp_m1(&p, m.mu_mr()).unwrap();
+        let mut x = q.pi; let mut l = 0; while x.sum() >= 1e-10 { x *= q.r; l += 1; }
+        eprintln!("mr input {:?} rho {} levels {l}", p, q.rho);
+    }
+    let t0 = Instant::now();
+    let _ = inp.departure(m.mu_mr()).unwrap();
+    eprintln!("mr dep {:?}", t0.elapsed());
+}
+
+#[test]
+#[ignore]
+fn eps_classes_probe() {
+    let m = test_mesh(9, 0.1, case1(81), ipp(5.4, 0.09, 0.06), SourceKind::Mmpp);
+    let eps = m.visit_ratios().unwrap();
+    for tol in [1e-15, 1e-13, 1e-11, 1e-9] {
+        let mut c: Vec<f64> = Vec::new();
+        for &e in &eps {
+            if !c.iter().any(|x| (x - e).abs() <= tol * e) {
+                c.push(e);
+            }
+        }
+        eprintln!("tol {tol}: {} classes", c.len());
+    }
+    let t0 = std::time::Instant::now();
+    let _ = mesh_model(&m, Averaging::Traffic).unwrap();
+    eprintln!("model {:?}", t0.elapsed());
+}

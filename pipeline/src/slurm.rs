@@ -1,0 +1,342 @@
+//! The Slurm launcher: `repro run --executor slurm` submits an `sbatch` job
+//! array whose elements each run `repro worker`, which pulls tasks from the
+//! store's queue (see [`crate::worker`]). Slurm only starts workers; what runs
+//! where is decided by the queue, so a worker lost to a node failure or a
+//! time limit costs one task's lease, not the run.
+//!
+//! Options come from flags, else from the `[slurm]` section of a config file
+//! (`--config FILE`, or `repro.toml` in the current folder if present):
+//!
+//! ```toml
+//! [slurm]
+//! workers = 16            # array size
+//! partition = "compute"
+//! time = "02:00:00"       # per worker
+//! sbatch_args = ["--mem-per-cpu=2G", "--qos=normal"]
+//! ```
+//!
+//! The workers read the store URL from `REPRO_STORE` in their environment
+//! (sbatch exports the submitter's environment by default), so a password in
+//! the URL does not appear in `squeue`'s command lines.
+
+use crate::InputError;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `--executor slurm` flags (flattened into `repro run`/`check`).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct SlurmArgs {
+    /// Slurm: number of workers (the job array's size) [config: workers; default 4].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    pub workers: Option<u32>,
+    /// Slurm: partition to submit to [config: partition; default: the cluster's].
+    #[arg(long)]
+    pub partition: Option<String>,
+    /// Slurm: time limit of each worker, e.g. 01:00:00 [config: time].
+    #[arg(long)]
+    pub time: Option<String>,
+    /// Slurm: an extra sbatch argument (repeatable), e.g. --sbatch-arg=--mem-per-cpu=2G [config: sbatch_args].
+    #[arg(long = "sbatch-arg", allow_hyphen_values = true)]
+    pub sbatch_args: Vec<String>,
+    /// Queue or Slurm: enqueue (slurm: and submit the workers), then return; follow with `repro status`.
+    #[arg(long)]
+    pub detach: bool,
+    /// Config file with a [slurm] section (default: ./repro.toml if present).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+}
+
+/// Resolved options of one submission.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlurmOptions {
+    pub workers: u32,
+    pub partition: Option<String>,
+    pub time: Option<String>,
+    pub sbatch_args: Vec<String>,
+    /// Where the workers' stdout/stderr go (`<results>/slurm`).
+    pub log_dir: PathBuf,
+}
+
+const DEFAULT_WORKERS: u32 = 4;
+
+/// The `[slurm]` section of a config file: `key = value` lines, values are
+/// quoted strings, integers or arrays of quoted strings (a TOML subset).
+#[derive(Debug, Default, PartialEq)]
+struct SlurmConfig {
+    workers: Option<u32>,
+    partition: Option<String>,
+    time: Option<String>,
+    sbatch_args: Vec<String>,
+}
+
+fn parse_config(path: &Path, text: &str) -> Result<SlurmConfig, InputError> {
+    let err = |line: usize, msg: String| InputError(format!("{}:{line}: {msg}", path.display()));
+    let mut cfg = SlurmConfig::default();
+    let mut in_slurm = false;
+    for (i, raw) in text.lines().enumerate() {
+        let n = i + 1;
+        let line = strip_comment(raw).trim();
+        if line.is_empty() {
+            continue;
+        }
+        if line.starts_with('[') {
+            in_slurm = line == "[slurm]";
+            continue;
+        }
+        if !in_slurm {
+            continue;
+        }
+        let (key, value) = line
+            .split_once('=')
+            .ok_or_else(|| err(n, format!("expected `key = value`, got `{line}`")))?;
+        let (key, value) = (key.trim(), value.trim());
+        match key {
+            "workers" => {
+                cfg.workers = Some(
+                    value
+                        .parse::<u32>()
+                        .ok()
+                        .filter(|&w| w >= 1)
+                        .ok_or_else(|| err(n, "workers must be an integer >= 1".into()))?,
+                )
+            }
+            "partition" => cfg.partition = Some(string(value).map_err(|m| err(n, m))?),
+            "time" => cfg.time = Some(string(value).map_err(|m| err(n, m))?),
+            "sbatch_args" => {
+                let inner = value
+                    .strip_prefix('[')
+                    .and_then(|v| v.strip_suffix(']'))
+                    .ok_or_else(|| err(n, "sbatch_args must be an array of strings".into()))?;
+                cfg.sbatch_args = inner
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(string)
+                    .collect::<Result<_, _>>()
+                    .map_err(|m| err(n, m))?;
+            }
+            other => {
+                return Err(err(
+                    n,
+                    format!(
+                        "unknown key `{other}` in [slurm] (known: workers, partition, time, sbatch_args)"
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(cfg)
+}
+
+fn strip_comment(line: &str) -> &str {
+    let mut quoted = false;
+    for (i, c) in line.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            '#' if !quoted => return &line[..i],
+            _ => {}
+        }
+    }
+    line
+}
+
+fn string(v: &str) -> Result<String, String> {
+    v.strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .filter(|v| !v.contains('"'))
+        .map(str::to_string)
+        .ok_or_else(|| format!("expected a quoted string, got `{v}`"))
+}
+
+impl SlurmArgs {
+    /// Flags over config file over defaults. Fails early, before anything is
+    /// planned, if `sbatch` is not on PATH.
+    pub fn resolve(&self, results_dir: &Path) -> Result<SlurmOptions, InputError> {
+        let on_path = std::env::var_os("PATH")
+            .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("sbatch").is_file()));
+        if !on_path {
+            return Err(InputError(missing_tool_text(
+                "sbatch",
+                "not found on PATH".into(),
+            )));
+        }
+        self.options(results_dir)
+    }
+
+    fn options(&self, results_dir: &Path) -> Result<SlurmOptions, InputError> {
+        let path = match &self.config {
+            Some(p) => Some(p.clone()),
+            None => Some(PathBuf::from("repro.toml")).filter(|p| p.is_file()),
+        };
+        let cfg = match path {
+            Some(p) => {
+                let text = std::fs::read_to_string(&p).map_err(|e| {
+                    InputError(format!("cannot read the config file {}: {e}", p.display()))
+                })?;
+                parse_config(&p, &text)?
+            }
+            None => SlurmConfig::default(),
+        };
+        let log_dir = std::path::absolute(results_dir.join("slurm"))
+            .map_err(|e| InputError(format!("--results {}: {e}", results_dir.display())))?;
+        let mut sbatch_args = cfg.sbatch_args;
+        sbatch_args.extend(self.sbatch_args.iter().cloned());
+        Ok(SlurmOptions {
+            workers: self.workers.or(cfg.workers).unwrap_or(DEFAULT_WORKERS),
+            partition: self.partition.clone().or(cfg.partition),
+            time: self.time.clone().or(cfg.time),
+            sbatch_args,
+            log_dir,
+        })
+    }
+}
+
+fn missing_tool_text(tool: &str, why: String) -> String {
+    format!(
+        "cannot run `{tool}` ({why}): --executor slurm needs the Slurm client commands on PATH \
+         (run on a cluster's login node, or `apt-get install slurm-client`; a single-node \
+         cluster for testing: `ci/services/slurm.sh up`)"
+    )
+}
+
+fn missing_tool(tool: &str, e: std::io::Error) -> anyhow::Error {
+    InputError(missing_tool_text(tool, e.to_string())).into()
+}
+
+/// The `sbatch` arguments for `opts` (without the program name).
+pub fn sbatch_args(opts: &SlurmOptions, exe: &Path) -> Vec<String> {
+    let mut a = vec![
+        "--parsable".to_string(),
+        "--job-name=repro-worker".into(),
+        format!("--array=0-{}", opts.workers - 1),
+        format!("--output={}/worker-%A_%a.out", opts.log_dir.display()),
+    ];
+    if let Some(p) = &opts.partition {
+        a.push(format!("--partition={p}"));
+    }
+    if let Some(t) = &opts.time {
+        a.push(format!("--time={t}"));
+    }
+    a.extend(opts.sbatch_args.iter().cloned());
+    let exe = exe.display().to_string().replace('\'', "'\\''");
+    a.push(format!("--wrap=exec '{exe}' worker"));
+    a
+}
+
+/// Submits the job array; returns its job id.
+pub fn submit(opts: &SlurmOptions, store_location: &str) -> anyhow::Result<String> {
+    std::fs::create_dir_all(&opts.log_dir).map_err(|e| {
+        InputError(format!(
+            "cannot create the worker log folder {}: {e}",
+            opts.log_dir.display()
+        ))
+    })?;
+    let exe = std::env::current_exe()?;
+    let out = Command::new("sbatch")
+        .args(sbatch_args(opts, &exe))
+        .env("REPRO_STORE", store_location)
+        .output()
+        .map_err(|e| missing_tool("sbatch", e))?;
+    if !out.status.success() {
+        return Err(InputError(format!(
+            "sbatch refused the worker array: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+        .into());
+    }
+    // --parsable prints `jobid` or `jobid;cluster`.
+    let text = String::from_utf8_lossy(&out.stdout);
+    let id = text.trim().split(';').next().unwrap_or("").to_string();
+    if id.is_empty() || !id.chars().all(|c| c.is_ascii_digit()) {
+        anyhow::bail!("sbatch printed no job id: {text:?}");
+    }
+    Ok(id)
+}
+
+/// Whether any element of job `id` is still pending or running.
+pub fn job_alive(id: &str) -> anyhow::Result<bool> {
+    let out = Command::new("squeue")
+        .args([
+            "--noheader",
+            "--jobs",
+            id,
+            "--states=PENDING,RUNNING,SUSPENDED,COMPLETING,CONFIGURING,REQUEUED,RESIZING",
+            "--format=%i",
+        ])
+        .output()
+        .map_err(|e| missing_tool("squeue", e))?;
+    // squeue fails on a job id it has forgotten: that job is over.
+    Ok(out.status.success() && !String::from_utf8_lossy(&out.stdout).trim().is_empty())
+}
+
+/// Cancels job `id` (best effort: the queue's leases cover a failure here).
+pub fn cancel(id: &str) {
+    match Command::new("scancel").arg(id).status() {
+        Ok(s) if s.success() => {}
+        other => tracing::warn!("scancel {id} failed: {other:?}; cancel it by hand"),
+    }
+}
+
+pub fn log_dir_hint() -> &'static str {
+    "<results>/slurm/worker-<job>_<index>.out"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_section_is_parsed_and_flags_win() {
+        let text = r#"
+# shared settings
+[other]
+workers = 99
+[slurm]
+workers = 8          # array size
+partition = "compute"
+time = "01:00:00"
+sbatch_args = ["--mem-per-cpu=2G", "--qos=low#1"]
+"#;
+        let cfg = parse_config(Path::new("repro.toml"), text).unwrap();
+        assert_eq!(
+            cfg,
+            SlurmConfig {
+                workers: Some(8),
+                partition: Some("compute".into()),
+                time: Some("01:00:00".into()),
+                sbatch_args: vec!["--mem-per-cpu=2G".into(), "--qos=low#1".into()],
+            }
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.toml");
+        std::fs::write(&path, text).unwrap();
+        let args = SlurmArgs {
+            workers: Some(2),
+            sbatch_args: vec!["--exclusive".into()],
+            config: Some(path),
+            ..Default::default()
+        };
+        let o = args.options(dir.path()).unwrap();
+        assert_eq!(o.workers, 2);
+        assert_eq!(o.partition.as_deref(), Some("compute"));
+        assert_eq!(o.sbatch_args.len(), 3);
+        let a = sbatch_args(&o, Path::new("/opt/re'pro"));
+        assert!(a.contains(&"--array=0-1".to_string()));
+        assert!(a.contains(&"--partition=compute".to_string()));
+        assert_eq!(a.last().unwrap(), "--wrap=exec '/opt/re'\\''pro' worker");
+    }
+
+    #[test]
+    fn config_errors_name_file_line_and_key() {
+        let e = parse_config(Path::new("c.toml"), "[slurm]\nworkerz = 3\n").unwrap_err();
+        assert!(
+            e.0.contains("c.toml:2") && e.0.contains("workerz"),
+            "{}",
+            e.0
+        );
+        let e = parse_config(Path::new("c.toml"), "[slurm]\nworkers = 0\n").unwrap_err();
+        assert!(e.0.contains("c.toml:2"), "{}", e.0);
+        let e = parse_config(Path::new("c.toml"), "[slurm]\ntime = 3\n").unwrap_err();
+        assert!(e.0.contains("quoted"), "{}", e.0);
+    }
+}

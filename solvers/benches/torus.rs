@@ -1,0 +1,44 @@
+//! Speed of the flit engine on the configuration a BookSim2 user would run for
+//! comparison (issue 7): k×k torus, dimension-order routing, 4 VCs, 32-flit
+//! packets, uniform destinations, Bernoulli injection (0.01 packets/node/cycle
+//! on 8×8, 0.005 on 16×16), VC buffers of 8 and 2 flits. Prints cycles
+//! simulated, flits delivered, CPU seconds (this thread) and flits per
+//! CPU-second. Run: cargo bench -p solvers --bench torus
+//! Side by side: python3 ../shared/peers/booksim/booksim_peer.py k=8 injection_rate=0.01
+
+use solvers::systems::torus::bench_run;
+use std::time::Instant;
+
+/// CPU time of this thread in seconds (Linux schedstat, nanoseconds).
+fn cpu_seconds() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: f64 = s.split_whitespace().next()?.parse().ok()?;
+    Some(ns * 1e-9)
+}
+
+fn main() {
+    // `cargo bench` passes --bench; a name filter may follow.
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    for (k, rate, msgs) in [(8u32, 0.01, 100_000u64), (16, 0.005, 100_000)] {
+        for buffer in [8usize, 2] {
+            let name = format!("torus k={k} dor V=4 omega=32 bernoulli={rate} buffer={buffer}");
+            if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
+                continue;
+            }
+            let (c0, w0) = (cpu_seconds(), Instant::now());
+            let (cycles, flits) = bench_run(k, 4, buffer, 32, rate, 5_000, msgs).expect("run");
+            let wall = w0.elapsed().as_secs_f64();
+            let cpu = match (c0, cpu_seconds()) {
+                (Some(a), Some(b)) => b - a,
+                _ => wall,
+            };
+            println!(
+                "{name}: cycles {cycles}  flits {flits}  cpu_s {cpu:.3}  wall_s {wall:.3}  flits_per_cpu_s {:.0}",
+                flits as f64 / cpu
+            );
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! The task queue's leases on a real SQLite file: claim order, renewal,
+//! reclaim after expiry, a lost lease stores nothing, the attempt limit,
+//! and re-enqueueing rules. (The same code runs on PostgreSQL; the
+//! end-to-end tests in tests/tests/services.rs cover that backend.)
+
+use std::time::Duration;
+use store::*;
+
+fn item(key: &str, priority: f64) -> Enqueue {
+    Enqueue {
+        task_key: key.into(),
+        spec: format!("{{\"k\":\"{key}\"}}"),
+        priority,
+    }
+}
+
+fn record(key: &str, status: &str) -> TaskRecord {
+    TaskRecord {
+        key: key.into(),
+        solver: "mm1k.exact".into(),
+        solver_version: 1,
+        params: "{}".into(),
+        seed: 0,
+        fidelity: "any".into(),
+        status: status.into(),
+        wall_ms: 1.0,
+        error: None,
+        metrics: vec![MetricRow {
+            name: "L".into(),
+            value: 1.5,
+            half_width: None,
+            n: None,
+        }],
+        series: vec![],
+    }
+}
+
+async fn open(dir: &tempfile::TempDir) -> Store {
+    Store::open(dir.path().join("q.sqlite").to_str().unwrap())
+        .await
+        .unwrap()
+}
+
+const LONG: Duration = Duration::from_secs(60);
+
+#[tokio::test]
+async fn claims_go_most_expensive_first_and_each_task_to_one_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(&dir).await;
+    let run = s.begin_run("v", "h", "").await.unwrap();
+    let n = s
+        .enqueue(
+            run,
+            &[item("a", 1.0), item("b", 5.0), item("c", 3.0)],
+            false,
+        )
+        .await
+        .unwrap();
+    assert_eq!(n, 3);
+    let (w1, w2) = (WorkerId("w1".into()), WorkerId("w2".into()));
+    let c1 = s.claim(&w1, LONG).await.unwrap().unwrap();
+    let c2 = s.claim(&w2, LONG).await.unwrap().unwrap();
+    let c3 = s.claim(&w2, LONG).await.unwrap().unwrap();
+    assert_eq!(
+        (
+            c1.task_key.as_str(),
+            c2.task_key.as_str(),
+            c3.task_key.as_str()
+        ),
+        ("b", "c", "a")
+    );
+    assert_eq!((c1.attempt, c1.run_id), (1, run));
+    assert!(s.claim(&w1, LONG).await.unwrap().is_none());
+    assert!(s.renew("b", &w1, LONG).await.unwrap());
+    // Only the holder renews or completes.
+    assert!(!s.renew("b", &w2, LONG).await.unwrap());
+    assert!(!s.complete(&c1, &w2, &record("b", "done")).await.unwrap());
+    assert!(s.complete(&c1, &w1, &record("b", "done")).await.unwrap());
+    assert!(s.complete(&c3, &w2, &record("a", "failed")).await.unwrap());
+    let counts = s.queue_counts(None).await.unwrap();
+    assert_eq!(
+        counts,
+        QueueCounts {
+            pending: 0,
+            running: 1,
+            done: 1,
+            failed: 1
+        }
+    );
+    assert_eq!(s.run_task_keys(run).await.unwrap(), vec!["a", "b"]);
+    // Re-enqueueing: a failed task is retried, a done one only when forced,
+    // a running one never.
+    let again = [item("a", 1.0), item("b", 5.0), item("c", 3.0)];
+    assert_eq!(s.enqueue(run, &again, false).await.unwrap(), 1);
+    assert_eq!(s.enqueue(run, &again, true).await.unwrap(), 1);
+    let c = s
+        .queue_counts(Some(&["a".into(), "b".into()]))
+        .await
+        .unwrap();
+    assert_eq!((c.pending, c.done), (2, 0));
+}
+
+#[tokio::test]
+async fn an_expired_lease_is_reclaimed_and_the_old_holder_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(&dir).await;
+    let run = s.begin_run("v", "h", "").await.unwrap();
+    s.enqueue(run, &[item("k", 1.0)], false).await.unwrap();
+    let (w1, w2) = (WorkerId("w1".into()), WorkerId("w2".into()));
+    let c1 = s
+        .claim(&w1, Duration::from_millis(1))
+        .await
+        .unwrap()
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let c2 = s.claim(&w2, LONG).await.unwrap().unwrap();
+    assert_eq!((c2.task_key.as_str(), c2.attempt), ("k", 2));
+    assert!(!s.renew("k", &w1, LONG).await.unwrap());
+    assert!(!s.complete(&c1, &w1, &record("k", "done")).await.unwrap());
+    assert!(s.tasks(&["k".into()]).await.unwrap().is_empty());
+    assert!(s.complete(&c2, &w2, &record("k", "done")).await.unwrap());
+    assert_eq!(s.tasks(&["k".into()]).await.unwrap().len(), 1);
+    assert_eq!(s.queue_counts(None).await.unwrap().done, 1);
+}
+
+#[tokio::test]
+async fn a_task_that_loses_every_worker_is_failed_after_the_attempt_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(&dir).await;
+    let run = s.begin_run("v", "h", "").await.unwrap();
+    s.enqueue(run, &[item("k", 1.0)], false).await.unwrap();
+    let w = WorkerId("w".into());
+    for attempt in 1..=MAX_ATTEMPTS {
+        let c = s
+            .claim(&w, Duration::from_millis(1))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(c.attempt, attempt);
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(s.claim(&w, LONG).await.unwrap().is_none());
+    let failed = s.queue_rows(&["failed"]).await.unwrap();
+    assert_eq!(failed.len(), 1);
+    assert!(
+        failed[0].error.as_deref().unwrap().contains("lost 3 times"),
+        "{:?}",
+        failed[0].error
+    );
+}
+
+#[tokio::test]
+async fn a_released_task_is_pending_again_without_spending_an_attempt() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(&dir).await;
+    let run = s.begin_run("v", "h", "").await.unwrap();
+    s.enqueue(run, &[item("k", 1.0)], false).await.unwrap();
+    let w = WorkerId("w".into());
+    s.claim(&w, LONG).await.unwrap().unwrap();
+    s.release("k", &w).await.unwrap();
+    let c = s.claim(&w, LONG).await.unwrap().unwrap();
+    assert_eq!(c.attempt, 1);
+}

@@ -577,7 +577,11 @@ pub async fn list(
                 .get(&s.solver)
                 .is_some_and(|x| x.kind() == solvers::Kind::Simulation)
         });
-        let kq = if has_sim { keys(Fidelity::Quick)? } else { Vec::new() };
+        let kq = if has_sim {
+            keys(Fidelity::Quick)?
+        } else {
+            Vec::new()
+        };
         let (tasks_quick, cached_quick) = if has_sim {
             (kq.len(), cached_count(store.as_ref(), &kq).await?)
         } else {

@@ -729,7 +729,7 @@ fn status(args: StatusArgs, _registry: &Registry) -> anyhow::Result<ExitCode> {
         println!("running:");
         for r in &s.running {
             let solver = pipeline::worker::task_of(&r.task_key, &r.spec)
-                .map_or("?".to_string(), |t| t.solver);
+                .map_or("?".to_string(), |t| t.solver.to_string());
             let lease = match r.lease_until {
                 Some(t) if t >= s.now_ms => {
                     format!("lease {:.0} s left", (t - s.now_ms) as f64 / 1e3)

@@ -58,6 +58,15 @@ impl Task {
     }
 }
 
+/// The planner's name for a fidelity text ("quick", "full", else "any").
+pub fn fidelity_name(s: &str) -> &'static str {
+    match s {
+        "quick" => "quick",
+        "full" => "full",
+        _ => "any",
+    }
+}
+
 /// Where a task is used: one (experiment, point, series, replication).
 /// Compact (no per-use text): a plan at the limit holds a million of these.
 #[derive(Debug, Clone, PartialEq)]

@@ -87,7 +87,12 @@ pub fn parse(
             ));
         }
         if r.values.is_empty() {
-            return Err(err(file, text, &format!("{key}.values"), "needs at least one metric"));
+            return Err(err(
+                file,
+                text,
+                &format!("{key}.values"),
+                "needs at least one metric",
+            ));
         }
         if let Some((m, _)) = r.values.iter().find(|(_, x)| !x.is_finite()) {
             return Err(err(
@@ -152,7 +157,8 @@ mod tests {
 
     #[test]
     fn parses_values_with_their_source() {
-        let r = run("reference_data:\n  hw:\n    source: \"§6\"\n    values: { a: 1.5 }\n").unwrap();
+        let r =
+            run("reference_data:\n  hw:\n    source: \"§6\"\n    values: { a: 1.5 }\n").unwrap();
         assert_eq!(r[0].values["a"], 1.5);
         assert_eq!(r[0].label, "hw");
     }
@@ -166,7 +172,8 @@ mod tests {
         assert!(e.message.contains("bogus"), "{e}");
         let e = run("reference_data:\n  sim:\n    source: x\n    values: { a: 1 }\n").unwrap_err();
         assert!(e.message.contains("series"), "{e}");
-        let e = run("reference_data:\n  hw:\n    source: \"\"\n    values: { a: 1 }\n").unwrap_err();
+        let e =
+            run("reference_data:\n  hw:\n    source: \"\"\n    values: { a: 1 }\n").unwrap_err();
         assert_eq!(e.key, "reference_data.hw.source");
         assert_eq!(e.line, Some(3));
     }

@@ -42,30 +42,46 @@ pub fn validate(
     match kind {
         FigureKind::Sweep => {
             if x_per.is_some() {
-                return Err(("x_per", "only a `kind: timeseries` figure takes `x_per`".into()));
+                return Err((
+                    "x_per",
+                    "only a `kind: timeseries` figure takes `x_per`".into(),
+                ));
             }
             if x_values.is_some() {
-                return Err(("x_values", "only a `kind: metrics` figure takes `x_values`".into()));
+                return Err((
+                    "x_values",
+                    "only a `kind: metrics` figure takes `x_values`".into(),
+                ));
             }
         }
         FigureKind::Timeseries | FigureKind::Metrics => {
             if points != 1 {
                 return Err((
                     "kind",
-                    format!("a `{kind:?}` figure reads one sweep point; this manifest has {points}")
-                        .to_lowercase(),
+                    format!(
+                        "a `{kind:?}` figure reads one sweep point; this manifest has {points}"
+                    )
+                    .to_lowercase(),
                 ));
             }
             if kind == FigureKind::Timeseries && x_values.is_some() {
-                return Err(("x_values", "only a `kind: metrics` figure takes `x_values`".into()));
+                return Err((
+                    "x_values",
+                    "only a `kind: metrics` figure takes `x_values`".into(),
+                ));
             }
             if kind == FigureKind::Metrics {
                 if x_per.is_some() {
-                    return Err(("x_per", "only a `kind: timeseries` figure takes `x_per`".into()));
+                    return Err((
+                        "x_per",
+                        "only a `kind: timeseries` figure takes `x_per`".into(),
+                    ));
                 }
                 match x_values {
                     // Reported at `kind` (a missing key has no line of its own).
-                    None => return Err(("kind", "a `kind: metrics` figure needs `x_values`".into())),
+                    None => {
+                        return Err(("kind", "a `kind: metrics` figure needs `x_values`".into()))
+                    }
                     Some(v) if v.len() != y.len() => {
                         return Err((
                             "x_values",
@@ -114,18 +130,17 @@ pub fn figure(r: &ExperimentResults, f: &FigureSpec, registry: &Registry) -> Fig
         match f.kind {
             FigureKind::Metrics => {
                 let x = f.x_values.clone();
-                let points = f
-                    .y
-                    .iter()
-                    .zip(x)
-                    .map(|(m, x)| {
-                        let v = r.get(0, sname, m).map(|a| Value {
-                            value: a.value,
-                            half_width: a.half_width,
-                        });
-                        (x, v)
-                    })
-                    .collect();
+                let points =
+                    f.y.iter()
+                        .zip(x)
+                        .map(|(m, x)| {
+                            let v = r.get(0, sname, m).map(|a| Value {
+                                value: a.value,
+                                half_width: a.half_width,
+                            });
+                            (x, v)
+                        })
+                        .collect();
                 series.push(FigureSeries {
                     label: base,
                     style: style(r, registry, sname, false),

@@ -45,26 +45,27 @@ pub struct TaskSpec {
 impl TaskSpec {
     pub fn of(t: &Task) -> TaskSpec {
         TaskSpec {
-            solver: t.solver.clone(),
+            solver: t.solver.to_string(),
             solver_version: t.solver_version,
             kind: t.kind,
-            params: t.params.clone(),
+            params: t.params_value(),
             seed: t.seed,
             replication: t.replication,
-            fidelity: t.fidelity.clone(),
+            fidelity: t.fidelity.to_string(),
         }
     }
 
     pub fn into_task(self, key: String) -> Task {
         Task {
             key,
-            solver: self.solver,
+            solver: self.solver.into(),
             solver_version: self.solver_version,
             kind: self.kind,
-            params: self.params,
+            // serde_json's maps are sorted: this is the planner's canonical text.
+            params: self.params.to_string(),
             seed: self.seed,
             replication: self.replication,
-            fidelity: self.fidelity,
+            fidelity: crate::plan::fidelity_name(&self.fidelity),
         }
     }
 }

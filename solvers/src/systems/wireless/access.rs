@@ -729,8 +729,16 @@ impl Solver for AccessSimSolver {
             p.warmup,
             p.horizon,
             ctx.fidelity,
-            SimLength { replications: 5, warmup: 10.0, horizon: 200.0 },
-            SimLength { replications: 3, warmup: 5.0, horizon: 40.0 },
+            SimLength {
+                replications: 5,
+                warmup: 10.0,
+                horizon: 200.0,
+            },
+            SimLength {
+                replications: 3,
+                warmup: 5.0,
+                horizon: 40.0,
+            },
         )?;
         len.check_work(((a.n * a.n - 1) * a.stations) as f64 * a.mmpp.mean_rate())?;
         let layout = access_layout(&a, routing)?;

@@ -213,11 +213,7 @@ pub fn factorial_moments_one_series(
             1.0 - out / q
         })
         .collect();
-    let (a_phi, a_lam, a_mu) = (
-        [phi[0] / q, phi[1] / q],
-        [lam[0] / q, lam[1] / q],
-        mu / q,
-    );
+    let (a_phi, a_lam, a_mu) = ([phi[0] / q, phi[1] / q], [lam[0] / q, lam[1] / q], mu / q);
     // One step of cur_k <- cur_k (I + D/q) + k cur_{k-1} D1/q, cur_0 = pi,
     // for k = 3, 2, 1 in place (each reads the old cur_{k-1}).
     let step = |x: &[f64], y: &mut [f64]| {
@@ -335,18 +331,33 @@ mod tests {
     fn one_series_moments_match_the_library() {
         for (p, mu, l, t) in [
             (Mmpp2::new(0.4, 0.3, 1.5, 0.2).unwrap(), 2.0, 30, 3.0),
-            (Mmpp2::new(0.09, 0.06, 300.0, 250.0).unwrap(), 418.0, 200, 13.9),
+            (
+                Mmpp2::new(0.09, 0.06, 300.0, 250.0).unwrap(),
+                418.0,
+                200,
+                13.9,
+            ),
         ] {
             let a = factorial_moments_one_series(&p, mu, l, t).unwrap();
             let b = departure_factorial_moments(&p, mu, l, t).unwrap();
             for k in 0..3 {
-                assert!((a[k] - b[k]).abs() <= 1e-10 * b[k].abs(), "{k}: {} vs {}", a[k], b[k]);
+                assert!(
+                    (a[k] - b[k]).abs() <= 1e-10 * b[k].abs(),
+                    "{k}: {} vs {}",
+                    a[k],
+                    b[k]
+                );
             }
         }
         let p = Mmpp2::new(0.3, 0.1, 2.0, 0.2).unwrap();
         let a = departure_fit(&p, 2.4).unwrap();
         let b = departure_mmpp2(&p, 2.4, None).unwrap().fit.mmpp;
-        for (x, y) in [(a.phi1, b.phi1), (a.phi2, b.phi2), (a.lambda1, b.lambda1), (a.lambda2, b.lambda2)] {
+        for (x, y) in [
+            (a.phi1, b.phi1),
+            (a.phi2, b.phi2),
+            (a.lambda1, b.lambda1),
+            (a.lambda2, b.lambda2),
+        ] {
             assert!((x - y).abs() < 1e-8 * y.abs(), "{x} vs {y}");
         }
     }

@@ -710,8 +710,16 @@ impl Solver for MeshSimSolver {
             p.warmup,
             p.horizon,
             ctx.fidelity,
-            SimLength { replications: 5, warmup: 10.0, horizon: 60.0 },
-            SimLength { replications: 3, warmup: 5.0, horizon: 15.0 },
+            SimLength {
+                replications: 5,
+                warmup: 10.0,
+                horizon: 60.0,
+            },
+            SimLength {
+                replications: 3,
+                warmup: 5.0,
+                horizon: 15.0,
+            },
         )?;
         let max_load = match p.max_load {
             Some(x) if x.is_finite() && x > 0.0 && x <= 1.0 => x,

@@ -628,7 +628,12 @@ fn timing_probe() {
     let inp = tr.scaled(e).unwrap();
     if let flow::Flow::Mmpp(p) = inp {
         let q = crate::queueing::mmpp::mmpp_m1(&p, m.mu_mr()).unwrap();
-        let mut x = q.pi; let mut l = 0; while x.sum() >= 1e-10 { x *= q.r; l += 1; }
+        let mut x = q.pi;
+        let mut l = 0;
+        while x.sum() >= 1e-10 {
+            x *= q.r;
+            l += 1;
+        }
         eprintln!("mr input {:?} rho {} levels {l}", p, q.rho);
     }
     let t0 = Instant::now();

@@ -195,7 +195,7 @@ pub fn plan(
     let total = counts.iter().fold(0u64, |a, (_, n)| a.saturating_add(*n));
     if total > limits::MAX_TASKS {
         let mut manifests = counts;
-        manifests.sort_by(|a, b| b.1.cmp(&a.1));
+        manifests.sort_by_key(|m| std::cmp::Reverse(m.1));
         return Err(PlanError {
             tasks: total,
             manifests,

@@ -364,6 +364,9 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
         .into());
     }
     let manifests = load_or_input_error(&paths, registry)?;
+    // Planned before the store is opened: a run over the task limit changes nothing.
+    let plan = plan::plan(&manifests, registry, opts.fidelity)
+        .map_err(|e| InputError(format!("error: {e}; nothing was run")))?;
     let store = open_store(&opts.store).await?;
     let run_id = store.begin_run(CODE_VERSION, &host(), &opts.args).await?;
     for m in &manifests {
@@ -377,8 +380,6 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
             })
             .await?;
     }
-    let plan = plan::plan(&manifests, registry, opts.fidelity)
-        .map_err(|e| InputError(format!("error: {e}")))?;
     for m in &manifests {
         store
             .replace_plan(&m.id, m.version, &plan_rows(&plan, m))
@@ -426,19 +427,32 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
     } else {
         "failed-tasks"
     };
-    // Measure and render what is there, also after an interruption.
+    // Measure and render what is there, also after an interruption. A failure
+    // here (disk full, unwritable results folder) loses no task result: say so,
+    // and how to render again without solving anything.
     let out_dir = fidelity_dir(&opts.results_dir, opts.fidelity);
     let mut all_em = Vec::new();
-    let mut rendered = BTreeMap::new();
-    for m in &manifests {
-        let r = results::collect_plan(&store, m, &plan_rows(&plan, m)).await?;
-        let ems = results::error_measures(&r);
-        store.replace_error_measures(&m.id, m.version, &ems).await?;
-        let entry = render::render_experiment(&r, &ems, registry, &out_dir, opts.fidelity)?;
-        rendered.insert(m.id.clone(), entry);
-        all_em.extend(ems);
+    let measured: anyhow::Result<()> = async {
+        let mut rendered = BTreeMap::new();
+        for m in &manifests {
+            let r = results::collect_plan(&store, m, &plan_rows(&plan, m)).await?;
+            let ems = results::error_measures(&r);
+            store.replace_error_measures(&m.id, m.version, &ems).await?;
+            let entry = render::render_experiment(&r, &ems, registry, &out_dir, opts.fidelity)?;
+            rendered.insert(m.id.clone(), entry);
+            all_em.extend(ems);
+        }
+        write_full_index(&store, registry, &opts.results_dir, opts.fidelity, rendered).await
     }
-    write_full_index(&store, registry, &opts.results_dir, opts.fidelity, rendered).await?;
+    .await;
+    measured.with_context(|| {
+        format!(
+            "rendering failed after the tasks ran; their results are stored in {}: once the cause below is fixed, render them again with `repro report --store {} --results {}`",
+            opts.store,
+            opts.store,
+            opts.results_dir.display()
+        )
+    })?;
     store.finish_run(run_id, status).await?;
     store.close().await;
     Ok(RunReport {
@@ -678,7 +692,23 @@ pub async fn list(
         let cached_full = cached_count(store.as_ref(), &kf).await?;
         let tasks_full = kf.len();
         drop(kf);
-        let kq = keys(Fidelity::Quick)?;
+        // Without simulations the quick plan is the full one (analytic tasks are
+        // shared between profiles): no need to plan it again.
+        let has_sim = m.series.iter().any(|s| {
+            registry
+                .get(&s.solver)
+                .is_some_and(|x| x.kind() == solvers::Kind::Simulation)
+        });
+        let kq = if has_sim {
+            keys(Fidelity::Quick)?
+        } else {
+            Vec::new()
+        };
+        let (tasks_quick, cached_quick) = if has_sim {
+            (kq.len(), cached_count(store.as_ref(), &kq).await?)
+        } else {
+            (tasks_full, cached_full)
+        };
         out.push(ListEntry {
             id: m.id.clone(),
             version: m.version,
@@ -686,8 +716,8 @@ pub async fn list(
             points: m.points.len(),
             tasks_full,
             cached_full,
-            tasks_quick: kq.len(),
-            cached_quick: cached_count(store.as_ref(), &kq).await?,
+            tasks_quick,
+            cached_quick,
             stored_versions,
         });
     }

@@ -733,7 +733,9 @@ fn build_sweep(ctx: &Ctx, sweep: &Mapping) -> Result<(Vec<String>, Points), Mani
         ));
     }
     // First pass: names, specs and lengths only.
-    let mut specs: Vec<(String, Vec<(String, String, AxisSpec)>)> = Vec::new();
+    // Per sweep entry: its key and its members (name, key, spec).
+    type Members<'a> = Vec<(String, String, AxisSpec<'a>)>;
+    let mut specs: Vec<(String, Members)> = Vec::new();
     for (k, v) in sweep {
         let name = k
             .as_str()

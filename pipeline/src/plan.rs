@@ -58,6 +58,15 @@ impl Task {
     }
 }
 
+/// The planner's name for a fidelity text ("quick", "full", else "any").
+pub fn fidelity_name(s: &str) -> &'static str {
+    match s {
+        "quick" => "quick",
+        "full" => "full",
+        _ => "any",
+    }
+}
+
 /// Where a task is used: one (experiment, point, series, replication).
 /// Compact (no per-use text): a plan at the limit holds a million of these.
 #[derive(Debug, Clone, PartialEq)]
@@ -121,14 +130,35 @@ pub fn derive_seed(solver: &str, params: &str, base_seed: u64, replication: u32)
 }
 
 pub fn task_key(solver: &str, version: u32, params: &str, seed: u64, fidelity: &str) -> String {
-    // Built by hand so the text is canonical whatever serde_json's map order is.
-    let canon = format!(
-        "{{\"fidelity\":{},\"params\":{params},\"seed\":{seed},\"solver\":{},\"version\":{version}}}",
-        json!(fidelity),
-        json!(solver)
-    );
-    // The first 16 bytes of the digest: 32 hex digits.
-    hex::encode(&Sha256::digest(canon.as_bytes())[..16])
+    hex::encode(KeyText::new(solver, version, fidelity).digest(params, seed))
+}
+
+/// The canonical key text around the parameters and seed, built once per
+/// series: the planner hashes a million of these at the task limit.
+struct KeyText {
+    head: String,
+    tail: String,
+}
+
+impl KeyText {
+    fn new(solver: &str, version: u32, fidelity: &str) -> Self {
+        // Built by hand so the text is canonical whatever serde_json's map order is.
+        KeyText {
+            head: format!("{{\"fidelity\":{},\"params\":", json!(fidelity)),
+            tail: format!(",\"solver\":{},\"version\":{version}}}", json!(solver)),
+        }
+    }
+
+    /// The first 16 bytes of the SHA-256 of the key text (32 hex digits).
+    fn digest(&self, params: &str, seed: u64) -> [u8; 16] {
+        let mut h = Sha256::new();
+        h.update(self.head.as_bytes());
+        h.update(params.as_bytes());
+        h.update(b",\"seed\":");
+        h.update(seed.to_string().as_bytes());
+        h.update(self.tail.as_bytes());
+        h.finalize()[..16].try_into().expect("16 bytes")
+    }
 }
 
 fn borrowed(p: &BTreeMap<String, Json>) -> impl Iterator<Item = (&str, &Json)> {
@@ -165,7 +195,7 @@ pub fn plan(
     let total = counts.iter().fold(0u64, |a, (_, n)| a.saturating_add(*n));
     if total > limits::MAX_TASKS {
         let mut manifests = counts;
-        manifests.sort_by(|a, b| b.1.cmp(&a.1));
+        manifests.sort_by_key(|m| std::cmp::Reverse(m.1));
         return Err(PlanError {
             tasks: total,
             manifests,
@@ -185,6 +215,7 @@ pub fn plan(
         fid: &'static str,
         reps: u32,
         seed: u64,
+        key_text: KeyText,
     }
     for m in manifests {
         let experiment: Arc<str> = Arc::from(m.id.as_str());
@@ -207,6 +238,7 @@ pub fn plan(
                     Kind::Simulation => (fidelity.as_str(), reps),
                 };
                 Prepared {
+                    key_text: KeyText::new(&s.solver, solver.version(), fid),
                     solver,
                     name: Arc::from(s.solver.as_str()),
                     series: Arc::from(s.name.as_str()),
@@ -228,11 +260,11 @@ pub fn plan(
                         Kind::Analytic => 0,
                         Kind::Simulation => derive_seed(&p.name, &pjson, p.seed, r),
                     };
-                    let key = task_key(&p.name, p.solver.version(), &pjson, seed, p.fid);
-                    let num = u128::from_str_radix(&key, 16).expect("hex key");
+                    let digest = p.key_text.digest(&pjson, seed);
+                    let num = u128::from_be_bytes(digest);
                     let task = *index.entry(num).or_insert_with(|| {
                         plan.tasks.push(Task {
-                            key,
+                            key: hex::encode(digest),
                             solver: p.name.clone(),
                             solver_version: p.solver.version(),
                             kind,

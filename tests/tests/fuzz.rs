@@ -1,0 +1,463 @@
+//! The fuzzing harness of issue 11: property-based tests that generate and
+//! mutate manifests and solver parameters, in process, and assert for every
+//! input: no panic, no abort, no NaN or infinity in an outcome, bounded time
+//! and memory, and an error that names the file and the key (or line).
+//!
+//! The normal test run tries a few hundred inputs (seconds). The long run for
+//! release checks is the same harness with more cases:
+//!
+//! ```sh
+//! REPRO_FUZZ_CASES=1000000 cargo test --release -p tests --test fuzz -- --nocapture
+//! ```
+//!
+//! Memory is measured by a counting global allocator (this test binary's
+//! own); time by a watchdog per input. Simulations get a cancel flag after a
+//! short deadline, so a valid but long simulation ends early; a solver that
+//! ignores it for longer than the watchdog is reported as a hang.
+
+use pipeline::manifest::{self, limits};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+use solvers::{Fidelity, Registry, TaskContext};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+struct Counting;
+static CURRENT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator; only counts bytes.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let p = unsafe { System.alloc(l) };
+        if !p.is_null() {
+            let now = CURRENT.fetch_add(l.size(), Ordering::Relaxed) + l.size();
+            PEAK.fetch_max(now, Ordering::Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) };
+        CURRENT.fetch_sub(l.size(), Ordering::Relaxed);
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// Most memory one input may take beyond what was allocated before it.
+const MEMORY_PER_INPUT: usize = 1 << 30;
+/// A hang detector, far above the second an analytic solver may take.
+const WATCHDOG: Duration = Duration::from_secs(60);
+/// Simulations are cancelled after this long: the harness checks that they
+/// start, stay finite and stop, not their statistics.
+const SIM_DEADLINE: Duration = Duration::from_millis(150);
+
+/// The two fuzz tests share the allocator counters: one at a time.
+static SERIAL: Mutex<()> = Mutex::new(());
+/// Inputs that a solver accepted (an outcome, not an error): the harness
+/// reports them so that a run that only ever hits validation is visible.
+static SOLVED: AtomicUsize = AtomicUsize::new(0);
+static LOADED: AtomicUsize = AtomicUsize::new(0);
+
+fn cases(normal: u32) -> u32 {
+    std::env::var("REPRO_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(normal)
+}
+
+/// Runs `f` measuring its peak memory above the current level.
+fn measured<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let base = CURRENT.load(Ordering::Relaxed);
+    PEAK.store(base, Ordering::Relaxed);
+    let r = f();
+    (r, PEAK.load(Ordering::Relaxed).saturating_sub(base))
+}
+
+fn shipped() -> Vec<String> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../experiments");
+    let mut v: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .collect();
+    v.sort();
+    v.iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect()
+}
+
+const EXTREMES: &[&str] = &[
+    "0",
+    "-1",
+    "1",
+    "0.5",
+    "2",
+    "1e9",
+    "-1e9",
+    "1e308",
+    "-1e308",
+    "5e-324",
+    "1e-308",
+    ".nan",
+    ".inf",
+    "-.inf",
+    "99999999999999999999",
+    "1000000",
+    "100000",
+    "[]",
+    "{}",
+    "[1, 2, 3]",
+    "\"x\"",
+    "null",
+    "true",
+    "!custom 1",
+    "{from: 0, to: 1e300}",
+    "{from: 1, to: 1000}",
+    "{from: 0, to: 1, step: 1e-9}",
+    "{zip: {a: [1], b: [2]}}",
+    "&a [1, 2]",
+    "*a",
+    "../../x",
+    "\"\"",
+];
+
+/// One mutation of a manifest text.
+#[derive(Debug, Clone)]
+enum Mutation {
+    /// Replace the value after the n-th `: ` with an extreme value.
+    Value(usize, usize),
+    /// Replace one byte with a YAML-significant character.
+    Byte(usize, u8),
+    /// Delete a line.
+    DeleteLine(usize),
+    /// Duplicate a line.
+    DuplicateLine(usize),
+    /// Insert a flow nest of this depth.
+    Nest(usize, usize),
+    /// Rename the n-th key (a typo).
+    Typo(usize),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        4 => (any::<usize>(), 0..EXTREMES.len()).prop_map(|(a, b)| Mutation::Value(a, b)),
+        2 => (any::<usize>(), prop::sample::select(b"[]{}:-,!&*#'\"\n |>?%@`0.e".to_vec()))
+            .prop_map(|(a, b)| Mutation::Byte(a, b)),
+        1 => any::<usize>().prop_map(Mutation::DeleteLine),
+        1 => any::<usize>().prop_map(Mutation::DuplicateLine),
+        1 => (any::<usize>(), 1..200usize).prop_map(|(a, d)| Mutation::Nest(a, d)),
+        1 => any::<usize>().prop_map(Mutation::Typo),
+    ]
+}
+
+fn apply(text: &str, m: &Mutation) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    match *m {
+        Mutation::Value(n, v) => {
+            let spots: Vec<usize> = text.match_indices(": ").map(|(i, _)| i + 2).collect();
+            if spots.is_empty() {
+                return text.to_string();
+            }
+            let at = spots[n % spots.len()];
+            let end = text[at..]
+                .find([',', '}', '\n'])
+                .map_or(text.len(), |e| at + e);
+            format!("{}{}{}", &text[..at], EXTREMES[v], &text[end..])
+        }
+        Mutation::Byte(n, b) => {
+            let mut bytes = text.as_bytes().to_vec();
+            if bytes.is_empty() {
+                return text.to_string();
+            }
+            let i = n % bytes.len();
+            bytes[i] = b;
+            String::from_utf8(bytes).unwrap_or_else(|_| text.to_string())
+        }
+        Mutation::DeleteLine(n) if !lines.is_empty() => {
+            let i = n % lines.len();
+            lines
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, l)| *l)
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+        Mutation::DuplicateLine(n) if !lines.is_empty() => {
+            let i = n % lines.len();
+            let mut v = lines.clone();
+            v.insert(i, lines[i]);
+            v.join("\n")
+        }
+        Mutation::Nest(n, d) => {
+            let spots: Vec<usize> = text.match_indices(": ").map(|(i, _)| i + 2).collect();
+            if spots.is_empty() {
+                return text.to_string();
+            }
+            let at = spots[n % spots.len()];
+            format!(
+                "{}{}1{}{}",
+                &text[..at],
+                "[".repeat(d),
+                "]".repeat(d),
+                &text[at..]
+            )
+        }
+        Mutation::Typo(n) => {
+            let spots: Vec<usize> = text.match_indices(": ").map(|(i, _)| i).collect();
+            if spots.is_empty() {
+                return text.to_string();
+            }
+            let at = spots[n % spots.len()];
+            format!("{}x{}", &text[..at], &text[at..])
+        }
+        _ => text.to_string(),
+    }
+}
+
+/// Loads a manifest and plans it under both fidelities; checks the error's shape.
+fn check_manifest(text: &str, registry: &Registry) -> Result<(), TestCaseError> {
+    let path = Path::new("fuzz.yaml");
+    let text = text
+        .replacen("id: ", "id: fuzz #", 1)
+        .replacen("id: fuzz #", "id: fuzz\n#", 1);
+    let start = Instant::now();
+    let ((), peak) = measured(|| match manifest::parse(path, &text, registry) {
+        Err(e) => {
+            assert_eq!(e.file, path);
+            assert!(!e.message.is_empty(), "empty message");
+            assert!(
+                e.line.is_some() || !e.key.is_empty(),
+                "an error without line or key: {e}\n---\n{text}"
+            );
+        }
+        Ok(m) => {
+            LOADED.fetch_add(1, Ordering::Relaxed);
+            for f in [Fidelity::Full, Fidelity::Quick] {
+                let p = pipeline::plan::plan(std::slice::from_ref(&m), registry, f)
+                    .expect("a loaded manifest is within the task limit");
+                assert!(p.uses.len() as u64 <= limits::MAX_TASKS);
+                for t in &p.tasks {
+                    // Every planned parameter set is valid JSON the solver is given.
+                    let _ = t.params_value();
+                }
+            }
+        }
+    });
+    prop_assert!(peak <= MEMORY_PER_INPUT, "{peak} bytes for one manifest");
+    prop_assert!(
+        start.elapsed() < WATCHDOG,
+        "{:?} for one manifest",
+        start.elapsed()
+    );
+    Ok(())
+}
+
+#[test]
+fn fuzz_manifests() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let registry = Registry::with_all();
+    let texts = shipped();
+    let n = cases(1000);
+    let mut runner = TestRunner::new(Config {
+        cases: n,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let strategy = (0..texts.len(), prop::collection::vec(mutation(), 1..3));
+    let started = Instant::now();
+    runner
+        .run(&strategy, |(i, muts)| {
+            let mut t = texts[i].clone();
+            for m in &muts {
+                t = apply(&t, m);
+            }
+            check_manifest(&t, &registry)
+        })
+        .unwrap();
+    eprintln!(
+        "fuzz_manifests: {n} inputs ({} loaded and planned, the rest refused) in {:?}",
+        LOADED.load(Ordering::Relaxed),
+        started.elapsed()
+    );
+}
+
+/// A JSON value for one parameter: mostly numbers (ordinary and extreme),
+/// sometimes other types.
+fn param_value() -> impl Strategy<Value = serde_json::Value> {
+    use serde_json::json;
+    prop_oneof![
+        3 => prop::sample::select(vec![
+            0.0, 1.0, 2.0, 3.0, 0.5, 0.9, 4.0, 10.0, 16.0, 64.0, 1e3, 1e6, 1e9, 1e12, 1e300, 1e-9,
+            1e-300, 5e-324, -1.0, -1e308, 1e308, 0.999999, 1.0000001, 2.5, 7.0,
+        ])
+        .prop_map(|x| json!(x)),
+        6 => (0.05f64..20.0).prop_map(|x| json!(x)),
+        4 => (1u64..24).prop_map(|x| json!(x)),
+        1 => prop::sample::select(vec![
+            json!(null), json!("x"), json!(true), json!([]), json!([1.0, 2.0]), json!([2.0, 1.0, 3.0]),
+            json!({}), json!({"rate": 2.0}), json!({"shift": 0.1, "rate": 5.0}),
+            json!({"mixture": [{"weight": 0.5, "rate": 2.0}, {"weight": 0.5, "shift": 0.2}]}),
+            json!([1, 1e300]), json!([0.5, 0.5]), json!("derived"), json!("printed"), json!("duato"),
+        ]),
+    ]
+}
+
+/// Solves once with a cancel deadline; checks panics, finiteness and time.
+fn check_solve(
+    registry: &Registry,
+    solver: &str,
+    params: serde_json::Value,
+    seed: u64,
+) -> Result<(), TestCaseError> {
+    let s = registry.get(solver).unwrap();
+    let cancel = Arc::new(AtomicBool::new(false));
+    let ctx = TaskContext::new(seed, Fidelity::Quick).with_cancel_flag(cancel.clone());
+    let done = Arc::new(AtomicBool::new(false));
+    let watcher = {
+        let (cancel, done) = (cancel.clone(), done.clone());
+        std::thread::spawn(move || {
+            let start = Instant::now();
+            while !done.load(Ordering::Relaxed) && start.elapsed() < SIM_DEADLINE {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            cancel.store(true, Ordering::Relaxed);
+        })
+    };
+    let start = Instant::now();
+    let (r, peak) = measured(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.solve(&params, &ctx)))
+    });
+    done.store(true, Ordering::Relaxed);
+    watcher.join().ok();
+    let took = start.elapsed();
+    let r = r.map_err(|_| TestCaseError::fail(format!("{solver} panicked on {params}")))?;
+    prop_assert!(took < WATCHDOG, "{solver} took {took:?} on {params}");
+    prop_assert!(
+        peak <= MEMORY_PER_INPUT,
+        "{solver} took {peak} bytes on {params}"
+    );
+    match r {
+        Ok(o) => {
+            SOLVED.fetch_add(1, Ordering::Relaxed);
+            for (k, m) in &o.metrics {
+                prop_assert!(
+                    m.value.is_finite() && m.half_width.is_none_or(f64::is_finite),
+                    "{solver}: metric {k} = {m:?} on {params}"
+                );
+            }
+        }
+        Err(e) => prop_assert!(!e.to_string().is_empty()),
+    }
+    Ok(())
+}
+
+/// Valid parameter sets to mutate: the tasks of every shipped manifest,
+/// a few per solver.
+fn seeds(registry: &Registry) -> Vec<(String, serde_json::Map<String, serde_json::Value>)> {
+    let mut out: Vec<(String, serde_json::Map<String, serde_json::Value>)> = Vec::new();
+    for (i, text) in shipped().iter().enumerate() {
+        let id = text
+            .lines()
+            .find_map(|l| l.strip_prefix("id: "))
+            .unwrap_or("x")
+            .trim()
+            .to_string();
+        let Ok(m) = manifest::parse(Path::new(&format!("{id}.yaml")), text, registry) else {
+            panic!("shipped manifest {i} does not load");
+        };
+        let plan =
+            pipeline::plan::plan(std::slice::from_ref(&m), registry, Fidelity::Quick).unwrap();
+        for t in plan.tasks {
+            if out.iter().filter(|(s, _)| **s == *t.solver).count() < 8 {
+                if let serde_json::Value::Object(p) = t.params_value() {
+                    out.push((t.solver.to_string(), p));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn fuzz_solver_params() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let registry = Registry::with_all();
+    let solvers: Vec<(String, Vec<&'static str>)> = registry
+        .iter()
+        .map(|s| {
+            (
+                s.name().to_string(),
+                s.doc().params.iter().map(|p| p.name).collect(),
+            )
+        })
+        .collect();
+    let seeds = seeds(&registry);
+    let n = cases(1000);
+    let mut runner = TestRunner::new(Config {
+        cases: n,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    // Either a shipped parameter set with a few keys changed, removed or
+    // added, or a set generated from a solver's documented keys.
+    let strategy = (
+        prop::bool::weighted(0.7),
+        any::<usize>(),
+        prop::collection::vec((any::<usize>(), param_value(), 0..8u8), 1..4),
+        prop::collection::vec((prop::bool::weighted(0.9), param_value()), 16),
+        any::<u64>(),
+    );
+    let started = Instant::now();
+    runner
+        .run(&strategy, |(mutate, pick, edits, values, seed)| {
+            let (name, params) = if mutate && !seeds.is_empty() {
+                let (name, base) = &seeds[pick % seeds.len()];
+                let keys: Vec<&'static str> = solvers
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, k)| k.clone())
+                    .unwrap_or_default();
+                let mut p = base.clone();
+                for (k, v, how) in edits {
+                    if keys.is_empty() {
+                        break;
+                    }
+                    let key = keys[k % keys.len()].to_string();
+                    match how {
+                        0 => {
+                            p.remove(&key);
+                        }
+                        1 => {
+                            p.insert("batch_lenn".into(), v);
+                        }
+                        _ => {
+                            p.insert(key, v);
+                        }
+                    }
+                }
+                (name.clone(), p)
+            } else {
+                let (name, keys) = &solvers[pick % solvers.len()];
+                let mut p = serde_json::Map::new();
+                for (k, (present, v)) in keys.iter().zip(values) {
+                    if present {
+                        p.insert(k.to_string(), v);
+                    }
+                }
+                (name.clone(), p)
+            };
+            check_solve(&registry, &name, serde_json::Value::Object(params), seed)
+        })
+        .unwrap();
+    eprintln!(
+        "fuzz_solver_params: {n} inputs ({} solved, the rest refused) in {:?}",
+        SOLVED.load(Ordering::Relaxed),
+        started.elapsed()
+    );
+}

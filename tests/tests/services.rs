@@ -183,7 +183,11 @@ fn postgres_and_sqlite_give_byte_identical_exports_and_every_command_works() {
         p.path(),
         &["report", "--store", &pg, "--results", "pg-results"],
     ));
-    assert!(p.path().join("pg-results/figures/yan-4.9.png").is_file());
+    // Quick results render into results/quick/ (never over the full figures).
+    assert!(p
+        .path()
+        .join("pg-results/quick/figures/yan-4.9.png")
+        .is_file());
     let cmp = repro(
         p.path(),
         &[
@@ -428,7 +432,7 @@ fn slurm_workers_complete_several_manifests_like_a_local_run() {
     let (total, cached, run, failed) = summary(&out);
     assert_eq!((cached, run, failed), (0, total, 0), "{out}");
     assert_eq!(export(p.path(), &pg), export(p.path(), "local.sqlite"));
-    assert!(p.path().join("results/figures/yan-4.5.png").is_file());
+    assert!(p.path().join("results/quick/figures/yan-4.5.png").is_file());
 
     // --detach: submit and return; status follows; a plain rerun renders from the cache.
     let pg2 = fresh_pg_db(&base, "detach");

@@ -17,9 +17,9 @@ use super::mm1::mmpp_m1;
 use super::mm1k::mmpp_m1k;
 use crate::traffic::mmpp::fit::{fit_mmpp2, Characteristics, Fit};
 use crate::traffic::mmpp::mmpp2::third_central_from_factorial;
-use crate::traffic::mmpp::Mmpp2;
+use crate::traffic::mmpp::{Map, Mmpp2};
 use crate::SolveError;
-use nalgebra::{Matrix2, RowVector2, Vector2};
+use nalgebra::{DMatrix, Matrix2, RowVector2, Vector2};
 
 /// Result of the departure-process approximation.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -267,41 +267,45 @@ fn departure_fit(
     })
 }
 
+/// The departure MAP of MMPP/M/1/K on phases (level v, MMPP phase j), v = 0..=K:
+/// D1 holds the service completions, D0 everything else. Its size is 2(K+1),
+/// so callers bound K before asking for it.
+pub fn finite_departure_map(p: &Mmpp2, mu: f64, k: usize) -> Result<Map, SolveError> {
+    let n = 2 * (k + 1);
+    let mut d0 = DMatrix::zeros(n, n);
+    let mut d1 = DMatrix::zeros(n, n);
+    let lam = [p.lambda1, p.lambda2];
+    let phi = [p.phi1, p.phi2];
+    for v in 0..=k {
+        for j in 0..2 {
+            let s = 2 * v + j;
+            d0[(s, 2 * v + 1 - j)] += phi[j];
+            if v < k {
+                d0[(s, s + 2)] += lam[j];
+            }
+            if v >= 1 {
+                d1[(s, s - 2)] += mu;
+            }
+        }
+    }
+    for s in 0..n {
+        let out: f64 = d0.row(s).sum() + d1.row(s).sum();
+        d0[(s, s)] = -out;
+    }
+    Map::new(d0, d1)
+}
+
 #[cfg(test)]
 #[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
-    use crate::traffic::mmpp::Map;
-    use nalgebra::DMatrix;
 
     fn rel(a: f64, b: f64) -> f64 {
         (a - b).abs() / b.abs()
     }
 
-    /// The departure MAP of MMPP/M/1/L as dense matrices (phases (v, j)).
     fn departure_map(p: &Mmpp2, mu: f64, l: usize) -> Map {
-        let n = 2 * (l + 1);
-        let mut d0 = DMatrix::zeros(n, n);
-        let mut d1 = DMatrix::zeros(n, n);
-        let lam = [p.lambda1, p.lambda2];
-        let phi = [p.phi1, p.phi2];
-        for v in 0..=l {
-            for j in 0..2 {
-                let s = 2 * v + j;
-                d0[(s, 2 * v + 1 - j)] += phi[j];
-                if v < l {
-                    d0[(s, s + 2)] += lam[j];
-                }
-                if v >= 1 {
-                    d1[(s, s - 2)] += mu;
-                }
-            }
-        }
-        for s in 0..n {
-            let out: f64 = d0.row(s).sum() + d1.row(s).sum();
-            d0[(s, s)] = -out;
-        }
-        Map::new(d0, d1).unwrap()
+        finite_departure_map(p, mu, l).unwrap()
     }
 
     #[test]

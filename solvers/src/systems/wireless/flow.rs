@@ -7,13 +7,12 @@
 //! departure-process fit (6.13–6.14, W-42, W-43, M-3). Keeping Poisson exact
 //! is what makes the ch.6 model equal the Jackson product form to rounding.
 
-use crate::queueing::mmpp::departure::departure_factorial_moments;
+use crate::queueing::mmpp::departure::{departure_factorial_moments, finite_departure_map};
 use crate::queueing::mmpp::{mmpp_m1, mmpp_m1k};
 use crate::traffic::mmpp::fit::{fit_mmpp2, Characteristics};
 use crate::traffic::mmpp::mmpp2::third_central_from_factorial;
-use crate::traffic::mmpp::{superpose_fit, Map, Mmpp2};
+use crate::traffic::mmpp::{superpose_fit, Mmpp2};
 use crate::SolveError;
-use nalgebra::DMatrix;
 
 /// Most levels of the truncated infinite-queue departure MAP used for the
 /// W-57 output of a finite queue; beyond it the exact finite-queue output is
@@ -320,7 +319,7 @@ fn finite_output(p: &Mmpp2, mu: f64, k: usize) -> Result<Mmpp2, SolveError> {
     let t = 0.5 * (1.0 / p.phi1 + 1.0 / p.phi2);
     let [z1, z2, z3] = departure_factorial_moments(p, mu, k, t)?;
     let var = z2 + z1 - z1 * z1;
-    let idc_inf = departure_map(p, mu, k)?.idc_inf()?;
+    let idc_inf = finite_departure_map(p, mu, k)?.idc_inf()?;
     if idc_inf <= 1.0 + 1e-9 {
         // A saturated server's output is at most as variable as Poisson:
         // the two-state family cannot do better than Poisson here.
@@ -339,32 +338,6 @@ fn finite_output(p: &Mmpp2, mu: f64, k: usize) -> Result<Mmpp2, SolveError> {
         third_central_t: third_central_from_factorial(z3, z1, idc_t * z1),
     };
     Ok(fit_mmpp2(&target)?.mmpp)
-}
-
-/// The departure MAP of MMPP/M/1/K on phases (level v, MMPP phase j).
-fn departure_map(p: &Mmpp2, mu: f64, k: usize) -> Result<Map, SolveError> {
-    let n = 2 * (k + 1);
-    let mut d0 = DMatrix::zeros(n, n);
-    let mut d1 = DMatrix::zeros(n, n);
-    let lam = [p.lambda1, p.lambda2];
-    let phi = [p.phi1, p.phi2];
-    for v in 0..=k {
-        for j in 0..2 {
-            let s = 2 * v + j;
-            d0[(s, 2 * v + 1 - j)] += phi[j];
-            if v < k {
-                d0[(s, s + 2)] += lam[j];
-            }
-            if v >= 1 {
-                d1[(s, s - 2)] += mu;
-            }
-        }
-    }
-    for s in 0..n {
-        let out: f64 = d0.row(s).sum() + d1.row(s).sum();
-        d0[(s, s)] = -out;
-    }
-    Map::new(d0, d1)
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ use super::{
     sim_length_docs, source_kind, source_mmpp, ServiceKind, SimLength, SourceKind,
 };
 use crate::des::BatchStats;
-use crate::engines::qnet::{self, Entity, EntityId, Exponential, Hop, Markov, Slotted, Source};
+use crate::engines::qnet::{self, Entity, EntityId, Hop, Markov, Source};
 use crate::params::{count, parse, positive};
 use crate::traffic::mmpp::Mmpp2;
 use crate::{Kind, Outcome, ParamDoc, SolveError, Solver, SolverDoc, TaskContext};
@@ -762,26 +762,7 @@ fn simulate(
     };
     let sizes = a.ring_sizes();
     for rep in 0..len.replications {
-        let c = match service {
-            ServiceKind::Slotted => qnet::run(
-                &layout.scenario,
-                &layout.routing,
-                &Slotted,
-                run_len,
-                ctx.seed,
-                rep,
-                ctx,
-            )?,
-            ServiceKind::Exponential => qnet::run(
-                &layout.scenario,
-                &layout.routing,
-                &Exponential,
-                run_len,
-                ctx.seed,
-                rep,
-                ctx,
-            )?,
-        };
+        let c = service.run(&layout.scenario, &layout.routing, run_len, ctx, rep)?;
         let delivered: u64 = c.classes.iter().map(|k| k.delivered).sum();
         let delay_sum: f64 = c.classes.iter().map(|k| k.delay_sum).sum();
         let mut v = vec![

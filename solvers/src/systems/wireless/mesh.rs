@@ -22,7 +22,7 @@ use super::{
     sim_length_docs, source_kind, source_mmpp, ServiceKind, SimLength, SourceKind,
 };
 use crate::des::BatchStats;
-use crate::engines::qnet::{self, Entity, EntityId, Exponential, Hop, Markov, Slotted, Source};
+use crate::engines::qnet::{self, Entity, EntityId, Hop, Markov, Source};
 use crate::params::{count, parse, positive};
 use crate::traffic::mmpp::Mmpp2;
 use crate::{Kind, Outcome, ParamDoc, SolveError, Solver, SolverDoc, TaskContext};
@@ -759,26 +759,7 @@ fn simulate(
         max_packets: 20_000_000,
     };
     for rep in 0..len.replications {
-        let c = match service {
-            ServiceKind::Slotted => qnet::run(
-                &layout.scenario,
-                &layout.routing,
-                &Slotted,
-                run_len,
-                ctx.seed,
-                rep,
-                ctx,
-            )?,
-            ServiceKind::Exponential => qnet::run(
-                &layout.scenario,
-                &layout.routing,
-                &Exponential,
-                run_len,
-                ctx.seed,
-                rep,
-                ctx,
-            )?,
-        };
+        let c = service.run(&layout.scenario, &layout.routing, run_len, ctx, rep)?;
         if c.stop != qnet::Stop::Completed {
             return Ok(Outcome::saturated());
         }

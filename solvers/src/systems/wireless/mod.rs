@@ -12,10 +12,10 @@
 //! `engines::qnet`. Equations, catalogue choices and departures from the
 //! thesis: docs/models/wireless.md.
 
-use crate::engines::qnet::Counters;
+use crate::engines::qnet::{self, Counters};
 use crate::params::{count, non_negative, positive};
 use crate::traffic::mmpp::Mmpp2;
-use crate::{Fidelity, ParamDoc, Registry, SolveError};
+use crate::{Fidelity, ParamDoc, Registry, SolveError, TaskContext};
 
 pub mod access;
 pub mod flow;
@@ -57,6 +57,34 @@ pub(crate) fn source_kind(s: Option<&str>) -> Result<SourceKind, SolveError> {
 pub enum ServiceKind {
     Slotted,
     Exponential,
+}
+
+impl ServiceKind {
+    /// One replication on the engine with this service plug-in: the only
+    /// place where the enum picks a monomorphised engine loop.
+    pub(crate) fn run<R: qnet::Routing>(
+        self,
+        sc: &qnet::Scenario,
+        routing: &R,
+        len: qnet::RunLength,
+        ctx: &TaskContext,
+        replication: u32,
+    ) -> Result<Counters, SolveError> {
+        match self {
+            ServiceKind::Slotted => {
+                qnet::run(sc, routing, &qnet::Slotted, len, ctx.seed, replication, ctx)
+            }
+            ServiceKind::Exponential => qnet::run(
+                sc,
+                routing,
+                &qnet::Exponential,
+                len,
+                ctx.seed,
+                replication,
+                ctx,
+            ),
+        }
+    }
 }
 
 pub(crate) fn service_kind(s: Option<&str>) -> Result<ServiceKind, SolveError> {

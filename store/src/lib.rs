@@ -544,6 +544,25 @@ impl Store {
     }
 
     async fn open_with(location: &str, read_only: bool) -> Result<Store> {
+        // Openers racing to create one SQLite store can meet SQLITE_BUSY where
+        // SQLite does not call the busy handler (switching a new file to WAL,
+        // recovering its WAL index). Such an open is tried again a few times.
+        let mut attempt = 0u64;
+        loop {
+            match Self::open_once(location, read_only).await {
+                Err(StoreError::Open { reason, .. })
+                    if attempt < 8 && reason.contains("database is locked") =>
+                {
+                    attempt += 1;
+                    tracing::debug!(location, attempt, "store locked while opening, retrying");
+                    tokio::time::sleep(Duration::from_millis(25 * attempt * attempt)).await;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn open_once(location: &str, read_only: bool) -> Result<Store> {
         let open_err = |reason: String| StoreError::Open {
             location: location.to_string(),
             reason,

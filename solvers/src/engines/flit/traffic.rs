@@ -97,14 +97,14 @@ impl Clustered {
         let mut b = vec![1u32];
         for &x in blocks {
             let last = *b.last().unwrap();
-            if x <= last || x % last != 0 {
+            if x <= last || !x.is_multiple_of(last) {
                 return Err(format!(
                     "blocks: each must exceed and be a multiple of the one before, got {x} after {last}"
                 ));
             }
             b.push(x);
         }
-        if nodes % cluster != 0 {
+        if !nodes.is_multiple_of(cluster) {
             return Err(format!(
                 "blocks: the cluster size {cluster} must divide the {nodes} nodes"
             ));
@@ -116,7 +116,7 @@ impl Clustered {
             return Err("xi: > 0 needs more than one cluster".into());
         }
         let total: f64 = weights.iter().sum();
-        if weights.iter().any(|w| !(w.is_finite() && *w >= 0.0)) || !(total > 0.0) {
+        if weights.iter().any(|w| !(w.is_finite() && *w >= 0.0)) || total.is_nan() || total <= 0.0 {
             return Err("weights: finite, >= 0 and not all zero".into());
         }
         let mut acc = 0.0;

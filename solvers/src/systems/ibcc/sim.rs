@@ -28,6 +28,7 @@ impl Solver for IbccSim {
                 "thr_mean_<j>",
                 "share_F<k>",
                 "marks",
+                "marks_F<k>",
                 "becns",
                 "series thr_F<k>",
                 "series ccti_F<k>",
@@ -105,6 +106,9 @@ fn outcome(s: &Setup, c: &Counters) -> Outcome {
         o.series.insert(format!("buf_S{}", sw + 1), occ);
     }
     o.insert("marks", Metric::exact(c.marks as f64));
+    for (f, m) in c.flow_marks.iter().enumerate() {
+        o.insert(&format!("marks_F{}", f + 1), Metric::exact(*m as f64));
+    }
     o.insert("becns", Metric::exact(c.becns as f64));
     o.insert(
         "delivered_gbytes",

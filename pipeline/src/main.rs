@@ -187,6 +187,9 @@ struct CompareArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: OutputFormat,
+    /// Compare the quick (CI) fidelity results instead of the full ones.
+    #[arg(long)]
+    quick: bool,
     #[command(flatten)]
     store: StoreArg,
 }
@@ -198,6 +201,9 @@ struct ExportArgs {
     format: ExportFormat,
     /// Experiment ids (default: all in the store).
     ids: Vec<String>,
+    /// Export the quick (CI) fidelity results instead of the full ones.
+    #[arg(long)]
+    quick: bool,
     #[command(flatten)]
     store: StoreArg,
 }
@@ -675,9 +681,17 @@ fn compare(args: CompareArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
         b,
         metrics,
         format,
+        quick,
         store,
     } = args;
-    let rows = runtime()?.block_on(pipeline::compare(&store.store, &a, &b, &metrics, registry))?;
+    let rows = runtime()?.block_on(pipeline::compare(
+        &store.store,
+        &a,
+        &b,
+        &metrics,
+        registry,
+        fidelity_of(quick),
+    ))?;
     if format == OutputFormat::Json {
         let agg = |v: Option<pipeline::results::Agg>| {
             v.map(|x| serde_json::json!({"value": x.value, "half_width": x.half_width, "n": x.n}))
@@ -740,6 +754,15 @@ fn compare(args: CompareArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(exit::OK))
 }
 
+/// The fidelity a reading command selects with `--quick`.
+fn fidelity_of(quick: bool) -> Fidelity {
+    if quick {
+        Fidelity::Quick
+    } else {
+        Fidelity::Full
+    }
+}
+
 /// `repro export`: tidy rows to stdout.
 fn export(args: ExportArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     if let ExportFormat::Parquet = args.format {
@@ -749,7 +772,12 @@ fn export(args: ExportArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    let rows = runtime()?.block_on(pipeline::export(&args.store.store, &args.ids, registry))?;
+    let rows = runtime()?.block_on(pipeline::export(
+        &args.store.store,
+        &args.ids,
+        registry,
+        fidelity_of(args.quick),
+    ))?;
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
     match args.format {

@@ -413,11 +413,7 @@ fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOptions> {
         results_dir: run.results.results.clone(),
         store: run.store.store.clone(),
         jobs,
-        fidelity: if run.quick {
-            Fidelity::Quick
-        } else {
-            Fidelity::Full
-        },
+        fidelity: fidelity_of(run.quick),
         force: run.force,
         // A bar on a terminal, plain lines otherwise (see exec.rs).
         progress: !run.no_progress,
@@ -754,7 +750,7 @@ fn compare(args: CompareArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(exit::OK))
 }
 
-/// The fidelity a reading command selects with `--quick`.
+/// The fidelity a command selects with `--quick`.
 fn fidelity_of(quick: bool) -> Fidelity {
     if quick {
         Fidelity::Quick
@@ -810,11 +806,7 @@ fn solve(args: SolveArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     if !value.is_object() {
         return Err(InputError("--params must be a JSON object".into()).into());
     }
-    let fidelity = if quick {
-        Fidelity::Quick
-    } else {
-        Fidelity::Full
-    };
+    let fidelity = fidelity_of(quick);
     let ctx = TaskContext::new(seed, fidelity);
     let outcome = s
         .solve(&value, &ctx)
@@ -851,11 +843,7 @@ fn solve(args: SolveArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
 
 /// `repro why EXPERIMENT [SERIES [POINT]]`.
 fn why(args: WhyArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
-    let fidelity = if args.quick {
-        Fidelity::Quick
-    } else {
-        Fidelity::Full
-    };
+    let fidelity = fidelity_of(args.quick);
     let opts = RunOptions {
         targets: vec![args.experiment.clone()],
         experiments_dir: args.experiments.experiments.clone(),

@@ -74,6 +74,17 @@ fn benches(c: &mut Criterion) {
         "t_wlan": 7.27e-4, "t_mesh": 1.48e-4, "p_station": 9e-3, "p_ap_up": 2e-2,
         "p_ap_down": 4e-2, "p_mr": 6e-2, "phi1": 0.09, "phi2": 0.06, "lambda1": 5.4, "lambda2": 0.0,
     });
+    if let Some(t0) = thread_cpu_ns() {
+        let reps = 5;
+        for _ in 0..reps {
+            m6.solve(&p6, &ctx).unwrap();
+        }
+        let dt = (thread_cpu_ns().unwrap() - t0) as f64 * 1e-9;
+        println!(
+            "wlan_mesh.model 9x9 point: {:.1} ms CPU",
+            dt / reps as f64 * 1e3
+        );
+    }
     g.bench_function("wlan_mesh.model_9x9_point", |b| {
         b.iter(|| m6.solve(&p6, &ctx).unwrap())
     });

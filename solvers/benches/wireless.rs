@@ -7,6 +7,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::json;
 use solvers::engines::qnet::{self, Slotted};
+use solvers::systems::wireless::flow::FitMemo;
 use solvers::systems::wireless::mesh::{mesh_layout, Mesh, MrConf};
 use solvers::systems::wireless::{ServiceKind, SourceKind};
 use solvers::traffic::mmpp::Mmpp2;
@@ -77,6 +78,7 @@ fn benches(c: &mut Criterion) {
     if let Some(t0) = thread_cpu_ns() {
         let reps = 5;
         for _ in 0..reps {
+            FitMemo::clear();
             m6.solve(&p6, &ctx).unwrap();
         }
         let dt = (thread_cpu_ns().unwrap() - t0) as f64 * 1e-9;
@@ -86,7 +88,10 @@ fn benches(c: &mut Criterion) {
         );
     }
     g.bench_function("wlan_mesh.model_9x9_point", |b| {
-        b.iter(|| m6.solve(&p6, &ctx).unwrap())
+        b.iter(|| {
+            FitMemo::clear();
+            m6.solve(&p6, &ctx).unwrap()
+        })
     });
     let m7 = r.get("wlan_access.model").unwrap();
     let p7 = json!({

@@ -6,7 +6,7 @@
 //! CPU-second. Run: cargo bench -p solvers --bench torus
 //! Side by side: python3 ../shared/peers/booksim/booksim_peer.py k=8 injection_rate=0.01
 
-use solvers::systems::torus::bench_run;
+use solvers::systems::torus::{bench_run, bench_run_timed};
 use std::time::Instant;
 
 /// CPU time of this thread in seconds (Linux schedstat, nanoseconds).
@@ -40,5 +40,22 @@ fn main() {
                 flits as f64 / cpu
             );
         }
+    }
+    // The real-valued link-timing path (SIM-5): latency 2.5, period 1.5
+    // cycles on every channel; 8-flit buffers cover the credit round trip.
+    let name = "torus k=8 dor V=4 omega=32 bernoulli=0.01 buffer=8 latency=2.5 period=1.5";
+    if filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str())) {
+        let (c0, w0) = (cpu_seconds(), Instant::now());
+        let (cycles, flits) =
+            bench_run_timed(8, 4, 8, 32, 0.01, 5_000, 100_000, Some((2.5, 1.5))).expect("run");
+        let wall = w0.elapsed().as_secs_f64();
+        let cpu = match (c0, cpu_seconds()) {
+            (Some(a), Some(b)) => b - a,
+            _ => wall,
+        };
+        println!(
+            "{name}: cycles {cycles}  flits {flits}  cpu_s {cpu:.3}  wall_s {wall:.3}  flits_per_cpu_s {:.0}",
+            flits as f64 / cpu
+        );
     }
 }

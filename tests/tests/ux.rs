@@ -428,7 +428,10 @@ fn list_compare_and_export_speak_json() {
     let v: serde_json::Value = serde_json::from_str(&stdout(ok_out(&o))).unwrap();
     assert_eq!(v[0]["id"], "tiny");
     assert_eq!(v[0]["stored_versions"], serde_json::json!([1]));
-    let o = repro(p.path(), &["compare", "--quick", "tiny", "tiny", "--format", "json"]);
+    let o = repro(
+        p.path(),
+        &["compare", "--quick", "tiny", "tiny", "--format", "json"],
+    );
     let v: serde_json::Value = serde_json::from_str(&stdout(ok_out(&o))).unwrap();
     assert!(!v["rows"].as_array().unwrap().is_empty());
     assert_eq!(v["rows"][0]["point"]["n"], 4);

@@ -89,6 +89,24 @@ impl LinkTiming for UniformLatency {
     }
 }
 
+/// The same real-valued latency and period on every channel.
+#[derive(Debug, Clone, Copy)]
+pub struct UniformTiming {
+    pub latency: f64,
+    pub period: f64,
+}
+
+impl LinkTiming for UniformTiming {
+    #[inline]
+    fn latency(&self, _: u32, _: u32) -> f64 {
+        self.latency
+    }
+    #[inline]
+    fn period(&self, _: u32, _: u32) -> f64 {
+        self.period
+    }
+}
+
 /// A (latency, period) pair per channel, `ports` per router, e.g. set per
 /// network from Tables 4.2/5.2 (faster links inside clusters than between).
 #[derive(Debug, Clone)]

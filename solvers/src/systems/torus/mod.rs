@@ -14,7 +14,7 @@ mod model;
 mod sim;
 
 pub use model::{solve_model, ModelOutcome, ModelResult, ModelVariant};
-pub use sim::bench_run;
+pub use sim::{bench_run, bench_run_timed};
 
 pub fn register(r: &mut Registry) {
     r.add(model::TorusModel);

@@ -521,6 +521,22 @@ pub fn bench_run(
     warmup: u64,
     msgs: u64,
 ) -> Result<(u64, u64), SolveError> {
+    bench_run_timed(k, vcs, buffer, omega, rate, warmup, msgs, None)
+}
+
+/// [`bench_run`] with every channel's (latency, period) in cycles, to time
+/// the engine's real-valued link timing (SIM-5); `None` = the torus's 1, 1.
+#[allow(clippy::too_many_arguments)]
+pub fn bench_run_timed(
+    k: u32,
+    vcs: usize,
+    buffer: usize,
+    omega: u32,
+    rate: f64,
+    warmup: u64,
+    msgs: u64,
+    timing: Option<(f64, f64)>,
+) -> Result<(u64, u64), SolveError> {
     let ctx = TaskContext::new(1, crate::Fidelity::Full);
     let task = SimTask {
         k,
@@ -541,7 +557,21 @@ pub fn bench_run(
         reps: 1,
         replicate_above: 0.0,
     };
-    let c = simulate(&task, &ctx)?;
+    let c = match timing {
+        None => simulate(&task, &ctx)?,
+        Some((latency, period)) => {
+            let topo = KaryNcube::new(k, 2);
+            let routing = Dor {
+                topo: &topo,
+                vcs: vcs as u32,
+            };
+            let dests = Uniform {
+                nodes: topo.nodes() as u32,
+            };
+            let timing = crate::engines::flit::UniformTiming { latency, period };
+            run(&task.sc, &topo, &routing, &timing, &dests, &ctx)?
+        }
+    };
     if c.finish != Finish::Completed {
         return Err(SolveError::Numerical(format!("{:?}", c.finish)));
     }

@@ -19,19 +19,21 @@ pub struct CtmcSolution {
 }
 
 pub fn generator(q: &GeQueue) -> Result<Generator, SolveError> {
-    generator_ordered(q, false)
+    generator_ordered(q, false, "K")
 }
 
 /// With `reversed`, state n is stored at index K − n. GTH fixes the state at
 /// index 0 to 1 and grows the others from it, so in heavy overload (mass near
 /// K, ratios ~1e2 per state) the natural order overflows; the reversed one
 /// only underflows states that are negligible anyway.
-fn generator_ordered(q: &GeQueue, reversed: bool) -> Result<Generator, SolveError> {
+/// `param` is the name the user wrote for the capacity (`K` for the
+/// threshold queue, `N` for GE/GE/1/N): errors name it, rule included.
+fn generator_ordered(q: &GeQueue, reversed: bool, param: &str) -> Result<Generator, SolveError> {
     let k = q.k;
     if k > MAX_CTMC_K {
         return Err(SolveError::param(
-            "K",
-            format!("the exact chain is dense; K must be <= {MAX_CTMC_K}, got {k}"),
+            param,
+            format!("the exact chain is dense; {param} must be <= {MAX_CTMC_K}, got {k}"),
         ));
     }
     let (ta, ts) = (q.tau_a(), q.tau_s());
@@ -86,10 +88,15 @@ fn generator_ordered(q: &GeQueue, reversed: bool) -> Result<Generator, SolveErro
 }
 
 pub fn solve(q: &GeQueue) -> Result<CtmcSolution, SolveError> {
-    let p = match generator_ordered(q, false)?.steady_state_for("K") {
+    solve_for(q, "K")
+}
+
+/// [`solve`], naming the capacity `param` as the user wrote it in errors.
+pub fn solve_for(q: &GeQueue, param: &str) -> Result<CtmcSolution, SolveError> {
+    let p = match generator_ordered(q, false, param)?.steady_state_for(param) {
         Ok(p) => p,
         Err(SolveError::Numerical(_)) => {
-            let mut p = generator_ordered(q, true)?.steady_state_for("K")?;
+            let mut p = generator_ordered(q, true, param)?.steady_state_for(param)?;
             p.reverse();
             p
         }

@@ -133,13 +133,7 @@ impl Solver for GeGe1nCtmc {
     fn solve(&self, params: &serde_json::Value, _ctx: &TaskContext) -> Result<Outcome, SolveError> {
         let p: Params = parse(params)?;
         let q = GeQueue::single(p.lambda, p.mu, p.ca2, p.cs2, p.n)?;
-        let s = ctmc::solve(&q).map_err(|e| match e {
-            SolveError::InvalidParam { param, rule } if param == "K" => SolveError::InvalidParam {
-                param: "N".into(),
-                rule,
-            },
-            e => e,
-        })?;
+        let s = ctmc::solve_for(&q, "N")?;
         single_region(QueueMetrics::from_distribution(
             &q,
             &s.p,

@@ -253,7 +253,16 @@ fn refuses_bad_parameters() {
         Err(SolveError::BadParams(_))
     ));
     let big = json!({"lambda": 1.0, "mu": 2.0, "ca2": 2.0, "cs2": 3.0, "N": 5000});
-    assert!(GeGe1nCtmc.solve(&big, &ctx).is_err());
+    // The bound names the parameter as the user wrote it, in the key and in
+    // the rule (it used to say "K must be <= 600" for N).
+    match GeGe1nCtmc.solve(&big, &ctx) {
+        Err(SolveError::InvalidParam { param, rule }) => {
+            assert_eq!(param, "N");
+            assert!(rule.contains("N must be <= 600"), "{rule}");
+            assert!(!rule.contains('K'), "{rule}");
+        }
+        other => panic!("{other:?}"),
+    }
     assert!(GeGe1nMe.solve(&big, &ctx).is_ok());
 }
 

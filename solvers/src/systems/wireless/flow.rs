@@ -166,50 +166,102 @@ impl Flow {
 /// task finds every fit (a pure function of its inputs) already computed.
 pub fn departure_fit(p: &Mmpp2, mu: f64) -> Result<Mmpp2, SolveError> {
     let key = [p.phi1, p.phi2, p.lambda1, p.lambda2, mu].map(f64::to_bits);
-    if let Some(m) = FitMemo::get(&key) {
-        return Ok(m);
+    match FitMemo::claim(key) {
+        Claim::Done(m) => Ok(m),
+        Claim::Compute(guard) => {
+            let r = departure_fit_uncached(p, mu);
+            if let Ok(m) = &r {
+                guard.finish(*m);
+            }
+            r
+        }
     }
-    let m = departure_fit_uncached(p, mu)?;
-    FitMemo::put(key, m);
-    Ok(m)
 }
 
 /// Process-wide memo of [`departure_fit`] keyed by the exact bits of its
-/// inputs, so a hit returns what the computation would (bit for bit). Bounded:
-/// cleared when it reaches [`FitMemo::CAP`] entries.
+/// inputs, so a hit returns what the computation would (bit for bit). A fit
+/// being computed by another task's thread is waited for rather than computed
+/// twice (the traffic and printed series of one point are solved in
+/// parallel). Bounded: cleared of finished fits at [`FitMemo::CAP`] entries.
 pub struct FitMemo;
 
 type FitKey = [u64; 5];
 
+enum Slot {
+    Pending,
+    Done(Mmpp2),
+}
+
+enum Claim {
+    Done(Mmpp2),
+    Compute(PendingFit),
+}
+
+/// The right (and duty) to compute one fit; dropping it unfinished (an
+/// error or a panic) removes the pending mark and wakes the waiters, which
+/// then compute it themselves.
+struct PendingFit {
+    key: FitKey,
+    done: bool,
+}
+
+impl PendingFit {
+    fn finish(mut self, fit: Mmpp2) {
+        let (lock, cv) = FitMemo::state();
+        let mut m = lock.lock().unwrap_or_else(|e| e.into_inner());
+        m.insert(self.key, Slot::Done(fit));
+        self.done = true;
+        cv.notify_all();
+    }
+}
+
+impl Drop for PendingFit {
+    fn drop(&mut self) {
+        if !self.done {
+            let (lock, cv) = FitMemo::state();
+            let mut m = lock.lock().unwrap_or_else(|e| e.into_inner());
+            m.remove(&self.key);
+            cv.notify_all();
+        }
+    }
+}
+
+type MemoState = (
+    std::sync::Mutex<std::collections::HashMap<FitKey, Slot>>,
+    std::sync::Condvar,
+);
+
 impl FitMemo {
     const CAP: usize = 4096;
 
-    fn map() -> &'static std::sync::Mutex<std::collections::HashMap<FitKey, Mmpp2>> {
-        static MAP: std::sync::OnceLock<
-            std::sync::Mutex<std::collections::HashMap<FitKey, Mmpp2>>,
-        > = std::sync::OnceLock::new();
-        MAP.get_or_init(Default::default)
+    fn state() -> &'static MemoState {
+        static STATE: std::sync::OnceLock<MemoState> = std::sync::OnceLock::new();
+        STATE.get_or_init(Default::default)
     }
 
-    /// Forgets every fit (benchmarks time the computation, not the memo).
+    /// Forgets every finished fit (benchmarks time the computation, not the memo).
     pub fn clear() {
-        Self::map()
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
+        let (lock, _) = Self::state();
+        let mut m = lock.lock().unwrap_or_else(|e| e.into_inner());
+        m.retain(|_, s| matches!(s, Slot::Pending));
     }
 
-    fn get(key: &FitKey) -> Option<Mmpp2> {
-        let m = Self::map().lock().unwrap_or_else(|e| e.into_inner());
-        m.get(key).copied()
-    }
-
-    fn put(key: FitKey, fit: Mmpp2) {
-        let mut m = Self::map().lock().unwrap_or_else(|e| e.into_inner());
-        if m.len() >= Self::CAP {
-            m.clear();
+    fn claim(key: FitKey) -> Claim {
+        let (lock, cv) = Self::state();
+        let mut m = lock.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            match m.get(&key) {
+                Some(Slot::Done(fit)) => return Claim::Done(*fit),
+                Some(Slot::Pending) => m = cv.wait(m).unwrap_or_else(|e| e.into_inner()),
+                None => {
+                    if m.len() >= Self::CAP {
+                        m.retain(|_, s| matches!(s, Slot::Pending));
+                    }
+                    m.insert(key, Slot::Pending);
+                    return Claim::Compute(PendingFit { key, done: false });
+                }
+            }
         }
-        m.insert(key, fit);
     }
 }
 
@@ -552,6 +604,19 @@ mod tests {
         let second = departure_fit(&p, 2.7).unwrap();
         assert_eq!(fresh, first);
         assert_eq!(fresh, second);
+        // Concurrent claims of one new key: one computes, the others wait.
+        let q = Mmpp2::new(0.2, 0.1, 3.0, 0.5).unwrap();
+        let fresh = departure_fit_uncached(&q, 3.9).unwrap();
+        let got: Vec<Mmpp2> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| departure_fit(&q, 3.9).unwrap()))
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(got.iter().all(|g| *g == fresh));
+        // An error leaves no pending mark behind: the next call errs again.
+        assert!(departure_fit(&q, 1.0).is_err());
+        assert!(departure_fit(&q, 1.0).is_err());
     }
 
     #[test]

@@ -361,6 +361,55 @@ async fn collect_at(
     Ok(shown.then_some(r))
 }
 
+/// Results of an experiment at one fidelity for the reading commands (`export`,
+/// `compare`): the stored plan when the tasks it names are of that fidelity (it
+/// then also finds the results of an older manifest version whose task keys a
+/// fresh plan would no longer produce), otherwise a fresh plan at that fidelity.
+/// An error names the fidelity the store does hold when it is not the one asked.
+async fn collect_fidelity(
+    store: &Store,
+    m: &Manifest,
+    registry: &Registry,
+    fidelity: Fidelity,
+) -> anyhow::Result<results::ExperimentResults> {
+    let stored = results::collect(store, m).await?;
+    let of = |r: &results::ExperimentResults, f: &str| r.tasks.values().any(|t| t.fidelity == f);
+    let simulates = |r: &results::ExperimentResults| {
+        r.tasks
+            .values()
+            .any(|t| t.fidelity == "quick" || t.fidelity == "full")
+    };
+    if of(&stored, fidelity.as_str()) || (!stored.tasks.is_empty() && !simulates(&stored)) {
+        return Ok(stored);
+    }
+    if let Some(r) = collect_at(store, m, registry, fidelity).await? {
+        return Ok(r);
+    }
+    let other = match fidelity {
+        Fidelity::Full => Fidelity::Quick,
+        Fidelity::Quick => Fidelity::Full,
+    };
+    let hint = if of(&stored, other.as_str()) {
+        format!(
+            "; the store holds its {} results: {}",
+            other.as_str(),
+            match other {
+                Fidelity::Quick => "add --quick",
+                Fidelity::Full => "leave out --quick",
+            }
+        )
+    } else {
+        String::new()
+    };
+    Err(InputError(format!(
+        "no {}-fidelity results of {} v{} in the store{hint}",
+        fidelity.as_str(),
+        m.id,
+        m.version
+    ))
+    .into())
+}
+
 /// `repro run` (and the first half of `repro check`).
 pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunReport> {
     let paths = discover(&opts.targets, &opts.experiments_dir)?;
@@ -588,6 +637,7 @@ pub async fn export(
     store_loc: &str,
     ids: &[String],
     registry: &Registry,
+    fidelity: Fidelity,
 ) -> anyhow::Result<Vec<reports::TidyRow>> {
     let store = open_existing_store(store_loc).await?;
     let manifests = stored_manifests(&store, registry).await?;
@@ -602,11 +652,20 @@ pub async fn export(
         }
     }
     let mut rows = Vec::new();
+    let mut skipped = Vec::new();
     for m in manifests
         .iter()
         .filter(|m| ids.is_empty() || ids.contains(&m.id))
     {
-        let r = results::collect(&store, m).await?;
+        let r = match collect_fidelity(&store, m, registry, fidelity).await {
+            Ok(r) => r,
+            // Exporting everything skips what was never run at this fidelity.
+            Err(e) if ids.is_empty() && e.is::<InputError>() => {
+                skipped.push(e.to_string());
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
         for ((pi, series, metric), a) in &r.values {
             let s = m.series(series).expect("series of the manifest");
             rows.push(reports::TidyRow {
@@ -621,6 +680,17 @@ pub async fn export(
                 n: a.n,
             });
         }
+    }
+    if rows.is_empty() && !skipped.is_empty() {
+        return Err(InputError(format!(
+            "nothing to export at {} fidelity: {}",
+            fidelity.as_str(),
+            skipped.join("; ")
+        ))
+        .into());
+    }
+    for why in &skipped {
+        tracing::info!("skipped: {why}");
     }
     // Sweep order, then series and metric, so exports diff cleanly.
     rows.sort_by(|a, b| {
@@ -799,6 +869,7 @@ pub async fn compare(
     b: &str,
     metrics: &[String],
     registry: &Registry,
+    fidelity: Fidelity,
 ) -> anyhow::Result<Vec<CompareRow>> {
     let store = open_existing_store(store_loc).await?;
     let (ma, mb) = (
@@ -806,8 +877,8 @@ pub async fn compare(
         stored_manifest(&store, registry, b).await?,
     );
     let (ra, rb) = (
-        results::collect(&store, &ma).await?,
-        results::collect(&store, &mb).await?,
+        collect_fidelity(&store, &ma, registry, fidelity).await?,
+        collect_fidelity(&store, &mb, registry, fidelity).await?,
     );
     store.close().await;
     let key = |r: &results::ExperimentResults| -> BTreeMap<(String, String, String), results::Agg> {

@@ -187,6 +187,9 @@ struct CompareArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: OutputFormat,
+    /// Compare the quick (CI) fidelity results instead of the full ones.
+    #[arg(long)]
+    quick: bool,
     #[command(flatten)]
     store: StoreArg,
 }
@@ -198,6 +201,9 @@ struct ExportArgs {
     format: ExportFormat,
     /// Experiment ids (default: all in the store).
     ids: Vec<String>,
+    /// Export the quick (CI) fidelity results instead of the full ones.
+    #[arg(long)]
+    quick: bool,
     #[command(flatten)]
     store: StoreArg,
 }
@@ -407,11 +413,7 @@ fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOptions> {
         results_dir: run.results.results.clone(),
         store: run.store.store.clone(),
         jobs,
-        fidelity: if run.quick {
-            Fidelity::Quick
-        } else {
-            Fidelity::Full
-        },
+        fidelity: fidelity_of(run.quick),
         force: run.force,
         // A bar on a terminal, plain lines otherwise (see exec.rs).
         progress: !run.no_progress,
@@ -675,9 +677,17 @@ fn compare(args: CompareArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
         b,
         metrics,
         format,
+        quick,
         store,
     } = args;
-    let rows = runtime()?.block_on(pipeline::compare(&store.store, &a, &b, &metrics, registry))?;
+    let rows = runtime()?.block_on(pipeline::compare(
+        &store.store,
+        &a,
+        &b,
+        &metrics,
+        registry,
+        fidelity_of(quick),
+    ))?;
     if format == OutputFormat::Json {
         let agg = |v: Option<pipeline::results::Agg>| {
             v.map(|x| serde_json::json!({"value": x.value, "half_width": x.half_width, "n": x.n}))
@@ -740,6 +750,15 @@ fn compare(args: CompareArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(exit::OK))
 }
 
+/// The fidelity a command selects with `--quick`.
+fn fidelity_of(quick: bool) -> Fidelity {
+    if quick {
+        Fidelity::Quick
+    } else {
+        Fidelity::Full
+    }
+}
+
 /// `repro export`: tidy rows to stdout.
 fn export(args: ExportArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     if let ExportFormat::Parquet = args.format {
@@ -749,7 +768,12 @@ fn export(args: ExportArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
         )
         .into());
     }
-    let rows = runtime()?.block_on(pipeline::export(&args.store.store, &args.ids, registry))?;
+    let rows = runtime()?.block_on(pipeline::export(
+        &args.store.store,
+        &args.ids,
+        registry,
+        fidelity_of(args.quick),
+    ))?;
     let stdout = std::io::stdout();
     let mut lock = stdout.lock();
     match args.format {
@@ -782,11 +806,7 @@ fn solve(args: SolveArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     if !value.is_object() {
         return Err(InputError("--params must be a JSON object".into()).into());
     }
-    let fidelity = if quick {
-        Fidelity::Quick
-    } else {
-        Fidelity::Full
-    };
+    let fidelity = fidelity_of(quick);
     let ctx = TaskContext::new(seed, fidelity);
     let outcome = s
         .solve(&value, &ctx)
@@ -823,11 +843,7 @@ fn solve(args: SolveArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
 
 /// `repro why EXPERIMENT [SERIES [POINT]]`.
 fn why(args: WhyArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
-    let fidelity = if args.quick {
-        Fidelity::Quick
-    } else {
-        Fidelity::Full
-    };
+    let fidelity = fidelity_of(args.quick);
     let opts = RunOptions {
         targets: vec![args.experiment.clone()],
         experiments_dir: args.experiments.experiments.clone(),

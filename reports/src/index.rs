@@ -496,7 +496,7 @@ fn summary_row(h: &mut String, id: &str, what: &str, found: &[(&str, &str, Optio
 }
 
 /// The table at the top: one row per catalogue entry in the papers' order, then
-/// the project's own studies (outputs no catalogue entry claims).
+/// the project's own studies (outputs of experiments no catalogue entry claims).
 fn summary_table(h: &mut String, index: &Index) {
     let all = outputs(index);
     h.push_str(
@@ -527,10 +527,19 @@ fn summary_table(h: &mut String, index: &Index) {
             .collect();
         summary_row(h, &c.id, &c.what, &found);
     }
+    // An unclaimed output of an experiment that reproduces a paper entry (an EM
+    // or values table named after the experiment, like `gran-s1-em`) supports
+    // that entry; it stays in its experiment's section, not among the project's own.
+    let reproducing: Vec<&str> = all
+        .iter()
+        .zip(&claimed)
+        .filter(|(_, c)| **c)
+        .map(|(o, _)| o.1)
+        .collect();
     let rest: Vec<(&str, &str, Option<&OutputEm>)> = all
         .iter()
         .zip(&claimed)
-        .filter(|(_, c)| !**c)
+        .filter(|(o, c)| !**c && !reproducing.contains(&o.1))
         .map(|(o, _)| *o)
         .collect();
     if !rest.is_empty() {

@@ -7,6 +7,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use serde_json::json;
 use solvers::engines::qnet::{self, Slotted};
+use solvers::systems::wireless::flow::FitMemo;
 use solvers::systems::wireless::mesh::{mesh_layout, Mesh, MrConf};
 use solvers::systems::wireless::{ServiceKind, SourceKind};
 use solvers::traffic::mmpp::Mmpp2;
@@ -45,6 +46,21 @@ fn benches(c: &mut Criterion) {
     let events = qnet::run(&layout.scenario, &layout.routing, &Slotted, len, 1, 0, &ctx)
         .unwrap()
         .events;
+    // Criterion measures wall time, which on a shared machine counts other
+    // processes' time slices too; the thread's own CPU time (Linux schedstat)
+    // gives the honest single-core rate. Printed once, before the groups.
+    if let Some(t0) = thread_cpu_ns() {
+        let reps = 10;
+        for _ in 0..reps {
+            qnet::run(&layout.scenario, &layout.routing, &Slotted, len, 1, 0, &ctx).unwrap();
+        }
+        let dt = (thread_cpu_ns().unwrap() - t0) as f64 * 1e-9;
+        println!(
+            "qnet 9x9 ch6: {events} events per run, {:.2} M events per CPU second ({:.1} ms CPU per run)",
+            (reps as f64 * events as f64) / dt / 1e6,
+            dt / reps as f64 * 1e3
+        );
+    }
     let mut g = c.benchmark_group("wireless");
     g.sample_size(10);
     g.throughput(Throughput::Elements(events));
@@ -59,8 +75,23 @@ fn benches(c: &mut Criterion) {
         "t_wlan": 7.27e-4, "t_mesh": 1.48e-4, "p_station": 9e-3, "p_ap_up": 2e-2,
         "p_ap_down": 4e-2, "p_mr": 6e-2, "phi1": 0.09, "phi2": 0.06, "lambda1": 5.4, "lambda2": 0.0,
     });
+    if let Some(t0) = thread_cpu_ns() {
+        let reps = 5;
+        for _ in 0..reps {
+            FitMemo::clear();
+            m6.solve(&p6, &ctx).unwrap();
+        }
+        let dt = (thread_cpu_ns().unwrap() - t0) as f64 * 1e-9;
+        println!(
+            "wlan_mesh.model 9x9 point: {:.1} ms CPU",
+            dt / reps as f64 * 1e3
+        );
+    }
     g.bench_function("wlan_mesh.model_9x9_point", |b| {
-        b.iter(|| m6.solve(&p6, &ctx).unwrap())
+        b.iter(|| {
+            FitMemo::clear();
+            m6.solve(&p6, &ctx).unwrap()
+        })
     });
     let m7 = r.get("wlan_access.model").unwrap();
     let p7 = json!({
@@ -72,6 +103,12 @@ fn benches(c: &mut Criterion) {
         b.iter(|| m7.solve(&p7, &ctx).unwrap())
     });
     g.finish();
+}
+
+/// CPU time of the calling thread in ns (first field of Linux's schedstat).
+fn thread_cpu_ns() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok()
 }
 
 criterion_group!(wireless_benches, benches);

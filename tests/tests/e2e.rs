@@ -185,8 +185,8 @@ fn results_do_not_depend_on_jobs() {
     let b = project(&["yan-credit-both"]);
     ok(&repro(a.path(), &["run", "--quick", "--jobs", "1"]));
     ok(&repro(b.path(), &["run", "--quick", "--jobs", "2"]));
-    let ea = repro(a.path(), &["export", "--format", "csv"]);
-    let eb = repro(b.path(), &["export", "--format", "csv"]);
+    let ea = repro(a.path(), &["export", "--quick", "--format", "csv"]);
+    let eb = repro(b.path(), &["export", "--quick", "--format", "csv"]);
     ok(&ea);
     assert!(!stdout(&ea).is_empty());
     assert_eq!(stdout(&ea), stdout(&eb));
@@ -196,7 +196,20 @@ fn results_do_not_depend_on_jobs() {
 fn export_is_tidy_with_one_column_per_zipped_axis() {
     let p = project(&["yan-credit-both"]);
     ok(&repro(p.path(), &["run", "--quick"]));
-    let o = repro(p.path(), &["export", "--format", "csv", "yan-credit-both"]);
+    // A quick run is exported with --quick; without it the user learns why not.
+    let full = repro(p.path(), &["export", "--format", "csv", "yan-credit-both"]);
+    assert_eq!(full.status.code(), Some(2));
+    assert!(
+        stderr(&full).contains("no full-fidelity results") && stderr(&full).contains("add --quick"),
+        "{}",
+        stderr(&full)
+    );
+    let all = repro(p.path(), &["export", "--format", "csv"]);
+    assert_eq!(all.status.code(), Some(2), "{}", stdout(&all));
+    let o = repro(
+        p.path(),
+        &["export", "--quick", "--format", "csv", "yan-credit-both"],
+    );
     ok(&o);
     let out = stdout(&o);
     let mut lines = out.lines();
@@ -494,6 +507,7 @@ fn compare_shows_two_versions_side_by_side() {
         p.path(),
         &[
             "compare",
+            "--quick",
             "yan-credit-both@1",
             "yan-credit-both@2",
             "--metric",

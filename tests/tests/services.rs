@@ -123,7 +123,10 @@ fn queue_stores(dir: &Path, tag: &str) -> Vec<String> {
 }
 
 fn export(dir: &Path, store: &str) -> String {
-    let o = repro(dir, &["export", "--format", "csv", "--store", store]);
+    let o = repro(
+        dir,
+        &["export", "--quick", "--format", "csv", "--store", store],
+    );
     ok(&o);
     stdout(&o)
 }
@@ -192,6 +195,7 @@ fn postgres_and_sqlite_give_byte_identical_exports_and_every_command_works() {
         p.path(),
         &[
             "compare",
+            "--quick",
             "yan-credit-both",
             "yan-credit-both@1",
             "--store",

@@ -150,6 +150,11 @@ fn quick_results_never_overwrite_full_ones() {
 fn index_opens_with_a_summary_in_the_papers_order() {
     let p = project(&["yan-credit-downstream"]);
     write_manifest(p.path(), "tiny", TINY);
+    let supp = TINY
+        .replace("tiny-L1", "wu-3.4a")
+        .replace("tiny-em", "supp-em")
+        .replace("id: tiny", "id: supp");
+    write_manifest(p.path(), "supp", &supp);
     ok(&repro(p.path(), &["run", "--quick", "--no-progress"]));
     let html = std::fs::read_to_string(p.path().join("results/quick/index.html")).unwrap();
     let summary = html.find("id=\"summary\"").expect("summary table");
@@ -165,9 +170,17 @@ fn index_opens_with_a_summary_in_the_papers_order() {
     };
     assert!(row("yan-4.5").contains("reproduced"), "{}", row("yan-4.5"));
     assert!(row("yan-4.5").contains('%'), "no EM in {}", row("yan-4.5"));
-    assert!(row("wu-3.4a").contains("not yet"));
+    assert!(row("wu-3.5a").contains("not yet"));
     // The project's own outputs follow the paper entries.
     assert!(pos("own validations") < pos("<code>tiny-L1</code>"));
+    // A table of an experiment that reproduces a paper entry supports it: it is
+    // not one of the project's own studies.
+    let summary_html = &html[summary..summary + html[summary..].find("</section>").unwrap()];
+    assert!(row("wu-3.4a").contains("reproduced"), "{}", row("wu-3.4a"));
+    assert!(
+        !summary_html.contains("<code>supp-em</code>"),
+        "supporting table listed as the project's own"
+    );
     // Per-point tables and provenance are collapsed.
     assert!(html.contains("<details class=\"points\">"));
     assert!(html.contains("<details class=\"provenance\">"));

@@ -13,7 +13,10 @@
 //! Plug-ins, all generic parameters of [`run`] (one compiled loop per choice):
 //! - [`Topology`]: routers, output ports, and where each output channel leads;
 //! - [`Routing`]: which output VC a header takes, given which are free;
-//! - [`LinkTiming`]: per-channel latency in cycles;
+//! - [`LinkTiming`]: per-channel latency and flit period in cycles, both
+//!   real-valued (SIM-5's per-network t_cn, t_cs);
+//! - [`Destinations`]: which routers carry a processing element and where
+//!   their messages go ([`traffic`]: uniform, hot spot, clustered);
 //! - the VC configuration is data ([`Scenario::vcs`], [`Scenario::buffer`]).
 //!
 //! The engine knows nothing of serde or JSON; `systems/torus` maps parameters
@@ -21,8 +24,10 @@
 
 mod sim;
 pub mod torus;
+pub mod traffic;
 
 pub use sim::{run, Counters, Finish};
+pub use traffic::{Clustered, HotSpot, Uniform};
 
 use crate::des::{RunLength, Stream};
 
@@ -51,22 +56,66 @@ pub trait Routing {
     ) -> Option<(u32, u32)>;
 }
 
-/// Per-channel latency in cycles (>= 1): a flit sent on channel `(r, p)` in
-/// cycle c lands in the downstream buffer in cycle c + latency. Credits take
-/// one cycle back.
+/// Per-channel timing in cycles, real-valued so that networks of different
+/// speeds share one clock (catalogue SIM-5: per-flit times t_cn, t_cs per
+/// network). A channel starts at most one flit per `period` cycles: the flit
+/// after one that started at time s starts at max(s + period, c) in the
+/// first cycle c whose interval [c, c + 1) contains that time, so a busy
+/// channel carries exactly 1/period flits per cycle in the long run. A flit
+/// starting at s lands downstream in cycle ⌈s + latency⌉ (at least the next
+/// cycle): event times are rounded up to the clock, which adds less than one
+/// cycle per hop; pick the cycle short against the link times. With
+/// period 1 and integer latencies nothing is rounded (the torus). Credits
+/// take one cycle back.
 pub trait LinkTiming {
-    fn latency(&self, router: u32, port: u32) -> u32;
+    /// Cycles from the start of a flit on channel `(router, port)` to its
+    /// landing in the downstream buffer (finite, > 0).
+    fn latency(&self, router: u32, port: u32) -> f64;
+    /// Cycles per flit on the channel (finite, >= 1).
+    fn period(&self, _router: u32, _port: u32) -> f64 {
+        1.0
+    }
 }
 
-/// Every channel takes the same number of cycles.
+/// Every channel takes the same whole number of cycles and carries one flit
+/// per cycle (Wu ch.3's torus: 1).
 #[derive(Debug, Clone, Copy)]
 pub struct UniformLatency(pub u32);
 
 impl LinkTiming for UniformLatency {
     #[inline]
-    fn latency(&self, _: u32, _: u32) -> u32 {
-        self.0
+    fn latency(&self, _: u32, _: u32) -> f64 {
+        self.0 as f64
     }
+}
+
+/// A (latency, period) pair per channel, `ports` per router, e.g. set per
+/// network from Tables 4.2/5.2 (faster links inside clusters than between).
+#[derive(Debug, Clone)]
+pub struct PerChannelTiming {
+    pub ports: usize,
+    /// Indexed by `router * ports + port`.
+    pub latency: Vec<f64>,
+    pub period: Vec<f64>,
+}
+
+impl LinkTiming for PerChannelTiming {
+    fn latency(&self, router: u32, port: u32) -> f64 {
+        self.latency[router as usize * self.ports + port as usize]
+    }
+    fn period(&self, router: u32, port: u32) -> f64 {
+        self.period[router as usize * self.ports + port as usize]
+    }
+}
+
+/// Where messages come from and go. Routers `0..nodes()` carry one
+/// processing element each and generate messages; routers beyond are
+/// switches only (an indirect network's). `pick` returns a destination
+/// `!= src` among `0..nodes()`; it is called once per message, in
+/// generation order, with the engine's stream.
+pub trait Destinations {
+    fn nodes(&self) -> u32;
+    fn pick(&self, src: u32, rng: &mut Stream) -> u32;
 }
 
 /// How messages wait at their source.
@@ -112,15 +161,6 @@ impl Source {
     }
 }
 
-/// Hot-spot destinations (Wu §3.1.4): with probability `delta` a message of
-/// any node but `node` goes to `node`; otherwise (and always from `node`) the
-/// destination is uniform over the other N − 1 nodes.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct HotSpot {
-    pub node: u32,
-    pub delta: f64,
-}
-
 /// Everything a run needs besides the plug-ins. Run lengths are in delivered
 /// messages (warm-up, then batches of `run.batch_len`).
 #[derive(Debug, Clone)]
@@ -133,7 +173,6 @@ pub struct Scenario {
     pub msg_len: u32,
     pub injection: Injection,
     pub source: Source,
-    pub hotspot: Option<HotSpot>,
     pub run: RunLength,
     /// Budget: a run still short of its batches after this many cycles ends
     /// as [`Finish::Saturated`].
@@ -146,3 +185,6 @@ pub struct Scenario {
     pub stall_cycles: u64,
     pub seed: u64,
 }
+
+#[cfg(test)]
+mod tests;

@@ -8,7 +8,10 @@
 //! - A flit sent on a channel in cycle c lands in cycle c + latency; a flit
 //!   landing at its destination is ejected at once. Latency = landing cycle of
 //!   the tail − g, so an unblocked message over d hops of 1-cycle links takes
-//!   exactly ω + d cycles.
+//!   exactly ω + d cycles. Real-valued latencies and flit periods
+//!   ([`LinkTiming`]) keep each channel's virtual start time and round
+//!   landings up to the clock; with period 1 and whole latencies that path
+//!   is skipped and nothing changes.
 //! - A VC holds one message at a time (atomic VC allocation): an output VC is
 //!   free when no message owns it and the downstream buffer is empty, the
 //!   assumption under which Duato's theorem guarantees deadlock freedom.
@@ -17,7 +20,7 @@
 //!   restricted (the 5V-way crossbar of Wu Fig 3.1b).
 
 use super::torus::below;
-use super::{Injection, LinkTiming, Routing, Scenario, Source, Topology};
+use super::{Destinations, Injection, LinkTiming, Routing, Scenario, Source, Topology};
 use crate::des::{ci95, Stream};
 use crate::traffic::sources::{ArrivalSource, Mmpp2Source, PoissonSource};
 use crate::{SolveError, TaskContext};
@@ -89,15 +92,25 @@ enum Gen {
 }
 
 /// Runs the network until `sc.run` is satisfied, the network saturates or
-/// stalls. Errors only on cancellation.
-pub fn run<T: Topology, R: Routing, L: LinkTiming>(
+/// stalls. Errors on cancellation and on plug-ins that break their contract
+/// (timing out of range, more nodes than routers).
+pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     sc: &Scenario,
     topo: &T,
     routing: &R,
     timing: &L,
+    dests: &D,
     ctx: &TaskContext,
 ) -> Result<Counters, SolveError> {
     let n_r = topo.routers();
+    // Routers 0..n_src carry a processing element; the rest only switch.
+    let n_src = dests.nodes() as usize;
+    if n_src < 2 || n_src > n_r {
+        return Err(SolveError::param(
+            "destinations",
+            format!("{n_src} nodes for {n_r} routers (need 2 ..= routers)"),
+        ));
+    }
     let ports = topo.ports();
     let v_n = sc.vcs;
     let buf = sc.buffer;
@@ -110,7 +123,8 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
     // input VC i is fed by output VC up[i].
     let mut down = vec![NONE; n_ivc];
     let mut up = vec![NONE; n_ivc];
-    let mut lat = vec![1u32; n_ch];
+    let mut lat = vec![1.0f64; n_ch];
+    let mut period = vec![1.0f64; n_ch];
     for r in 0..n_r as u32 {
         for p in 0..ports as u32 {
             let ch = r as usize * ports + p as usize;
@@ -121,11 +135,32 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
                     down[o] = i as u32;
                     up[i] = o as u32;
                 }
-                lat[ch] = timing.latency(r, p).max(1);
+                let (l, t) = (timing.latency(r, p), timing.period(r, p));
+                if !(l.is_finite()
+                    && l > 0.0
+                    && l <= 1e6
+                    && t.is_finite()
+                    && (1.0..=1e6).contains(&t))
+                {
+                    return Err(SolveError::param(
+                        "link timing",
+                        format!(
+                            "channel ({r}, {p}): latency {l} must lie in (0, 1e6] and period {t} in [1, 1e6] cycles"
+                        ),
+                    ));
+                }
+                lat[ch] = l;
+                period[ch] = t;
             }
         }
     }
-    let wheel_len = *lat.iter().max().unwrap_or(&1) as usize + 1;
+    // Whole latencies and one flit per cycle everywhere: no virtual times.
+    let paced = lat.iter().any(|x| x.fract() != 0.0) || period.iter().any(|&t| t != 1.0);
+    let lat_cycles: Vec<usize> = lat.iter().map(|x| (x.ceil() as usize).max(1)).collect();
+    // Paced: a landing is at most ⌈latency⌉ + 1 cycles ahead.
+    let wheel_len = lat_cycles.iter().copied().max().unwrap_or(1) + if paced { 2 } else { 1 };
+    // Virtual start of each channel's next flit (paced only).
+    let mut ready = vec![0.0f64; if paced { n_ch } else { 0 }];
     let ivc_router: Vec<u32> = (0..n_ivc).map(|i| (i / (ports * v_n)) as u32).collect();
 
     // Input VC state: network VCs 0..n_ivc with a ring buffer each, then
@@ -166,7 +201,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
     let mut gen = match sc.source {
         Source::Bernoulli { p } => Gen::Bernoulli(p),
         Source::Poisson { rate } => Gen::Poisson(
-            (0..n_r)
+            (0..n_src)
                 .map(|i| PoissonSource::new(rate, Stream::new(sc.seed, 1 + i as u64)))
                 .collect::<Result<_, _>>()?,
         ),
@@ -176,7 +211,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
             lambda1,
             lambda2,
         } => Gen::Mmpp(
-            (0..n_r)
+            (0..n_src)
                 .map(|i| {
                     Mmpp2Source::new(
                         phi1,
@@ -191,7 +226,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
     };
     // Next generation time of each node (Bernoulli: integer cycles).
     let mut next_t: Vec<f64> = match &mut gen {
-        Gen::Bernoulli(p) => (0..n_r).map(|_| (rng.geometric(*p) - 1) as f64).collect(),
+        Gen::Bernoulli(p) => (0..n_src).map(|_| (rng.geometric(*p) - 1) as f64).collect(),
         Gen::Poisson(s) => s.iter_mut().map(|x| x.next_arrival()).collect(),
         Gen::Mmpp(s) => s.iter_mut().map(|x| x.next_arrival()).collect(),
     };
@@ -223,7 +258,6 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
         (0u64, 0.0f64, 0.0f64, 0.0f64, 0u64, 0u64);
     let mut last_progress = 0u64;
     let mut in_net = 0u64;
-    let hot = sc.hotspot;
     let mut order_rot = 0usize;
     let n_in = ports * v_n + v_n; // input VCs per router
 
@@ -273,7 +307,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
                             c.latency.push(b_lat / b_n as f64);
                             c.network_latency.push(b_net / b_n as f64);
                             c.hops.push(b_hops / b_n as f64);
-                            c.throughput.push(b_flits as f64 / (n_r as f64 * span));
+                            c.throughput.push(b_flits as f64 / (n_src as f64 * span));
                             b_n = 0;
                             b_lat = 0.0;
                             b_net = 0.0;
@@ -306,20 +340,11 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
         let now = cycle as f64;
         if now > next_min {
             next_min = f64::INFINITY;
-            for n in 0..n_r {
+            for n in 0..n_src {
                 while next_t[n] < now {
                     let g = next_t[n].floor() as u64;
-                    let dst = match hot {
-                        Some(h) if n as u32 != h.node && rng.uniform() < h.delta => h.node,
-                        _ => {
-                            let x = below(&mut rng, n_r - 1) as u32;
-                            if x >= n as u32 {
-                                x + 1
-                            } else {
-                                x
-                            }
-                        }
-                    };
+                    let dst = dests.pick(n as u32, &mut rng);
+                    debug_assert!(dst as usize != n && (dst as usize) < n_src);
                     let msg = Msg {
                         dst,
                         gen: g,
@@ -452,7 +477,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
             // Switch traversal: one flit per output channel.
             for p in 0..ports {
                 let ch = r * ports + p;
-                if owned[ch] == 0 {
+                if owned[ch] == 0 || (paced && ready[ch] >= cycle as f64 + 1.0) {
                     continue;
                 }
                 let start = rr[ch] as usize;
@@ -502,7 +527,14 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming>(
                         (m << 2) | (u32::from(head) << 1) | u32::from(tail)
                     };
                     credits[o] -= 1;
-                    let mut when = slot + lat[ch] as usize;
+                    let ahead = if paced {
+                        let s = ready[ch].max(cycle as f64);
+                        ready[ch] = s + period[ch];
+                        (((s + lat[ch]).ceil() as u64).saturating_sub(cycle) as usize).max(1)
+                    } else {
+                        lat_cycles[ch]
+                    };
+                    let mut when = slot + ahead;
                     if when >= wheel_len {
                         when -= wheel_len;
                     }

@@ -84,6 +84,8 @@ pub struct Counters {
     /// Data packets still in the network at the end (counted in the pool).
     pub live_data: u64,
     pub marks: u64,
+    /// Marked packets per flow (where the congestion-control load falls).
+    pub flow_marks: Vec<u64>,
     pub cnps: u64,
     pub becns: u64,
     pub min_credits: i64,
@@ -111,6 +113,7 @@ impl Counters {
             delivered_bytes: 0,
             live_data: 0,
             marks: 0,
+            flow_marks: vec![0; flows],
             cnps: 0,
             becns: 0,
             min_credits: i64::MAX,

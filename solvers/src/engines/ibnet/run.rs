@@ -392,6 +392,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                     if self.cc.mark(&mut self.mark[pi * self.v + vl], &view) {
                         self.pool[k as usize].fecn = true;
                         self.out.marks += 1;
+                        self.out.flow_marks[self.pool[k as usize].flow as usize] += 1;
                     }
                 }
                 self.waiting[pi] -= 1;

@@ -180,3 +180,51 @@ fn cc_removes_hol_blocking_and_parking_lot() {
     }
     assert_lossless(&c, &sc);
 }
+
+/// Snapshot of a tiny deterministic run: scenario 1's victim and three
+/// contributors on the test bed, IBA CC with the manifests' calibrated source
+/// (timer 20 x 1.024 us, CCT slope 40 ns), the 2% pacing jitter (so the
+/// seeded streams are exercised), seed 7, 0.4 ms simulated. Any change to
+/// the engine's event order, arbitration, credits, marking or random draws
+/// moves these numbers. After an *intended* change, run
+/// `cargo test --release -p solvers snapshot_of_a_tiny_run`, check that the
+/// new values are plausible (the other tests in this file still pass) and
+/// paste the `actual` tuple from the failure message over `expected`.
+#[test]
+fn snapshot_of_a_tiny_run() {
+    let fl = vec![
+        flow(0, 3, 0.0),
+        flow(1, 4, 0.0),
+        flow(2, 4, 0.0),
+        flow(5, 4, 0.0001),
+    ];
+    let mut sc = scenario(fl, 34.63, 0.0004);
+    sc.pace_jitter = 0.02;
+    let cc = IbaCc {
+        ccti_timer: 20.0 * 1.024e-6,
+        cct: (0..128).map(|i| i as f64 * 40e-9).collect(),
+        ..iba()
+    };
+    let c = run(&sc, &cc, &ctx()).unwrap();
+    let per_flow: Vec<u64> = (0..4).map(|f| c.window_bytes[f] as u64).collect();
+    let actual = (
+        c.events,
+        c.generated,
+        c.delivered,
+        c.marks,
+        c.becns,
+        c.flow_marks.clone(),
+        per_flow,
+    );
+    let expected = (
+        6934,
+        501,
+        432,
+        381,
+        332,
+        vec![17u64, 128, 126, 110],
+        vec![149504u64, 151552, 151552, 217088],
+    );
+    assert_eq!(actual, expected, "actual: {actual:?}");
+    assert_lossless(&c, &sc);
+}

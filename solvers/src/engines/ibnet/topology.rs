@@ -30,13 +30,25 @@ pub struct LinkSpec {
     pub latency: f64,
 }
 
-/// A fabric as described: hosts `0..hosts`, switches `0..switches`, links.
+/// A forwarding-table entry that replaces the computed one: at `switch`,
+/// packets for host `dst` leave towards the neighbour `next` (over the first
+/// link joining the two, if there are parallel links).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RouteSpec {
+    pub switch: u32,
+    pub dst: u32,
+    pub next: NodeRef,
+}
+
+/// A fabric as described: hosts `0..hosts`, switches `0..switches`, links,
+/// and optional forwarding-table entries overriding the computed routes.
 /// Ports of a node are numbered in the order its links appear.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Topology {
     pub hosts: u32,
     pub switches: u32,
     pub links: Vec<LinkSpec>,
+    pub routes: Vec<RouteSpec>,
 }
 
 /// Why a topology is refused; `field` names what to fix.
@@ -49,6 +61,14 @@ pub struct TopologyError {
 impl fmt::Display for TopologyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.field, self.rule)
+    }
+}
+
+/// `H<n>` or `S<n>`, 1-based as in the descriptions.
+pub fn node_name(n: NodeRef) -> String {
+    match n {
+        NodeRef::Host(h) => format!("H{}", h + 1),
+        NodeRef::Switch(s) => format!("S{}", s + 1),
     }
 }
 
@@ -82,6 +102,7 @@ pub fn gran_testbed(host_bps: f64, s1s2_bps: f64, latency: f64) -> Topology {
         hosts: 7,
         switches: 2,
         links,
+        routes: Vec::new(),
     }
 }
 
@@ -115,6 +136,7 @@ pub fn folded_clos(k: u32, rate_bps: f64, latency: f64) -> Topology {
         hosts: k * half,
         switches: k + half,
         links,
+        routes: Vec::new(),
     }
 }
 
@@ -266,7 +288,14 @@ impl Fabric {
             hosts: t.hosts,
         };
         fabric.compute_routes(t.switches);
-        fabric.check_deadlock_free(t.switches)?;
+        fabric.apply_routes(t)?;
+        let field = if t.routes.is_empty() {
+            "links"
+        } else {
+            "routes"
+        };
+        fabric.check_routes_reach(field)?;
+        fabric.check_deadlock_free(field)?;
         Ok(fabric)
     }
 
@@ -321,6 +350,111 @@ impl Fabric {
         }
     }
 
+    /// Replaces computed entries by the described ones.
+    fn apply_routes(&mut self, t: &Topology) -> Result<(), TopologyError> {
+        for r in &t.routes {
+            if r.switch >= t.switches || r.dst >= t.hosts {
+                return Err(err(
+                    "routes",
+                    format!(
+                        "entry at S{} for H{}: no such switch or host",
+                        r.switch + 1,
+                        r.dst + 1
+                    ),
+                ));
+            }
+            let port = self
+                .switch_ports(r.switch)
+                .find(|&p| self.ports[self.ports[p as usize].peer as usize].node == r.next);
+            let Some(port) = port else {
+                return Err(err(
+                    "routes",
+                    format!(
+                        "entry at S{} for H{}: {} is not a neighbour of S{}",
+                        r.switch + 1,
+                        r.dst + 1,
+                        node_name(r.next),
+                        r.switch + 1
+                    ),
+                ));
+            };
+            self.route[(r.switch * self.hosts + r.dst) as usize] = port;
+        }
+        Ok(())
+    }
+
+    /// Every host's packets for every other host reach it along the tables
+    /// (no dead end, no wrong host, no loop).
+    fn check_routes_reach(&self, field: &'static str) -> Result<(), TopologyError> {
+        let limit = self.sw_first.len();
+        for dst in 0..self.hosts {
+            for src in 0..self.hosts {
+                if src == dst {
+                    continue;
+                }
+                let mut p = self.host_port[src as usize];
+                let mut hops = 0;
+                let why = loop {
+                    match self.ports[self.ports[p as usize].peer as usize].node {
+                        NodeRef::Host(h) if h == dst => break None,
+                        NodeRef::Host(h) => break Some(format!("it ends at H{}", h + 1)),
+                        NodeRef::Switch(s) => {
+                            p = self.next_port(s, dst);
+                            if p == u32::MAX {
+                                break Some(format!("S{} has no entry for it", s + 1));
+                            }
+                        }
+                    }
+                    hops += 1;
+                    if hops > limit {
+                        break Some("it loops".to_string());
+                    }
+                };
+                if let Some(why) = why {
+                    return Err(err(
+                        field,
+                        format!(
+                            "the route from H{} to H{} does not reach its destination: {why}",
+                            src + 1,
+                            dst + 1
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `S1->S2`: the channel leaving from global port `p`.
+    fn channel_name(&self, p: u32) -> String {
+        let port = self.ports[p as usize];
+        format!(
+            "{}->{}",
+            node_name(port.node),
+            node_name(self.ports[port.peer as usize].node)
+        )
+    }
+
+    /// Output ports a packet from `src` to `dst` leaves through, the source
+    /// HCA's port first (empty if the tables do not lead there).
+    pub fn path(&self, src: u32, dst: u32) -> Vec<u32> {
+        let mut p = self.host_port[src as usize];
+        let mut out = vec![p];
+        for _ in 0..=self.sw_first.len() {
+            match self.ports[self.ports[p as usize].peer as usize].node {
+                NodeRef::Host(h) => return if h == dst { out } else { Vec::new() },
+                NodeRef::Switch(s) => {
+                    p = self.next_port(s, dst);
+                    if p == u32::MAX {
+                        return Vec::new();
+                    }
+                    out.push(p);
+                }
+            }
+        }
+        Vec::new()
+    }
+
     /// Host `src` reaches host `dst` along the tables (at most `switches` hops).
     pub fn reaches(&self, src: u32, dst: u32) -> bool {
         let mut p = self.host_port[src as usize];
@@ -340,7 +474,9 @@ impl Fabric {
 
     /// Channel dependency graph of the routes actually used (every host to
     /// every destination); a cycle means the routes can deadlock.
-    fn check_deadlock_free(&self, _switches: u32) -> Result<(), TopologyError> {
+    /// (With one routing table for all VLs, every VL has this same graph, so
+    /// one check covers the per-VL condition.)
+    fn check_deadlock_free(&self, field: &'static str) -> Result<(), TopologyError> {
         let n = self.ports.len();
         let mut edges: Vec<(u32, u32)> = Vec::new();
         let mut seen = vec![u32::MAX; n];
@@ -397,10 +533,19 @@ impl Fabric {
                             stack.push((w as u32, start[w]));
                         }
                         1 => {
+                            // The cycle is the stack from w up to the top.
+                            let from = stack.iter().position(|e| e.0 as usize == w).unwrap_or(0);
+                            let cycle: Vec<String> = stack[from..]
+                                .iter()
+                                .map(|e| self.channel_name(e.0))
+                                .collect();
                             return Err(err(
-                                "links",
-                                "the routes form a cycle of channel dependencies and can deadlock",
-                            ))
+                                field,
+                                format!(
+                                    "the routes form a cycle of channel dependencies and can deadlock: {}",
+                                    cycle.join(" -> ")
+                                ),
+                            ));
                         }
                         _ => {}
                     }
@@ -467,6 +612,7 @@ mod tests {
             hosts: n,
             switches: n,
             links,
+            routes: Vec::new(),
         };
         let e = Fabric::build(&t);
         assert!(e.is_err(), "ring routes should be refused");

@@ -22,17 +22,22 @@
 //! State lives in flat arrays indexed by `u32` ids: FIFO queues are intrusive
 //! singly linked lists through a packet pool with a free list, so nothing is
 //! allocated per event once the pool has grown to the network's population.
-//! The calendar is the shared binary heap ([`crate::des::Calendar`]): at most
-//! one pending event per source and per busy entity, plus packets on links.
+//! The calendar is an indexed 4-ary heap over a fixed set of timers
+//! (`timers.rs`): one per source, one per entity (its service completion) and
+//! one per link (the earliest packet in flight on it; packets on a link land
+//! in FIFO order because its delay is a constant, so they wait in an
+//! intrusive list like a queue).
 //!
 //! The engine knows no serde, JSON or registry; `systems/wireless` builds a
 //! [`Scenario`] and maps [`Counters`] to an outcome.
 
-use crate::des::{Calendar, Stream};
+use crate::des::Stream;
 use crate::{SolveError, TaskContext};
+use timers::Timers;
 
 #[cfg(test)]
 mod tests;
+mod timers;
 
 /// Index of an entity (a FIFO queue with one server).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,7 +105,11 @@ pub trait Routing {
 
 /// Service law and link delay (a plug-in).
 pub trait Service {
-    fn service_time(&self, e: &Entity, rng: &mut Stream) -> f64;
+    /// A per-entity constant computed once per run (so the hot path does not
+    /// recompute e.g. ln(1 − P) per packet).
+    fn prepare(&self, e: &Entity) -> f64;
+    /// One service time of entity `e`, `k = prepare(e)`.
+    fn service_time(&self, e: &Entity, k: f64, rng: &mut Stream) -> f64;
     /// Delay between leaving `e` and landing at the next hop (or exiting).
     fn link_delay(&self, e: &Entity) -> f64;
 }
@@ -110,9 +119,23 @@ pub trait Service {
 pub struct Slotted;
 
 impl Service for Slotted {
+    /// 1 / ln(1 − P) (< 0), or 0 when P = 1 (always one slot).
+    fn prepare(&self, e: &Entity) -> f64 {
+        if e.p >= 1.0 {
+            0.0
+        } else {
+            1.0 / (1.0 - e.p).ln()
+        }
+    }
+    /// Geom(P) on {1, 2, …} by inversion with one log: 1 + ⌊ln U / ln(1 − P)⌋
+    /// (the cast truncates, which is floor for the non-negative argument).
     #[inline]
-    fn service_time(&self, e: &Entity, rng: &mut Stream) -> f64 {
-        rng.geometric(e.p) as f64 * e.slot
+    fn service_time(&self, e: &Entity, k: f64, rng: &mut Stream) -> f64 {
+        if k == 0.0 {
+            return e.slot;
+        }
+        let slots = 1.0 + (rng.uniform().ln() * k).min(1e15) as u64 as f64;
+        slots * e.slot
     }
     #[inline]
     fn link_delay(&self, _e: &Entity) -> f64 {
@@ -124,9 +147,13 @@ impl Service for Slotted {
 pub struct Exponential;
 
 impl Service for Exponential {
+    /// 1 / μ.
+    fn prepare(&self, e: &Entity) -> f64 {
+        1.0 / e.mu
+    }
     #[inline]
-    fn service_time(&self, e: &Entity, rng: &mut Stream) -> f64 {
-        rng.exp(e.mu)
+    fn service_time(&self, _e: &Entity, k: f64, rng: &mut Stream) -> f64 {
+        -rng.uniform().ln() * k
     }
     #[inline]
     fn link_delay(&self, e: &Entity) -> f64 {
@@ -198,10 +225,13 @@ impl Routing for Markov {
         if b - a == 1 {
             return self.hops[a];
         }
+        // Rows have at most a handful of hops: a linear scan beats a search.
         let u = rng.uniform();
-        let row = &self.cdf[a..b];
-        let k = row.partition_point(|&c| c <= u).min(b - a - 1);
-        self.hops[a + k]
+        let mut k = a;
+        while k + 1 < b && self.cdf[k] <= u {
+            k += 1;
+        }
+        self.hops[k]
     }
 }
 
@@ -247,18 +277,6 @@ pub struct Counters {
     pub events: u64,
 }
 
-#[derive(Clone, Copy)]
-enum Event {
-    /// Phase change or arrival at source i (competing exponentials).
-    Source(u32),
-    /// End of service at entity i.
-    Done(u32),
-    /// Packet lands at an entity after its link delay.
-    Land(u32, u32),
-    /// Packet reaches the exit after its link delay.
-    Leave(u32),
-}
-
 const NIL: u32 = u32::MAX;
 
 /// Stream ids: kind in the top bits, so adding a source never shifts an entity's stream.
@@ -270,19 +288,36 @@ struct Net<'a, R, S> {
     sc: &'a Scenario,
     routing: &'a R,
     service: &'a S,
-    cal: Calendar<Event>,
-    // Packet pool (structure of arrays) and its free list.
+    /// Source timers (id = source index): slow, touched once per packet.
+    src: Timers,
+    /// Entity timers: service end of entity e → e, its link → `land0 + e`.
+    /// Kept apart from the sources so that the many service events sift
+    /// through a heap of busy entities only.
+    ent: Timers,
+    land0: u32,
+    /// The entity timer that just fired and is to be disarmed: the next timer
+    /// armed during the same event takes its heap slot ([`Timers::transfer`]).
+    vacant: u32,
+    now: f64,
+    // Packet pool (structure of arrays) and its free list. While a packet is on
+    // a link, `arrived` holds its landing time and `dest` its next hop.
     birth: Vec<f64>,
     arrived: Vec<f64>,
     class: Vec<u16>,
+    dest: Vec<u32>,
     link: Vec<u32>,
     free: u32,
     live: u32,
     max_packets: u32,
-    // Entities: intrusive FIFO.
+    // Entities: intrusive FIFO of the queue and of the link.
     head: Vec<u32>,
     tail: Vec<u32>,
     len: Vec<u32>,
+    lhead: Vec<u32>,
+    ltail: Vec<u32>,
+    /// `Service::prepare` of each entity and its link delay.
+    svc: Vec<f64>,
+    delay: Vec<f64>,
     erng: Vec<Stream>,
     // Sources.
     phase: Vec<u8>,
@@ -298,7 +333,8 @@ struct Net<'a, R, S> {
 }
 
 impl<R: Routing, S: Service> Net<'_, R, S> {
-    fn alloc(&mut self, now: f64, class: u16) -> Option<u32> {
+    #[inline]
+    fn alloc(&mut self, class: u16) -> Option<u32> {
         if self.live >= self.max_packets {
             return None;
         }
@@ -311,42 +347,49 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
             self.birth.push(0.0);
             self.arrived.push(0.0);
             self.class.push(0);
+            self.dest.push(NIL);
             self.link.push(NIL);
             (self.birth.len() - 1) as u32
         };
         let i = id as usize;
-        self.birth[i] = now;
+        self.birth[i] = self.now;
         self.class[i] = class;
         self.link[i] = NIL;
         Some(id)
     }
 
+    #[inline]
     fn release(&mut self, id: u32) {
         self.link[id as usize] = self.free;
         self.free = id;
         self.live -= 1;
     }
 
+    /// (Re)arms source i's timer, or disarms it if it can never fire.
+    #[inline]
     fn schedule_source(&mut self, i: usize) {
         let s = &self.sc.sources[i];
         let j = self.phase[i] as usize;
         let rate = s.lambda[j] + s.phi[j];
         if rate > 0.0 {
             let dt = self.srng[i].exp(rate);
-            self.cal.schedule_in(dt, Event::Source(i as u32));
+            self.src.set(i as u32, self.now + dt);
+        } else {
+            self.src.cancel(i as u32);
         }
     }
 
-    fn on_source(&mut self, now: f64, i: usize) -> bool {
-        let s = self.sc.sources[i];
+    fn on_source(&mut self, i: usize) -> bool {
+        let s = &self.sc.sources[i];
         let j = self.phase[i] as usize;
-        let u = self.srng[i].uniform() * (s.lambda[j] + s.phi[j]);
-        if u < s.lambda[j] {
-            let Some(p) = self.alloc(now, s.class) else {
+        let (lambda, entity, class) = (s.lambda[j], s.entity.0, s.class);
+        let u = self.srng[i].uniform() * (lambda + s.phi[j]);
+        if u < lambda {
+            let Some(p) = self.alloc(class) else {
                 return false;
             };
             self.generated += 1;
-            self.arrive(now, p, s.entity.0 as usize);
+            self.arrive(p, entity as usize);
         } else {
             self.phase[i] = 1 - self.phase[i];
         }
@@ -354,9 +397,21 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
         true
     }
 
+    /// Arms idle entity timer `id` at `t`, in the vacant slot if there is one.
+    #[inline]
+    fn arm(&mut self, id: u32, t: f64) {
+        if self.vacant != NIL {
+            self.ent.transfer(self.vacant, id, t);
+            self.vacant = NIL;
+        } else {
+            self.ent.set(id, t);
+        }
+    }
+
     /// Packet `p` arrives at entity `e`: drop-tail, else join the FIFO.
-    fn arrive(&mut self, now: f64, p: u32, e: usize) {
-        let ent = self.sc.entities[e];
+    #[inline]
+    fn arrive(&mut self, p: u32, e: usize) {
+        let ent = &self.sc.entities[e];
         let g = ent.group as usize;
         if self.measuring {
             self.groups[g].arrivals += 1;
@@ -369,11 +424,13 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
             self.release(p);
             return;
         }
-        self.arrived[p as usize] = now;
+        self.arrived[p as usize] = self.now;
         if self.len[e] == 0 {
             self.head[e] = p;
-            let st = self.service.service_time(&ent, &mut self.erng[e]);
-            self.cal.schedule_in(st, Event::Done(e as u32));
+            let st = self
+                .service
+                .service_time(ent, self.svc[e], &mut self.erng[e]);
+            self.arm(e as u32, self.now + st);
         } else {
             self.link[self.tail[e] as usize] = p;
         }
@@ -382,14 +439,19 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
         self.len[e] += 1;
     }
 
-    fn on_done(&mut self, now: f64, e: usize) {
-        let ent = self.sc.entities[e];
+    fn on_done(&mut self, e: usize) {
+        let ent = &self.sc.entities[e];
+        let now = self.now;
         let p = self.head[e];
         self.head[e] = self.link[p as usize];
         self.len[e] -= 1;
         if self.len[e] > 0 {
-            let st = self.service.service_time(&ent, &mut self.erng[e]);
-            self.cal.schedule_in(st, Event::Done(e as u32));
+            let st = self
+                .service
+                .service_time(ent, self.svc[e], &mut self.erng[e]);
+            self.ent.set(e as u32, now + st);
+        } else {
+            self.vacant = e as u32;
         }
         if self.measuring {
             let g = &mut self.groups[ent.group as usize];
@@ -397,27 +459,57 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
             g.sojourn_sum += now - self.arrived[p as usize];
         }
         let hop = self.routing.next(EntityId(e as u32), &mut self.erng[e]);
-        let d = self.service.link_delay(&ent);
+        let d = self.delay[e];
+        if d > 0.0 {
+            // Onto the link: FIFO behind the packets already in flight.
+            let pi = p as usize;
+            self.dest[pi] = match hop {
+                Hop::To(next) => next.0,
+                Hop::Exit => NIL,
+            };
+            self.arrived[pi] = now + d;
+            self.link[pi] = NIL;
+            if self.lhead[e] == NIL {
+                self.lhead[e] = p;
+                self.arm(self.land0 + e as u32, now + d);
+            } else {
+                self.link[self.ltail[e] as usize] = p;
+            }
+            self.ltail[e] = p;
+            self.on_links += 1;
+            return;
+        }
         match hop {
-            Hop::To(next) if d > 0.0 => {
-                self.on_links += 1;
-                self.cal.schedule_in(d, Event::Land(p, next.0));
-            }
-            Hop::To(next) => self.arrive(now, p, next.0 as usize),
-            Hop::Exit if d > 0.0 => {
-                self.on_links += 1;
-                self.cal.schedule_in(d, Event::Leave(p));
-            }
-            Hop::Exit => self.leave(now, p),
+            Hop::To(next) => self.arrive(p, next.0 as usize),
+            Hop::Exit => self.leave(p),
         }
     }
 
-    fn leave(&mut self, now: f64, p: u32) {
+    /// The head packet of entity e's link lands.
+    fn on_land(&mut self, e: usize) {
+        let p = self.lhead[e];
+        let next = self.link[p as usize];
+        self.lhead[e] = next;
+        if next == NIL {
+            self.vacant = self.land0 + e as u32;
+        } else {
+            self.ent
+                .set(self.land0 + e as u32, self.arrived[next as usize]);
+        }
+        self.on_links -= 1;
+        match self.dest[p as usize] {
+            NIL => self.leave(p),
+            to => self.arrive(p, to as usize),
+        }
+    }
+
+    #[inline]
+    fn leave(&mut self, p: u32) {
         self.delivered += 1;
         if self.measuring {
             let c = &mut self.classes[self.class[p as usize] as usize];
             c.delivered += 1;
-            c.delay_sum += now - self.birth[p as usize];
+            c.delay_sum += self.now - self.birth[p as usize];
         }
         self.release(p);
     }
@@ -435,14 +527,20 @@ pub fn run<R: Routing, S: Service>(
     ctx: &TaskContext,
 ) -> Result<Counters, SolveError> {
     let n = sc.entities.len();
+    let ns = sc.sources.len();
     let mut net = Net {
         sc,
         routing,
         service,
-        cal: Calendar::new(),
+        src: Timers::new(ns),
+        ent: Timers::new(2 * n),
+        land0: n as u32,
+        vacant: NIL,
+        now: 0.0,
         birth: Vec::new(),
         arrived: Vec::new(),
         class: Vec::new(),
+        dest: Vec::new(),
         link: Vec::new(),
         free: NIL,
         live: 0,
@@ -450,11 +548,15 @@ pub fn run<R: Routing, S: Service>(
         head: vec![NIL; n],
         tail: vec![NIL; n],
         len: vec![0; n],
+        lhead: vec![NIL; n],
+        ltail: vec![NIL; n],
+        svc: sc.entities.iter().map(|e| service.prepare(e)).collect(),
+        delay: sc.entities.iter().map(|e| service.link_delay(e)).collect(),
         erng: (0..n as u32)
             .map(|i| Stream::new(seed, stream_id(1, i, replication)))
             .collect(),
-        phase: vec![0; sc.sources.len()],
-        srng: (0..sc.sources.len() as u32)
+        phase: vec![0; ns],
+        srng: (0..ns as u32)
             .map(|i| Stream::new(seed, stream_id(2, i, replication)))
             .collect(),
         measuring: len.warmup <= 0.0,
@@ -466,7 +568,7 @@ pub fn run<R: Routing, S: Service>(
         on_links: 0,
     };
     // Initial phases from the stationary law pi = (phi2, phi1) / (phi1 + phi2).
-    for i in 0..sc.sources.len() {
+    for i in 0..ns {
         let s = sc.sources[i];
         let tot = s.phi[0] + s.phi[1];
         if tot > 0.0 && net.srng[i].uniform() * tot >= s.phi[1] {
@@ -477,10 +579,19 @@ pub fn run<R: Routing, S: Service>(
     let end = len.warmup + len.horizon;
     let mut events: u64 = 0;
     let mut stop = Stop::Completed;
-    while let Some((now, ev)) = net.cal.pop() {
+    let land0 = net.land0;
+    loop {
+        // The earlier of the two heaps' roots; on a tie the entity first.
+        let (now, id, source) = match (net.src.peek(), net.ent.peek()) {
+            (None, None) => break,
+            (Some((ts, i)), Some((te, _))) if ts < te => (ts, i, true),
+            (Some((ts, i)), None) => (ts, i, true),
+            (_, Some((te, e))) => (te, e, false),
+        };
         if now > end {
             break;
         }
+        net.now = now;
         if !net.measuring && now >= len.warmup {
             net.measuring = true;
         }
@@ -488,26 +599,25 @@ pub fn run<R: Routing, S: Service>(
         if events & 0xFFFF == 0 {
             ctx.check_cancel()?;
         }
-        match ev {
-            Event::Source(i) => {
-                if !net.on_source(now, i as usize) {
-                    stop = Stop::PoolFull;
-                    break;
-                }
+        if source {
+            if !net.on_source(id as usize) {
+                stop = Stop::PoolFull;
+                break;
             }
-            Event::Done(e) => net.on_done(now, e as usize),
-            Event::Land(p, e) => {
-                net.on_links -= 1;
-                net.arrive(now, p, e as usize);
+        } else {
+            if id < land0 {
+                net.on_done(id as usize);
+            } else {
+                net.on_land((id - land0) as usize);
             }
-            Event::Leave(p) => {
-                net.on_links -= 1;
-                net.leave(now, p);
+            if net.vacant != NIL {
+                net.ent.cancel(net.vacant);
+                net.vacant = NIL;
             }
         }
     }
     let queued: u64 = net.len.iter().map(|&l| u64::from(l)).sum();
-    let window = (net.cal.now().min(end) - len.warmup).max(0.0);
+    let window = (net.now.min(end) - len.warmup).max(0.0);
     Ok(Counters {
         stop,
         groups: net.groups,

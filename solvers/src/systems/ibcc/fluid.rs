@@ -40,6 +40,12 @@ impl Solver for IbccFluid {
     fn solve(&self, params: &serde_json::Value, _ctx: &TaskContext) -> Result<Outcome, SolveError> {
         let raw: RawParams = parse(params)?;
         let s = raw.validate()?;
+        if s.cc.is_none() && !s.gran {
+            return Err(SolveError::param(
+                "cc",
+                "with cc off the fluid model (round robin + HOL coupling) covers the gran test bed only; use cc: true (max-min shares) for another topology",
+            ));
+        }
         let mut o = Outcome::new();
         let mut last = Vec::new();
         for j in 0..s.intervals {
@@ -73,73 +79,81 @@ impl Solver for IbccFluid {
     }
 }
 
-/// Hosts 0..2 sit on S1, 3..6 on S2 (catalogue §2, G-5).
+/// Hosts 0..2 sit on S1, 3..6 on S2 (catalogue §2, G-5; CC off only).
 fn on_s1(h: u32) -> bool {
     h < 3
 }
 
-/// Resources used by a flow, as (resource id, capacity).
+/// Resources used by a flow, as (resource id, capacity in Gbit/s of
+/// payload): the source's injection cap, every directed link on its route
+/// (the source HCA's link first) and the destination's sink cap.
 fn resources(s: &Setup, f: usize) -> Vec<(usize, f64)> {
+    let fab = &s.scenario.fabric;
+    let np = fab.ports.len();
     let (src, dst) = s.pairs[f];
     let mut r = vec![
-        (src as usize, s.payload_cap.min(s.payload_host)),
-        (8 + dst as usize, s.payload_cap.min(s.payload_host)),
+        (np + src as usize, s.payload_cap),
+        (np + fab.hosts as usize + dst as usize, s.payload_cap),
     ];
-    if on_s1(src) != on_s1(dst) {
-        r.push((20 + on_s1(dst) as usize, s.payload_s12));
+    for p in fab.path(src, dst) {
+        r.push((
+            p as usize,
+            fab.ports[p as usize].rate * 8.0 / 1e9 * s.payload,
+        ));
     }
     r
 }
 
-/// Max-min fair rates by progressive filling.
+/// Max-min fair rates by progressive filling over any fabric.
 fn max_min(s: &Setup, active: &[usize]) -> Vec<f64> {
     let n = s.pairs.len();
+    let fab = &s.scenario.fabric;
+    let nres = fab.ports.len() + 2 * fab.hosts as usize;
+    let res: Vec<Vec<(usize, f64)>> = (0..n).map(|f| resources(s, f)).collect();
+    let mut cap = vec![f64::INFINITY; nres];
+    for r in res.iter().flatten() {
+        cap[r.0] = r.1;
+    }
     let mut rate = vec![0.0; n];
     let mut frozen: Vec<bool> = (0..n).map(|f| !active.contains(&f)).collect();
-    let res: Vec<Vec<(usize, f64)>> = (0..n).map(|f| resources(s, f)).collect();
+    let mut used = vec![0.0; nres];
+    let mut users = vec![0usize; nres];
     while frozen.iter().any(|x| !x) {
-        // Largest equal increment before some resource fills.
-        let mut inc = f64::INFINITY;
-        for id in 0..32 {
-            let users: Vec<usize> = (0..n)
-                .filter(|&f| !frozen[f] && res[f].iter().any(|r| r.0 == id))
-                .collect();
-            if users.is_empty() {
-                continue;
+        used.iter_mut().for_each(|x| *x = 0.0);
+        users.iter_mut().for_each(|x| *x = 0);
+        for &f in active {
+            for r in &res[f] {
+                used[r.0] += rate[f];
+                if !frozen[f] {
+                    users[r.0] += 1;
+                }
             }
-            let cap = res[users[0]].iter().find(|r| r.0 == id).unwrap().1;
-            let used: f64 = (0..n)
-                .filter(|&f| active.contains(&f) && res[f].iter().any(|r| r.0 == id))
-                .map(|f| rate[f])
-                .sum();
-            inc = inc.min((cap - used) / users.len() as f64);
         }
+        // Largest equal increment before some resource fills.
+        let inc = (0..nres)
+            .filter(|&i| users[i] > 0)
+            .map(|i| (cap[i] - used[i]) / users[i] as f64)
+            .fold(f64::INFINITY, f64::min)
+            .max(0.0);
         for f in 0..n {
             if !frozen[f] {
                 rate[f] += inc;
+                for r in &res[f] {
+                    used[r.0] += inc;
+                }
             }
         }
         // Freeze the users of every full resource.
-        for id in 0..32 {
-            let users: Vec<usize> = (0..n)
-                .filter(|&f| active.contains(&f) && res[f].iter().any(|r| r.0 == id))
-                .collect();
-            if users.is_empty() {
-                continue;
-            }
-            let cap = res[users[0]].iter().find(|r| r.0 == id).unwrap().1;
-            let used: f64 = users.iter().map(|&f| rate[f]).sum();
-            if used >= cap - 1e-9 {
-                for f in users {
-                    frozen[f] = true;
-                }
+        for f in 0..n {
+            if !frozen[f] && res[f].iter().any(|r| used[r.0] >= cap[r.0] - 1e-9) {
+                frozen[f] = true;
             }
         }
     }
     rate
 }
 
-/// CC off: round robin per input port at each S2 output, HOL on S1-S2.
+/// CC off (test bed only): round robin per input port at each S2 output, HOL on S1-S2.
 fn round_robin_hol(s: &Setup, active: &[usize]) -> Vec<f64> {
     let n = s.pairs.len();
     let cap = s.payload_cap.min(s.payload_host);

@@ -10,8 +10,8 @@
 //! the contributors' throughput in the last interval).
 
 use crate::engines::ibnet::cc::{IbaCc, ThresholdMapping};
-use crate::engines::ibnet::topology::{folded_clos, gran_testbed};
-use crate::engines::ibnet::{Dest, Fabric, Flow, Scenario};
+use crate::engines::ibnet::topology::{folded_clos, gran_testbed, RouteSpec};
+use crate::engines::ibnet::{Dest, Fabric, Flow, LinkSpec, NodeRef, Scenario, Topology};
 use crate::params::{non_negative, positive};
 use crate::{ParamDoc, Registry, SolveError};
 use serde::Deserialize;
@@ -26,21 +26,149 @@ pub fn register(r: &mut Registry) {
     r.add(fluid::IbccFluid);
 }
 
-/// One flow of a custom flow list: 1-based host numbers (H1 = 1), start in intervals.
+/// One flow of a custom flow list: 1-based host numbers (H1 = 1), start in
+/// intervals, service level (default 0).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFlow {
     src: f64,
     dst: f64,
     start: f64,
+    #[serde(default)]
+    sl: Option<f64>,
+}
+
+/// A topology description (the `topology` parameter given as an object).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTopology {
+    hosts: f64,
+    switches: f64,
+    links: Vec<RawLink>,
+    #[serde(default)]
+    routes: Vec<RawRoute>,
+}
+
+/// A full-duplex link between two nodes named `H<n>` / `S<n>` (1-based).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLink {
+    a: String,
+    b: String,
+    /// Effective data rate, Gbit/s of packet bytes.
+    gbps: f64,
+    #[serde(default)]
+    latency_ns: Option<f64>,
+}
+
+/// A forwarding-table entry replacing the computed one.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRoute {
+    switch: String,
+    dst: String,
+    next: String,
+}
+
+/// Largest described fabric (keeps routing, deadlock check and VoQ arrays bounded).
+const MAX_HOSTS: u32 = 4096;
+const MAX_SWITCHES: u32 = 1024;
+const MAX_LINKS: usize = 20_000;
+
+/// `H3` -> Host(2), `S1` -> Switch(0); checked against the sizes.
+fn node(field: &str, name: &str, hosts: u32, switches: u32) -> Result<NodeRef, SolveError> {
+    let bad = || {
+        SolveError::param(
+            field,
+            format!("`{name}` is not a node name (H<n> for hosts, S<n> for switches, from 1)"),
+        )
+    };
+    let (kind, num) = name.split_at(name.len().min(1));
+    let n: u32 = num.parse().map_err(|_| bad())?;
+    if n == 0 {
+        return Err(bad());
+    }
+    match kind {
+        "H" if n <= hosts => Ok(NodeRef::Host(n - 1)),
+        "S" if n <= switches => Ok(NodeRef::Switch(n - 1)),
+        "H" => Err(SolveError::param(
+            field,
+            format!("host {name} does not exist (hosts = {hosts})"),
+        )),
+        "S" => Err(SolveError::param(
+            field,
+            format!("switch {name} does not exist (switches = {switches})"),
+        )),
+        _ => Err(bad()),
+    }
+}
+
+impl RawTopology {
+    fn build(&self, default_latency: f64) -> Result<Topology, SolveError> {
+        let hosts = whole("topology.hosts", self.hosts, 1.0, MAX_HOSTS as f64)?;
+        let switches = whole("topology.switches", self.switches, 1.0, MAX_SWITCHES as f64)?;
+        if self.links.is_empty() || self.links.len() > MAX_LINKS {
+            return Err(SolveError::param(
+                "topology.links",
+                format!("between 1 and {MAX_LINKS} links"),
+            ));
+        }
+        let mut links = Vec::with_capacity(self.links.len());
+        for l in &self.links {
+            let a = node("topology.links.a", &l.a, hosts, switches)?;
+            let b = node("topology.links.b", &l.b, hosts, switches)?;
+            let gbps = positive("topology.links.gbps", l.gbps)?;
+            let lat = match l.latency_ns {
+                Some(x) => non_negative("topology.links.latency_ns", x)? * 1e-9,
+                None => default_latency,
+            };
+            links.push(LinkSpec {
+                a,
+                b,
+                rate_bps: gbps * 1e9,
+                latency: lat,
+            });
+        }
+        let mut routes = Vec::with_capacity(self.routes.len());
+        for r in &self.routes {
+            let NodeRef::Switch(sw) = node("topology.routes.switch", &r.switch, hosts, switches)?
+            else {
+                return Err(SolveError::param(
+                    "topology.routes.switch",
+                    format!("`{}` is not a switch", r.switch),
+                ));
+            };
+            let NodeRef::Host(dst) = node("topology.routes.dst", &r.dst, hosts, switches)? else {
+                return Err(SolveError::param(
+                    "topology.routes.dst",
+                    format!("`{}` is not a host", r.dst),
+                ));
+            };
+            let next = node("topology.routes.next", &r.next, hosts, switches)?;
+            routes.push(RouteSpec {
+                switch: sw,
+                dst,
+                next,
+            });
+        }
+        Ok(Topology {
+            hosts,
+            switches,
+            links,
+            routes,
+        })
+    }
 }
 
 /// Parameters shared by `ibcc.sim` and `ibcc.fluid`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RawParams {
+    /// A name (`gran`, `clos648`) or a description object (`RawTopology`).
     #[serde(default)]
-    topology: Option<String>,
+    topology: Option<serde_json::Value>,
+    #[serde(default)]
+    vls: Option<f64>,
     #[serde(default)]
     scenario: Option<f64>,
     #[serde(default)]
@@ -100,9 +228,10 @@ pub(crate) struct RawParams {
 pub(crate) fn param_docs() -> Vec<ParamDoc> {
     let d = |name, doc| ParamDoc { name, doc };
     vec![
-        d("topology", "`gran` (the two-switch test bed, default)"),
-        d("scenario", "1 (victim F1 + contributors F2..F5 to H5) or 2 (three flows over S1-S2); or give `flows`"),
-        d("flows", "custom flows on the test bed: list of {src, dst, start} with hosts 1..7 and start in intervals"),
+        d("topology", "`gran` (the two-switch test bed, default), `clos648` (3-stage folded Clos of 36-port switches, every link at host_gbps) or a description {hosts, switches, links: [{a, b, gbps, latency_ns?}], routes?: [{switch, dst, next}]} with nodes named H<n>/S<n> from 1; shortest-path d-mod-k routes unless overridden; routes that cannot reach or can deadlock are refused"),
+        d("vls", "data virtual lanes (1..15, default 1); a flow's VL is its SL mod vls"),
+        d("scenario", "1 (victim F1 + contributors F2..F5 to H5) or 2 (three flows over S1-S2), on `gran` only; or give `flows`"),
+        d("flows", "custom flows: list of {src, dst, start, sl?} with 1-based host numbers, start in intervals, SL 0..15 (default 0)"),
         d("cc", "IBA congestion control on (true) or off (false, default)"),
         d("interval", "seconds between flow starts (default 1.0; the quick profile uses 0.05)"),
         d("intervals", "number of intervals simulated (default 6 for scenario 1, 4 for scenario 2)"),
@@ -140,6 +269,10 @@ pub(crate) struct Setup {
     pub intervals: usize,
     /// Flows (0-based) whose shares are reported.
     pub contributors: Vec<usize>,
+    /// The fabric is Gran's test bed (the CC-off fluid model needs it).
+    pub gran: bool,
+    /// Payload bytes per packet byte (MTU / (MTU + header)).
+    pub payload: f64,
     /// Host and S1-S2 data rates and end-node cap in Gbit/s of payload (fluid model).
     pub payload_host: f64,
     pub payload_s12: f64,
@@ -149,6 +282,9 @@ pub(crate) struct Setup {
 }
 
 const HEADER: u32 = 26;
+
+/// (source, destination, start in intervals, SL) of one flow, 0-based hosts.
+type FlowRow = (u32, u32, f64, u8);
 
 fn whole(name: &str, x: f64, lo: f64, hi: f64) -> Result<u32, SolveError> {
     if !x.is_finite() || x.fract() != 0.0 || x < lo || x > hi {
@@ -162,17 +298,60 @@ fn whole(name: &str, x: f64, lo: f64, hi: f64) -> Result<u32, SolveError> {
 
 impl RawParams {
     pub(crate) fn validate(&self) -> Result<Setup, SolveError> {
-        match self.topology.as_deref().unwrap_or("gran") {
-            "gran" => {}
-            other => {
+        let interval = positive("interval", self.interval.unwrap_or(1.0))?;
+        let host = positive("host_gbps", self.host_gbps.unwrap_or(16.0))?;
+        let s12 = positive("s1s2_gbps", self.s1s2_gbps.unwrap_or(32.0))?;
+        let cap = positive("end_node_gbps", self.end_node_gbps.unwrap_or(13.37))?;
+        let lat = non_negative("link_latency_ns", self.link_latency_ns.unwrap_or(100.0))? * 1e-9;
+        let vls = whole("vls", self.vls.unwrap_or(1.0), 1.0, 15.0)? as u8;
+        // The fabric: a named generator or a description.
+        let (topology, gran) = match &self.topology {
+            None => (gran_testbed(host * 1e9, s12 * 1e9, lat), true),
+            Some(serde_json::Value::String(name)) => match name.as_str() {
+                "gran" => (gran_testbed(host * 1e9, s12 * 1e9, lat), true),
+                "clos648" => (folded_clos(36, host * 1e9, lat), false),
+                other => {
+                    return Err(SolveError::param(
+                        "topology",
+                        format!("unknown topology `{other}` (known: gran, clos648, or a description object)"),
+                    ))
+                }
+            },
+            Some(v @ serde_json::Value::Object(_)) => {
+                let raw: RawTopology = serde_json::from_value(v.clone()).map_err(|e| {
+                    SolveError::param("topology", format!("bad description: {e}"))
+                })?;
+                (raw.build(lat)?, false)
+            }
+            Some(other) => {
                 return Err(SolveError::param(
                     "topology",
-                    format!("unknown topology `{other}` (known: gran)"),
+                    format!("must be a name or a description object, got {other}"),
                 ))
             }
+        };
+        // Bound the VoQ arrays: sum over switches of radix^2 x VLs.
+        let mut deg = vec![0u64; topology.switches as usize];
+        for l in &topology.links {
+            for n in [l.a, l.b] {
+                if let NodeRef::Switch(s) = n {
+                    if let Some(d) = deg.get_mut(s as usize) {
+                        *d += 1;
+                    }
+                }
+            }
         }
-        let interval = positive("interval", self.interval.unwrap_or(1.0))?;
-        let (flows_raw, default_intervals, contributors): (Vec<(u32, u32, f64)>, f64, Vec<usize>) =
+        let voqs: u64 = deg.iter().map(|d| d * d * vls as u64).sum();
+        if voqs > 20_000_000 {
+            return Err(SolveError::param(
+                "topology",
+                format!("{voqs} VoQs (sum of radix^2 x vls) exceed the limit 2e7"),
+            ));
+        }
+        let fabric = Fabric::build(&topology)
+            .map_err(|e| SolveError::param(&format!("topology.{}", e.field), e.rule))?;
+        let hosts = fabric.hosts;
+        let (flows_raw, default_intervals, contributors): (Vec<FlowRow>, f64, Vec<usize>) =
             match (self.scenario, &self.flows) {
                 (Some(_), Some(_)) => {
                     return Err(SolveError::param(
@@ -186,34 +365,41 @@ impl RawParams {
                         "required (1 or 2) unless `flows` is given",
                     ))
                 }
+                (Some(_), None) if !gran => return Err(SolveError::param(
+                    "scenario",
+                    "the scenarios live on the `gran` test bed; give `flows` for another topology",
+                )),
                 (Some(s), None) => match whole("scenario", s, 1.0, 2.0)? {
                     // Catalogue §2: hosts H1..H7 are 0..6; F_k starts at (k-1) intervals (G-2).
                     1 => (
                         vec![
-                            (0, 3, 0.0),
-                            (1, 4, 1.0),
-                            (2, 4, 2.0),
-                            (5, 4, 3.0),
-                            (6, 4, 4.0),
+                            (0, 3, 0.0, 0),
+                            (1, 4, 1.0, 0),
+                            (2, 4, 2.0, 0),
+                            (5, 4, 3.0, 0),
+                            (6, 4, 4.0, 0),
                         ],
                         6.0,
                         vec![1, 2, 3, 4],
                     ),
                     _ => (
-                        vec![(0, 3, 0.0), (1, 4, 1.0), (2, 5, 2.0)],
+                        vec![(0, 3, 0.0, 0), (1, 4, 1.0, 0), (2, 5, 2.0, 0)],
                         4.0,
                         vec![0, 1, 2],
                     ),
                 },
                 (None, Some(fl)) => {
-                    if fl.is_empty() || fl.len() > 64 {
-                        return Err(SolveError::param("flows", "between 1 and 64 flows"));
+                    if fl.is_empty() || fl.len() > MAX_HOSTS as usize {
+                        return Err(SolveError::param(
+                            "flows",
+                            format!("between 1 and {MAX_HOSTS} flows"),
+                        ));
                     }
                     let mut v = Vec::new();
                     let mut last: f64 = 0.0;
                     for f in fl {
-                        let s = whole("flows.src", f.src, 1.0, 7.0)? - 1;
-                        let d = whole("flows.dst", f.dst, 1.0, 7.0)? - 1;
+                        let s = whole("flows.src", f.src, 1.0, hosts as f64)? - 1;
+                        let d = whole("flows.dst", f.dst, 1.0, hosts as f64)? - 1;
                         if s == d {
                             return Err(SolveError::param(
                                 "flows.dst",
@@ -221,8 +407,9 @@ impl RawParams {
                             ));
                         }
                         let st = non_negative("flows.start", f.start)?;
+                        let sl = whole("flows.sl", f.sl.unwrap_or(0.0), 0.0, 15.0)? as u8;
                         last = last.max(st);
-                        v.push((s, d, st));
+                        v.push((s, d, st, sl));
                     }
                     let n = v.len();
                     (v, last.floor() + 2.0, (0..n).collect())
@@ -242,11 +429,7 @@ impl RawParams {
         if duration / bin > 100_000.0 {
             return Err(SolveError::param("bin", "at most 100000 bins per run"));
         }
-        let host = positive("host_gbps", self.host_gbps.unwrap_or(16.0))?;
-        let s12 = positive("s1s2_gbps", self.s1s2_gbps.unwrap_or(32.0))?;
-        let cap = positive("end_node_gbps", self.end_node_gbps.unwrap_or(13.37))?;
         let mtu = whole("mtu", self.mtu.unwrap_or(2048.0), 64.0, 4096.0)?;
-        let lat = non_negative("link_latency_ns", self.link_latency_ns.unwrap_or(100.0))? * 1e-9;
         let swlat =
             non_negative("switch_latency_ns", self.switch_latency_ns.unwrap_or(200.0))? * 1e-9;
         let buffer_kb = positive("buffer_kb", self.buffer_kb.unwrap_or(32.0))?;
@@ -261,35 +444,37 @@ impl RawParams {
                 ),
             ));
         }
-        // Bound the work: events grow with simulated time x packet rate.
-        let pkts = duration * (s12 + 7.0 * cap) * 1e9 / 8.0 / (mtu + HEADER) as f64;
-        if pkts > 5e7 {
-            return Err(SolveError::param(
-                "interval",
-                format!("intervals x interval = {duration} s would move ~{pkts:.1e} packets (limit 5e7)"),
-            ));
-        }
-        let fabric = Fabric::build(&gran_testbed(host * 1e9, s12 * 1e9, lat))
-            .map_err(|e| SolveError::param(e.field, e.rule))?;
         let flows: Vec<Flow> = flows_raw
             .iter()
-            .map(|&(s, d, st)| Flow {
+            .map(|&(s, d, st, sl)| Flow {
                 src: s,
                 dest: Dest::Host(d),
-                sl: 0,
+                sl,
                 start: st * interval,
                 weight: 1.0,
             })
             .collect();
-        for f in &flows {
-            if let Dest::Host(d) = f.dest {
-                if !fabric.reaches(f.src, d) {
-                    return Err(SolveError::param(
-                        "flows",
-                        format!("no route from H{} to H{}", f.src + 1, d + 1),
-                    ));
-                }
-            }
+        // Bound the work: link transmissions = simulated time x the sending
+        // hosts' injection rate x the hops of their longest route.
+        let mut per_host = vec![0usize; hosts as usize];
+        for &(s, d, _, _) in &flows_raw {
+            let hops = fabric.path(s, d).len() + 1;
+            per_host[s as usize] = per_host[s as usize].max(hops);
+        }
+        let hop_sum: usize = per_host.iter().sum();
+        let pkts = duration * cap * 1e9 / 8.0 / (mtu + HEADER) as f64 * hop_sum as f64;
+        if pkts > 1e8 {
+            return Err(SolveError::param(
+                "interval",
+                format!("intervals x interval = {duration} s would need ~{pkts:.1e} link transmissions (limit 1e8)"),
+            ));
+        }
+        let nbins = (duration / bin).ceil();
+        if nbins * flows.len() as f64 > 1e7 {
+            return Err(SolveError::param(
+                "bin",
+                format!("{nbins} bins x {} flows exceed 1e7 samples", flows.len()),
+            ));
         }
         let cc_per_sl = match self.cc_level.as_deref().unwrap_or("qp") {
             "qp" => false,
@@ -318,7 +503,7 @@ impl RawParams {
         let scenario = Scenario {
             fabric,
             flows,
-            vls: 1,
+            vls,
             mtu,
             header: HEADER,
             cnp_bytes: 64,
@@ -341,10 +526,12 @@ impl RawParams {
             interval,
             intervals,
             contributors,
+            gran,
+            payload,
             payload_host: host * payload,
             payload_s12: s12 * payload,
             payload_cap: cap * payload,
-            pairs: flows_raw.iter().map(|&(s, d, _)| (s, d)).collect(),
+            pairs: flows_raw.iter().map(|&(s, d, _, _)| (s, d)).collect(),
         })
     }
 

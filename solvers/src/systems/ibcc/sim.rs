@@ -21,13 +21,14 @@ impl Solver for IbccSim {
     }
     fn doc(&self) -> SolverDoc {
         SolverDoc {
-            summary: "Gran & Reinemo 2011: packet-level InfiniBand test bed (credits, VoQs, round robin, VCT) with IBA 1.2.1 congestion control; per-flow throughput against time",
+            summary: "Gran & Reinemo 2011: packet-level InfiniBand network (the test bed, the 648-node Clos or a described fabric; credits, VoQs, round robin, VCT) with IBA 1.2.1 congestion control; per-flow throughput against time",
             params: param_docs(),
             metrics: vec![
                 "thr_F<k>_<j>",
                 "thr_mean_<j>",
                 "share_F<k>",
                 "marks",
+                "marks_F<k>",
                 "becns",
                 "series thr_F<k>",
                 "series ccti_F<k>",
@@ -105,6 +106,9 @@ fn outcome(s: &Setup, c: &Counters) -> Outcome {
         o.series.insert(format!("buf_S{}", sw + 1), occ);
     }
     o.insert("marks", Metric::exact(c.marks as f64));
+    for (f, m) in c.flow_marks.iter().enumerate() {
+        o.insert(&format!("marks_F{}", f + 1), Metric::exact(*m as f64));
+    }
     o.insert("becns", Metric::exact(c.becns as f64));
     o.insert(
         "delivered_gbytes",
@@ -199,5 +203,192 @@ mod tests {
             solve(json!({"scenario": 1, "bogus": 1})),
             Err(SolveError::BadParams(_))
         ));
+    }
+
+    /// H1, H2 on S1; H3, H4 on S2; S1-S2 at `s12` Gbit/s, host links 16.
+    fn dumbbell(s12: f64) -> serde_json::Value {
+        json!({
+            "hosts": 4, "switches": 2,
+            "links": [
+                {"a": "H1", "b": "S1", "gbps": 16}, {"a": "H2", "b": "S1", "gbps": 16},
+                {"a": "H3", "b": "S2", "gbps": 16}, {"a": "H4", "b": "S2", "gbps": 16},
+                {"a": "S1", "b": "S2", "gbps": s12, "latency_ns": 50}
+            ]
+        })
+    }
+
+    fn flows2(sl2: u8) -> serde_json::Value {
+        json!([{"src": 1, "dst": 3, "start": 0}, {"src": 2, "dst": 4, "start": 0, "sl": sl2}])
+    }
+
+    #[test]
+    fn described_testbed_equals_the_named_one() {
+        let mut links: Vec<serde_json::Value> = (1..=7)
+            .map(|h| json!({"a": format!("H{h}"), "b": if h <= 3 { "S1" } else { "S2" }, "gbps": 16}))
+            .collect();
+        links.push(json!({"a": "S1", "b": "S2", "gbps": 34.63}));
+        let flows = json!([{"src": 1, "dst": 4, "start": 0}, {"src": 2, "dst": 5, "start": 0.5}]);
+        let base = json!({"flows": flows, "interval": 0.002, "s1s2_gbps": 34.63, "cc": true});
+        let mut named = base.clone();
+        named["topology"] = json!("gran");
+        let mut described = base;
+        described["topology"] = json!({"hosts": 7, "switches": 2, "links": links});
+        let (a, b) = (solve(named).unwrap(), solve(described).unwrap());
+        assert!(a.get("marks").unwrap() > 0.0 || a.get("thr_F1_1").unwrap() > 0.0);
+        assert_eq!(a.metrics, b.metrics);
+    }
+
+    #[test]
+    fn dumbbell_shares_the_middle_link_as_the_fluid_predicts() {
+        for (vls, sl2) in [(1, 0), (2, 1)] {
+            let p = json!({"topology": dumbbell(10.0), "flows": flows2(sl2), "vls": vls,
+                           "interval": 0.002, "intervals": 2});
+            let o = solve(p.clone()).unwrap();
+            let mut q = p;
+            q["cc"] = json!(true);
+            let fl = super::super::fluid::IbccFluid
+                .solve(&q, &TaskContext::new(1, Fidelity::Quick))
+                .unwrap();
+            let want = 5.0 * 2048.0 / 2074.0;
+            for f in ["thr_F1_1", "thr_F2_1"] {
+                assert!((fl.get(f).unwrap() - want).abs() < 1e-9);
+                let x = o.get(f).unwrap();
+                assert!(
+                    (x - want).abs() < 0.03 * want,
+                    "vls {vls} {f}: {x} vs {want}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn bad_descriptions_name_the_field_and_the_rule() {
+        let e = |p| match solve(p) {
+            Err(SolveError::InvalidParam { param, rule }) => (param, rule),
+            other => panic!("{other:?}"),
+        };
+        let with = |topo: serde_json::Value, flows: serde_json::Value| json!({"topology": topo, "flows": flows, "interval": 0.001});
+        let ok = flows2(0);
+        // Unknown names, bad node names, unknown keys.
+        assert_eq!(e(json!({"topology": "fattree", "flows": ok})).0, "topology");
+        let mut t = dumbbell(10.0);
+        t["links"][0]["a"] = json!("X1");
+        assert_eq!(e(with(t, ok.clone())).0, "topology.links.a");
+        let mut t = dumbbell(10.0);
+        t["links"][0]["b"] = json!("S3");
+        let (f, r) = e(with(t, ok.clone()));
+        assert_eq!(f, "topology.links.b");
+        assert!(r.contains("S3 does not exist"), "{r}");
+        let mut t = dumbbell(10.0);
+        t["colour"] = json!("red");
+        assert_eq!(e(with(t, ok.clone())).0, "topology");
+        // Flows whose hosts do not exist.
+        let (f, r) = e(with(
+            dumbbell(10.0),
+            json!([{"src": 5, "dst": 1, "start": 0}]),
+        ));
+        assert_eq!(f, "flows.src");
+        assert!(r.contains("1..=4"), "{r}");
+        assert_eq!(
+            e(with(
+                dumbbell(10.0),
+                json!([{"src": 1, "dst": 0, "start": 0}])
+            ))
+            .0,
+            "flows.dst"
+        );
+        assert_eq!(
+            e(with(
+                dumbbell(10.0),
+                json!([{"src": 1, "dst": 2, "start": 0, "sl": 16}])
+            ))
+            .0,
+            "flows.sl"
+        );
+        // Non-positive rates.
+        for g in [0.0, -3.0] {
+            let (f, r) = e(with(dumbbell(g), ok.clone()));
+            assert_eq!(f, "topology.links.gbps");
+            assert!(r.contains("> 0") || r.contains("positive"), "{r}");
+        }
+        assert_eq!(
+            e(json!({"scenario": 1, "end_node_gbps": -1})).0,
+            "end_node_gbps"
+        );
+        // Routes that do not reach: a loop, a wrong host, a disconnected fabric.
+        let mut t = dumbbell(10.0);
+        t["routes"] = json!([{"switch": "S2", "dst": "H1", "next": "S1"},
+                             {"switch": "S1", "dst": "H1", "next": "S2"}]);
+        let (f, r) = e(with(t, ok.clone()));
+        assert_eq!(f, "topology.routes");
+        assert!(r.contains("does not reach") && r.contains("loops"), "{r}");
+        let mut t = dumbbell(10.0);
+        t["routes"] = json!([{"switch": "S2", "dst": "H3", "next": "H4"}]);
+        let (f, r) = e(with(t, ok.clone()));
+        assert_eq!(f, "topology.routes");
+        assert!(r.contains("ends at H4"), "{r}");
+        let mut t = dumbbell(10.0);
+        t["routes"] = json!([{"switch": "S1", "dst": "H3", "next": "H3"}]);
+        assert!(e(with(t, ok.clone())).1.contains("not a neighbour"));
+        let mut t = dumbbell(10.0);
+        t["links"].as_array_mut().unwrap().pop();
+        t["links"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"a": "S2", "b": "S2", "gbps": 1}));
+        assert_eq!(e(with(t, ok.clone())).0, "topology.links");
+        let mut t = dumbbell(10.0);
+        t["switches"] = json!(3);
+        t["links"].as_array_mut().unwrap().pop();
+        t["links"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"a": "S3", "b": "S2", "gbps": 1}));
+        let (f, r) = e(with(t, ok.clone()));
+        assert_eq!(f, "topology.links");
+        assert!(r.contains("no entry"), "{r}");
+        // A ring of five switches with shortest-path routes can deadlock.
+        let mut links = Vec::new();
+        for i in 1..=5 {
+            links.push(json!({"a": format!("H{i}"), "b": format!("S{i}"), "gbps": 16}));
+            links.push(json!({"a": format!("S{i}"), "b": format!("S{}", i % 5 + 1), "gbps": 16}));
+        }
+        let ring = json!({"hosts": 5, "switches": 5, "links": links});
+        let (f, r) = e(with(ring, ok.clone()));
+        assert_eq!(f, "topology.links");
+        assert!(r.contains("deadlock") && r.contains("S1->S2"), "{r}");
+        // Scenarios need the test bed; VLs 1..15; CC parameters.
+        assert_eq!(
+            e(json!({"topology": "clos648", "scenario": 1})).0,
+            "scenario"
+        );
+        assert_eq!(e(json!({"scenario": 1, "vls": 16})).0, "vls");
+        assert_eq!(
+            e(json!({"scenario": 1, "cc": true, "threshold": -1})).0,
+            "threshold"
+        );
+        let (f, r) = e(json!({"scenario": 1, "cc": true, "ccti_limit": 130,
+                               "cct": (0..130).map(|i| i as f64).collect::<Vec<_>>()}));
+        assert_eq!(f, "cct");
+        assert!(r.contains("ccti_limit + 1 = 131"), "{r}");
+        // The CC-off fluid model is the test bed's only.
+        let q = json!({"topology": dumbbell(10.0), "flows": ok, "interval": 0.001});
+        let r = super::super::fluid::IbccFluid.solve(&q, &TaskContext::new(1, Fidelity::Quick));
+        assert!(matches!(r, Err(SolveError::InvalidParam { ref param, .. }) if param == "cc"));
+    }
+
+    #[test]
+    fn clos648_runs_a_few_flows() {
+        let p = json!({"topology": "clos648", "host_gbps": 32, "end_node_gbps": 32,
+                       "interval": 0.0005, "intervals": 2,
+                       "flows": [{"src": 1, "dst": 648, "start": 0}, {"src": 300, "dst": 648, "start": 0},
+                                 {"src": 2, "dst": 3, "start": 0}]});
+        let o = solve(p).unwrap();
+        let want = 16.0 * 2048.0 / 2074.0;
+        for f in ["thr_F1_1", "thr_F2_1"] {
+            let x = o.get(f).unwrap();
+            assert!((x - want).abs() < 0.05 * want, "{f} {x}");
+        }
+        assert!(o.get("thr_F3_1").unwrap() > 0.95 * 32.0 * 2048.0 / 2074.0);
     }
 }

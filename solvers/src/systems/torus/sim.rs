@@ -3,10 +3,13 @@
 //! engine `Scenario`; the engine's counters become the outcome.
 
 use super::{Rings, MAX_NODES};
+use crate::des::rng::splitmix64;
+use crate::des::Stream;
 use crate::des::{ci95, RunLength};
 use crate::engines::flit::torus::{Dor, Duato, KaryNcube};
 use crate::engines::flit::{
-    run, Counters, Finish, HotSpot, Injection, Scenario, Source, Topology, UniformLatency,
+    run, Counters, Destinations, Finish, HotSpot, Injection, Scenario, Source, Topology, Uniform,
+    UniformLatency,
 };
 use crate::params::{count, parse, positive};
 use crate::{Kind, Outcome, ParamDoc, SolveError, Solver, SolverDoc, TaskContext};
@@ -39,6 +42,8 @@ struct Params {
     warmup: Option<f64>,
     batches: Option<f64>,
     batch_len: Option<f64>,
+    replications: Option<f64>,
+    replicate_above: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
@@ -69,7 +74,16 @@ pub(crate) struct SimTask {
     k: u32,
     duato: bool,
     sc: Scenario,
+    /// Hot-spot destinations (δ > 0), else uniform.
+    hotspot: Option<HotSpot>,
+    /// Independent replications near saturation (1 = batch means only).
+    reps: u32,
+    /// Replicate when the first run's latency / (ω + its mean hops) reaches this.
+    replicate_above: f64,
 }
+
+/// Most in-task replications (each a full run with its own warm-up).
+const MAX_REPS: usize = 10;
 
 fn validate(p: &Params, ctx: &TaskContext) -> Result<SimTask, SolveError> {
     let k = count("k", p.k, 2)?;
@@ -188,13 +202,36 @@ fn validate(p: &Params, ctx: &TaskContext) -> Result<SimTask, SolveError> {
             format!("warmup + batches x batch_len = {msgs} messages exceeds 1e8"),
         ));
     }
+    let reps = match p.replications {
+        Some(r) => count("replications", r, 1)?,
+        None => 1,
+    };
+    if reps > MAX_REPS {
+        return Err(SolveError::param(
+            "replications",
+            format!("must be <= {MAX_REPS}, got {reps}"),
+        ));
+    }
+    let replicate_above = p.replicate_above.unwrap_or(0.0);
+    if !(replicate_above.is_finite() && replicate_above >= 0.0) {
+        return Err(SolveError::param(
+            "replicate_above",
+            format!("must be a finite latency ratio >= 0, got {replicate_above}"),
+        ));
+    }
+    if p.replicate_above.is_some() && reps == 1 {
+        return Err(SolveError::param(
+            "replicate_above",
+            "needs replications >= 2",
+        ));
+    }
     let nodes = (k * k) as f64;
     let lam = source.mean_rate();
     // Cycles the run should take at the offered load; a run that needs more
     // than four times that is not in steady state (saturated).
     let expect = msgs / (nodes * lam);
     let max_cycles = 4.0 * expect + 100_000.0;
-    if max_cycles * nodes > MAX_ROUTER_CYCLES {
+    if max_cycles * nodes * reps as f64 > MAX_ROUTER_CYCLES {
         let name = if kind == SourceKind::Mmpp {
             "lambda1"
         } else {
@@ -204,7 +241,8 @@ fn validate(p: &Params, ctx: &TaskContext) -> Result<SimTask, SolveError> {
             name,
             format!(
                 "mean rate {lam} messages/node/cycle is too low for {msgs} messages on {k}x{k}: \
-                 the cycle budget would exceed {MAX_ROUTER_CYCLES:e} router-cycles"
+                 ({reps} replication(s)): the cycle budget would exceed \
+                 {MAX_ROUTER_CYCLES:e} router-cycles"
             ),
         ));
     }
@@ -220,52 +258,121 @@ fn validate(p: &Params, ctx: &TaskContext) -> Result<SimTask, SolveError> {
                 InjKind::Shared => Injection::Shared,
             },
             source,
-            hotspot: (delta > 0.0).then_some(HotSpot {
-                node: node as u32,
-                delta,
-            }),
             run,
             max_cycles: max_cycles as u64,
             backlog_limit: 20 * (k * k) as u64 + 1000,
             stall_cycles: 20_000 + 50 * omega as u64,
             seed: ctx.seed,
         },
+        hotspot: (delta > 0.0).then_some(HotSpot {
+            nodes: (k * k) as u32,
+            node: node as u32,
+            delta,
+        }),
+        reps: reps as u32,
+        replicate_above,
     })
+}
+
+/// The torus's destination plug-ins behind one type, so that the engine is
+/// compiled once per routing function.
+enum TorusTraffic {
+    Uniform(Uniform),
+    Hot(HotSpot),
+}
+
+impl Destinations for TorusTraffic {
+    fn nodes(&self) -> u32 {
+        match self {
+            TorusTraffic::Uniform(u) => u.nodes,
+            TorusTraffic::Hot(h) => h.nodes,
+        }
+    }
+    #[inline]
+    fn pick(&self, src: u32, rng: &mut Stream) -> u32 {
+        match self {
+            TorusTraffic::Uniform(u) => u.pick(src, rng),
+            TorusTraffic::Hot(h) => h.pick(src, rng),
+        }
+    }
 }
 
 pub(crate) fn simulate(task: &SimTask, ctx: &TaskContext) -> Result<Counters, SolveError> {
     let topo = KaryNcube::new(task.k, 2);
     let v = task.sc.vcs as u32;
+    let dests = match task.hotspot {
+        Some(h) => TorusTraffic::Hot(h),
+        None => TorusTraffic::Uniform(Uniform {
+            nodes: topo.nodes() as u32,
+        }),
+    };
+    let timing = UniformLatency(1);
     if task.duato {
-        run(
-            &task.sc,
-            &topo,
-            &Duato {
-                topo: &topo,
-                vcs: v,
-            },
-            &UniformLatency(1),
-            ctx,
-        )
+        let routing = Duato {
+            topo: &topo,
+            vcs: v,
+        };
+        run(&task.sc, &topo, &routing, &timing, &dests, ctx)
     } else {
-        run(
-            &task.sc,
-            &topo,
-            &Dor {
-                topo: &topo,
-                vcs: v,
-            },
-            &UniformLatency(1),
-            ctx,
-        )
+        let routing = Dor {
+            topo: &topo,
+            vcs: v,
+        };
+        run(&task.sc, &topo, &routing, &timing, &dests, ctx)
     }
+}
+
+/// Seed of in-task replication `r` (replication 0 keeps the task's seed, so
+/// a point that is not replicated gives exactly the single run's result).
+fn replication_seed(seed: u64, r: u32) -> u64 {
+    if r == 0 {
+        seed
+    } else {
+        splitmix64(seed ^ splitmix64(0x7265_706c_6963_6100 | u64::from(r)))
+    }
+}
+
+/// Runs the task: one run, then (with `replications` > 1) R − 1 more with
+/// independent seeds when the first run's latency is at least
+/// `replicate_above` × its zero-load latency ω + mean hops, i.e. near
+/// saturation, where batches of 8,000 messages are correlated and the
+/// batch-means CI is too narrow (docs/models/torus.md, "Replications").
+/// Stops at the first run that does not complete.
+pub(crate) fn simulate_reps(
+    task: &SimTask,
+    ctx: &TaskContext,
+) -> Result<Vec<Counters>, SolveError> {
+    let first = simulate(task, ctx)?;
+    let mut runs = vec![first];
+    if task.reps <= 1 || runs[0].finish != Finish::Completed {
+        return Ok(runs);
+    }
+    let (lat, hops) = (mean(&runs[0].latency), mean(&runs[0].hops));
+    if lat < task.replicate_above * (task.sc.msg_len as f64 + hops) {
+        return Ok(runs);
+    }
+    for r in 1..task.reps {
+        let mut t = task.clone();
+        t.sc.seed = replication_seed(ctx.seed, r);
+        let c = simulate(&t, ctx)?;
+        let done = c.finish == Finish::Completed;
+        runs.push(c);
+        if !done {
+            break;
+        }
+    }
+    Ok(runs)
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len().max(1) as f64
 }
 
 /// Mean flits per cycle on the inward channels from ring j to ring j − 1
 /// around the hot spot, j = 1..=d_max.
 fn util_ring(task: &SimTask, c: &Counters) -> Vec<(f64, f64)> {
     let topo = KaryNcube::new(task.k, 2);
-    let h = task.sc.hotspot.map_or(0, |h| h.node);
+    let h = task.hotspot.map_or(0, |h| h.node);
     let rings = Rings::of(task.k);
     let mut sum = vec![0.0; rings.dmax + 1];
     let cyc = c.measured_cycles.max(1) as f64;
@@ -283,42 +390,64 @@ fn util_ring(task: &SimTask, c: &Counters) -> Vec<(f64, f64)> {
         .collect()
 }
 
-fn outcome(task: &SimTask, c: &Counters) -> Result<Outcome, SolveError> {
-    match &c.finish {
-        Finish::Completed => {}
-        Finish::Saturated(why) => {
-            let mut o = Outcome::saturated();
-            o.note = Some(why.clone());
-            return Ok(o);
-        }
-        Finish::Stalled {
-            cycle,
-            flits_in_network,
-        } => {
-            return Err(SolveError::Numerical(format!(
-                "deadlock: no flit moved for {} cycles up to cycle {cycle} with {flits_in_network} flits in the network",
-                task.sc.stall_cycles
-            )))
+/// The outcome of one or several runs. One run reports its batch-means CI
+/// (n = batches); several report the mean of the run means with a Student-t
+/// CI across runs (n = runs). `cycles` and `flits` add up over runs (work
+/// done), `util_ring` averages them.
+fn outcome(task: &SimTask, runs: &[Counters]) -> Result<Outcome, SolveError> {
+    for c in runs {
+        match &c.finish {
+            Finish::Completed => {}
+            Finish::Saturated(why) => {
+                let mut o = Outcome::saturated();
+                o.note = Some(why.clone());
+                return Ok(o);
+            }
+            Finish::Stalled {
+                cycle,
+                flits_in_network,
+            } => {
+                return Err(SolveError::Numerical(format!(
+                    "deadlock: no flit moved for {} cycles up to cycle {cycle} with {flits_in_network} flits in the network",
+                    task.sc.stall_cycles
+                )))
+            }
         }
     }
     let mut o = Outcome::new();
-    for (name, v) in [
-        ("latency", &c.latency),
-        ("network_latency", &c.network_latency),
-        ("throughput", &c.throughput),
-        ("hops", &c.hops),
+    for (name, get) in [
+        (
+            "latency",
+            (|c: &Counters| &c.latency) as fn(&Counters) -> &Vec<f64>,
+        ),
+        ("network_latency", |c| &c.network_latency),
+        ("throughput", |c| &c.throughput),
+        ("hops", |c| &c.hops),
     ] {
-        let (m, h) = ci95(v);
+        let v: Vec<f64> = if runs.len() == 1 {
+            get(&runs[0]).clone()
+        } else {
+            runs.iter().map(|c| mean(get(c))).collect()
+        };
+        let (m, h) = ci95(&v);
         o = o.with_estimate(name, m, h, v.len() as u64);
     }
+    let rings: Vec<Vec<(f64, f64)>> = runs.iter().map(|c| util_ring(task, c)).collect();
+    let util = (0..rings[0].len())
+        .map(|j| {
+            let y = rings.iter().map(|r| r[j].1).sum::<f64>() / rings.len() as f64;
+            (rings[0][j].0, y)
+        })
+        .collect();
     o = o
-        .with("cycles", c.cycles as f64)
-        .with("flits", c.flits_delivered as f64)
+        .with("cycles", runs.iter().map(|c| c.cycles as f64).sum())
+        .with("flits", runs.iter().map(|c| c.flits_delivered as f64).sum())
         .with(
             "offered",
             task.sc.source.mean_rate() * task.sc.msg_len as f64,
-        );
-    o.series.insert("util_ring".into(), util_ring(task, c));
+        )
+        .with("replications", runs.len() as f64);
+    o.series.insert("util_ring".into(), util);
     o.checked("torus.sim")
 }
 
@@ -329,7 +458,8 @@ impl Solver for TorusSim {
         "torus.sim"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: in-task replications near saturation; metric `replications`.
+        2
     }
     fn kind(&self) -> Kind {
         Kind::Simulation
@@ -355,6 +485,8 @@ impl Solver for TorusSim {
                 ParamDoc { name: "warmup", doc: "delivered messages discarded (default 8000; quick 500)" },
                 ParamDoc { name: "batches", doc: "number of batches (default 10)" },
                 ParamDoc { name: "batch_len", doc: "delivered messages per batch (default 8000; quick 800)" },
+                ParamDoc { name: "replications", doc: "independent runs near saturation (integer 1..=10, default 1); their means give the CI" },
+                ParamDoc { name: "replicate_above", doc: "replicate only when the first run's latency >= this × (omega + mean hops) (default 0: always)" },
             ],
             metrics: vec![
                 "latency",
@@ -364,14 +496,15 @@ impl Solver for TorusSim {
                 "cycles",
                 "flits",
                 "offered",
+                "replications",
             ],
         }
     }
     fn solve(&self, params: &serde_json::Value, ctx: &TaskContext) -> Result<Outcome, SolveError> {
         let p: Params = parse(params)?;
         let task = validate(&p, ctx)?;
-        let c = simulate(&task, ctx)?;
-        outcome(&task, &c)
+        let runs = simulate_reps(&task, ctx)?;
+        outcome(&task, &runs)
     }
 }
 
@@ -398,13 +531,15 @@ pub fn bench_run(
             msg_len: omega,
             injection: Injection::PerVc,
             source: Source::Bernoulli { p: rate },
-            hotspot: None,
             run: RunLength::new(warmup, 10, msgs / 10),
             max_cycles: u64::MAX,
             backlog_limit: u64::MAX,
             stall_cycles: 100_000,
             seed: 1,
         },
+        hotspot: None,
+        reps: 1,
+        replicate_above: 0.0,
     };
     let c = simulate(&task, &ctx)?;
     if c.finish != Finish::Completed {

@@ -15,7 +15,6 @@ fn scenario(vcs: usize, buffer: usize, omega: u32, source: Source, run: RunLengt
         msg_len: omega,
         injection: Injection::PerVc,
         source,
-        hotspot: None,
         run,
         max_cycles: 5_000_000,
         backlog_limit: 100_000,
@@ -24,12 +23,23 @@ fn scenario(vcs: usize, buffer: usize, omega: u32, source: Source, run: RunLengt
     }
 }
 
+fn task(k: u32, duato: bool, sc: Scenario) -> SimTask {
+    SimTask {
+        k,
+        duato,
+        sc,
+        hotspot: None,
+        reps: 1,
+        replicate_above: 0.0,
+    }
+}
+
 fn ctx() -> TaskContext {
     TaskContext::new(1, crate::Fidelity::Quick)
 }
 
 fn go(k: u32, duato: bool, sc: Scenario) -> Counters {
-    simulate(&SimTask { k, duato, sc }, &ctx()).unwrap()
+    simulate(&task(k, duato, sc), &ctx()).unwrap()
 }
 
 /// Mean distance from a node to the N − 1 others, enumerated.
@@ -132,14 +142,16 @@ fn saturation_lies_below_the_bisection_bound_and_nothing_deadlocks() {
             Source::Bernoulli { p: 0.2 },
             RunLength::new(1_000_000, 2, 1_000_000),
         );
-        sc.hotspot = Some(HotSpot {
-            node: 3,
-            delta: 0.3,
-        });
         sc.max_cycles = 20_000;
         sc.backlog_limit = u64::MAX;
         sc.stall_cycles = 2_000;
-        let c = go(k, duato, sc);
+        let mut t = task(k, duato, sc);
+        t.hotspot = Some(HotSpot {
+            nodes: k * k,
+            node: 3,
+            delta: 0.3,
+        });
+        let c = simulate(&t, &ctx()).unwrap();
         assert!(matches!(c.finish, Finish::Saturated(_)), "{:?}", c.finish);
         check_conservation(&c, 8);
     }
@@ -179,6 +191,7 @@ fn the_detector_catches_a_routing_that_deadlocks() {
         &topo,
         &NoDateline(&topo),
         &crate::engines::flit::UniformLatency(1),
+        &Uniform { nodes: 16 },
         &ctx(),
     )
     .unwrap();
@@ -200,9 +213,42 @@ fn solver_is_deterministic_and_reports_rings() {
 }
 
 #[test]
+fn replications_near_saturation_give_a_ci_across_independent_runs() {
+    let p = json!({"k": 6, "omega": 8, "V": 4, "source": "poisson", "rate": 0.01,
+                   "warmup": 200, "batches": 4, "batch_len": 300});
+    let single = TorusSim.solve(&p, &ctx()).unwrap();
+    assert_eq!(single.get("replications"), Some(1.0));
+    // Below the threshold (latency far from 100 × zero load) nothing changes.
+    let mut q = p.clone();
+    q["replications"] = json!(3);
+    q["replicate_above"] = json!(100.0);
+    assert_eq!(TorusSim.solve(&q, &ctx()).unwrap(), single);
+    // Above it: three runs; the first is the single run, the others differ,
+    // and the estimate is their mean with a Student-t CI over n = 3.
+    q["replicate_above"] = json!(1.0);
+    let rep = TorusSim.solve(&q, &ctx()).unwrap();
+    assert_eq!(rep.get("replications"), Some(3.0));
+    let t = validate(&parse::<Params>(&q).unwrap(), &ctx()).unwrap();
+    let runs = simulate_reps(&t, &ctx()).unwrap();
+    assert_eq!(runs.len(), 3);
+    let means: Vec<f64> = runs.iter().map(|c| mean(&c.latency)).collect();
+    assert_eq!(means[0], single.get("latency").unwrap());
+    assert!(means[1] != means[0] && means[2] != means[1]);
+    let (m, h) = ci95(&means);
+    let est = &rep.metrics["latency"];
+    assert_eq!((est.value, est.half_width, est.n), (m, Some(h), Some(3)));
+    assert!(h > 0.0);
+    let cycles: f64 = runs.iter().map(|c| c.cycles as f64).sum();
+    assert_eq!(rep.get("cycles"), Some(cycles));
+}
+
+#[test]
 fn bad_input_names_the_parameter() {
     let base = json!({"k": 8, "omega": 32, "V": 4, "phi1": 0.5, "phi2": 0.5, "lambda1": 0.01});
-    let cases: [(&str, serde_json::Value, &str); 9] = [
+    let cases: [(&str, serde_json::Value, &str); 12] = [
+        ("replications", json!(0), "replications"),
+        ("replications", json!(11), "replications"),
+        ("replicate_above", json!(-1.0), "replicate_above"),
         ("k", json!(1), "k"),
         ("V", json!(2), "V"),
         ("buffer", json!(0), "buffer"),
@@ -247,15 +293,19 @@ fn ring_loads_match_f_r_and_f_hj() {
     // every hot-spot message from distance >= j crosses exactly one inward
     // channel of ring j, so those C_j channels share N_{>=j}δλ̄ω.
     let (k, omega, delta, rate) = (6u32, 8u32, 0.2, 0.0158);
-    let mut sc = scenario(
+    let sc = scenario(
         4,
         2,
         omega,
         Source::Poisson { rate },
         RunLength::new(500, 10, 1000),
     );
-    sc.hotspot = Some(HotSpot { node: 0, delta });
-    let task = SimTask { k, duato: true, sc };
+    let mut task = task(k, true, sc);
+    task.hotspot = Some(HotSpot {
+        nodes: k * k,
+        node: 0,
+        delta,
+    });
     let c = simulate(&task, &ctx()).unwrap();
     assert_eq!(c.finish, Finish::Completed);
     let util = util_ring(&task, &c);

@@ -683,7 +683,8 @@ impl Solver for MeshSimSolver {
         "wlan_mesh.sim"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: qnet timer heaps and one-log service draws (new random streams).
+        2
     }
     fn kind(&self) -> Kind {
         Kind::Simulation

@@ -607,3 +607,84 @@ fn routing_rows_sum_to_one() {
         );
     }
 }
+
+/// Snapshot of a tiny deterministic `wlan_mesh.sim` / `wlan_access.sim` run:
+/// every metric (value and CI half-width) of a fixed seed, compared to the
+/// literal numbers recorded when the engine last changed on purpose. Any
+/// change of behaviour (event order, random streams, statistics) fails it.
+///
+/// To update after an intended change: run
+/// `cargo test --release -p solvers -- wireless::tests::snapshot --nocapture`;
+/// the failure message prints the new table as Rust literals; paste it over
+/// the old one, bump the sim solver's `version()` (its cached results are
+/// stale) and say why in the commit message.
+fn snapshot(solver: &str, params: serde_json::Value, seed: u64, expected: &[(&str, f64, f64)]) {
+    let r = Registry::with_all();
+    let o = r
+        .get(solver)
+        .unwrap()
+        .solve(&params, &TaskContext::new(seed, crate::Fidelity::Quick))
+        .unwrap();
+    let got: Vec<(String, f64, f64)> = o
+        .metrics
+        .iter()
+        .map(|(k, m)| (k.clone(), m.value, m.half_width.unwrap_or(f64::NAN)))
+        .collect();
+    let table: String = got
+        .iter()
+        .map(|(k, v, h)| format!("        (\"{k}\", {v:?}, {h:?}),\n"))
+        .collect();
+    let same = got.len() == expected.len()
+        && got.iter().zip(expected).all(|((k, v, h), (ek, ev, eh))| {
+            k == ek && v.to_bits() == ev.to_bits() && h.to_bits() == eh.to_bits()
+        });
+    assert!(same, "{solver} snapshot changed; new table:\n{table}");
+}
+
+#[test]
+fn snapshot_mesh_sim() {
+    snapshot(
+        "wlan_mesh.sim",
+        json!({
+            "grid": 2, "sigma": 0.4, "mr_types": [{"count": 4, "aps": 1, "stations": 2}],
+            "t_wlan": 7.27e-4, "t_mesh": 1.48e-4, "p_station": 9e-3, "p_ap_up": 2e-2,
+            "p_ap_down": 4e-2, "p_mr": 6e-2,
+            "phi1": 0.5, "phi2": 0.5, "lambda1": 4.0, "lambda2": 1.0,
+            "replications": 2, "warmup": 1.0, "horizon": 20.0,
+        }),
+        11,
+        &[
+            ("D_ap_down", 0.019784756930533734, 0.011755236600121453),
+            ("D_ap_up", 0.046915969298896174, 0.06468555283088273),
+            ("D_mr", 0.0026266033474987485, 0.00016713330593611238),
+            ("D_station", 0.11448720733468126, 0.18047057669211275),
+            ("delay", 0.18702439291542572, 0.1239411400635585),
+            ("throughput", 19.8, 22.235858288305707),
+        ],
+    );
+}
+
+#[test]
+fn snapshot_access_sim() {
+    snapshot(
+        "wlan_access.sim",
+        json!({
+            "grid": 3, "stations": 2, "K_s": 4, "K_a": 6, "K_r": 8,
+            "t_wlan": 7.27e-4, "t_mesh": 1.48e-4, "p_station": 2.5e-3, "p_ap": 7e-3,
+            "p_mr": [8.2e-2], "phi1": 0.8, "phi2": 0.2, "lambda1": 6.0, "lambda2": 0.0,
+            "replications": 2, "warmup": 1.0, "horizon": 20.0,
+        }),
+        12,
+        &[
+            ("D_ap", 0.1707959206064953, 0.08802563809151207),
+            ("D_station", 0.7631715166863684, 0.7725334478333119),
+            ("P_loss_ap", 0.0019011406844106464, 0.024156282768392948),
+            ("P_loss_ring1", 0.0, 0.0),
+            ("P_loss_station", 0.30660924081976715, 0.29002493029596355),
+            ("delay", 0.9319553578786162, 0.713693441446595),
+            ("delay_ring1", 0.9319553578786162, 0.713693441446595),
+            ("load_ring1", 1.921875, 3.772154531051861),
+            ("throughput", 15.4, 29.85958113001052),
+        ],
+    );
+}

@@ -428,15 +428,15 @@ fn list_compare_and_export_speak_json() {
     let v: serde_json::Value = serde_json::from_str(&stdout(ok_out(&o))).unwrap();
     assert_eq!(v[0]["id"], "tiny");
     assert_eq!(v[0]["stored_versions"], serde_json::json!([1]));
-    let o = repro(p.path(), &["compare", "tiny", "tiny", "--format", "json"]);
+    let o = repro(p.path(), &["compare", "--quick", "tiny", "tiny", "--format", "json"]);
     let v: serde_json::Value = serde_json::from_str(&stdout(ok_out(&o))).unwrap();
     assert!(!v["rows"].as_array().unwrap().is_empty());
     assert_eq!(v["rows"][0]["point"]["n"], 4);
-    let o = repro(p.path(), &["export", "--format", "json"]);
+    let o = repro(p.path(), &["export", "--quick", "--format", "json"]);
     let v: serde_json::Value = serde_json::from_str(&stdout(ok_out(&o))).unwrap();
     assert_eq!(v[0]["experiment"], "tiny");
     assert!(v[0]["point"]["n"].is_number());
-    let o = repro(p.path(), &["export"]);
+    let o = repro(p.path(), &["export", "--quick"]);
     let out = stdout(ok_out(&o));
     assert_eq!(
         out.lines().next().unwrap(),

@@ -315,6 +315,15 @@ pub fn fidelity_dir(results_dir: &Path, fidelity: Fidelity) -> PathBuf {
 
 /// The plan rows of one experiment, as the store keeps them.
 fn plan_rows(plan: &plan::Plan, m: &Manifest) -> Vec<PlanRow> {
+    plan_rows_iter(plan, m).collect()
+}
+
+/// The plan rows of one manifest, made one at a time (see
+/// [`Store::replace_plan_rows`]).
+fn plan_rows_iter<'a>(
+    plan: &'a plan::Plan,
+    m: &'a Manifest,
+) -> impl Iterator<Item = PlanRow> + Send + 'a {
     plan.uses
         .iter()
         .filter(|u| *u.experiment == *m.id)
@@ -331,7 +340,6 @@ fn plan_rows(plan: &plan::Plan, m: &Manifest) -> Vec<PlanRow> {
             replication: u.replication as i64,
             task_key: plan.task_key(u).to_string(),
         })
-        .collect()
 }
 
 /// Results of an experiment at one fidelity, planned afresh rather than read from
@@ -431,7 +439,7 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
     }
     for m in &manifests {
         store
-            .replace_plan(&m.id, m.version, &plan_rows(&plan, m))
+            .replace_plan_rows(&m.id, m.version, plan_rows_iter(&plan, m))
             .await?;
     }
     tracing::info!(

@@ -663,6 +663,10 @@ impl Store {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .busy_timeout(BUSY_TIMEOUT)
+            // Up to 64 MiB of page cache (default 2 MiB): a plan at the task
+            // limit (10^6 rows and their index) otherwise spills pages to the
+            // WAL and reads them back many times within its transaction.
+            .pragma("cache_size", "-65536")
             .foreign_keys(true);
         if let Some(parent) = file.parent() {
             if !parent.as_os_str().is_empty() && !in_memory {
@@ -1058,16 +1062,21 @@ impl Store {
         version: i64,
         rows: &[PlanRow],
     ) -> Result<()> {
+        self.replace_plan_rows(experiment, version, rows.iter().cloned())
+            .await
+    }
+
+    /// [`Store::replace_plan`] from rows made while they are written: a plan
+    /// at the task limit has 10⁶ rows, and only one statement's worth of them
+    /// is held at a time. A row of another experiment or version is an error
+    /// and leaves the stored plan as it was.
+    pub async fn replace_plan_rows<I>(&self, experiment: &str, version: i64, rows: I) -> Result<()>
+    where
+        I: IntoIterator<Item = PlanRow>,
+        I::IntoIter: Send,
+    {
+        let mut rows = rows.into_iter();
         on_pool!(self, |pool, DB| {
-            if let Some(r) = rows
-                .iter()
-                .find(|r| r.experiment != experiment || r.version != version)
-            {
-                return Err(StoreError::Db(format!(
-                    "replace plan of {experiment} v{version}: got a row of {} v{}",
-                    r.experiment, r.version
-                )));
-            }
             let mut tx = begin_write(pool, Some(experiment)).await?;
             sqlx::query("DELETE FROM plan WHERE experiment = $1 AND version = $2")
                 .bind(experiment)
@@ -1075,12 +1084,28 @@ impl Store {
                 .execute(&mut *tx)
                 .await
                 .map_err(db("delete old plan"))?;
-            for chunk in rows.chunks(MAX_BINDS / 7) {
+            let mut chunk: Vec<PlanRow> = Vec::with_capacity(MAX_BINDS / 7);
+            loop {
+                chunk.clear();
+                chunk.extend(rows.by_ref().take(MAX_BINDS / 7));
+                if chunk.is_empty() {
+                    break;
+                }
+                if let Some(r) = chunk
+                    .iter()
+                    .find(|r| r.experiment != experiment || r.version != version)
+                {
+                    // Dropping `tx` rolls the delete back.
+                    return Err(StoreError::Db(format!(
+                        "replace plan of {experiment} v{version}: got a row of {} v{}",
+                        r.experiment, r.version
+                    )));
+                }
                 let mut qb = QueryBuilder::<DB>::new(
                     "INSERT INTO plan \
                      (experiment, version, point, point_index, series, replication, task_key) ",
                 );
-                qb.push_values(chunk, |mut b, r| {
+                qb.push_values(&chunk, |mut b, r| {
                     b.push_bind(r.experiment.as_str())
                         .push_bind(r.version)
                         .push_bind(r.point.as_str())

@@ -144,6 +144,11 @@ fn validate(p: &Params, ctx: &TaskContext) -> Result<SimTask, SolveError> {
             let (phi1, phi2) = (need("phi1", p.phi1)?, need("phi2", p.phi2)?);
             let (lambda1, lambda2) = (need("lambda1", p.lambda1)?, p.lambda2.unwrap_or(0.0));
             crate::traffic::mmpp::Mmpp2::new(phi1, phi2, lambda1, lambda2)?;
+            // A node cannot inject more than one message per cycle; a rate above
+            // that only fills the source queue (memory) before saturation is seen.
+            for (name, x) in [("lambda1", lambda1), ("lambda2", lambda2)] {
+                at_most_one_per_cycle(name, x)?;
+            }
             Source::Mmpp {
                 phi1,
                 phi2,
@@ -170,6 +175,7 @@ fn validate(p: &Params, ctx: &TaskContext) -> Result<SimTask, SolveError> {
                 }
                 Source::Bernoulli { p: rate }
             } else {
+                at_most_one_per_cycle("rate", rate)?;
                 Source::Poisson { rate }
             }
         }
@@ -576,6 +582,19 @@ pub fn bench_run_timed(
         return Err(SolveError::Numerical(format!("{:?}", c.finish)));
     }
     Ok((c.cycles, c.flits_delivered))
+}
+
+/// Message rates are per node per cycle: one message per cycle already
+/// saturates any network, and a larger rate would only grow the source queues
+/// (memory) before the saturation detector stops the run.
+fn at_most_one_per_cycle(name: &str, x: f64) -> Result<(), SolveError> {
+    if x > 1.0 {
+        return Err(SolveError::param(
+            name,
+            format!("must be <= 1 message/node/cycle, got {x}"),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -245,7 +245,7 @@ fn replications_near_saturation_give_a_ci_across_independent_runs() {
 #[test]
 fn bad_input_names_the_parameter() {
     let base = json!({"k": 8, "omega": 32, "V": 4, "phi1": 0.5, "phi2": 0.5, "lambda1": 0.01});
-    let cases: [(&str, serde_json::Value, &str); 12] = [
+    let cases: [(&str, serde_json::Value, &str); 14] = [
         ("replications", json!(0), "replications"),
         ("replications", json!(11), "replications"),
         ("replicate_above", json!(-1.0), "replicate_above"),
@@ -258,6 +258,9 @@ fn bad_input_names_the_parameter() {
         ("hotspot", json!(64), "hotspot"),
         ("lambda1", json!(0.0), "lambda1"),
         ("phi1", json!(-1.0), "phi1"),
+        // Found by the fuzz harness: 1e6 messages/cycle filled 13 GB of source queue.
+        ("lambda2", json!(1e6), "lambda2"),
+        ("lambda1", json!(1e308), "lambda1"),
     ];
     for (key, val, name) in cases {
         let mut p = base.clone();
@@ -278,6 +281,11 @@ fn bad_input_names_the_parameter() {
         TorusSim.solve(&p, &ctx()),
         Err(SolveError::InvalidParam { .. })
     ));
+    let p = json!({"k": 8, "omega": 32, "V": 4, "source": "poisson", "rate": 2.0});
+    match TorusSim.solve(&p, &ctx()) {
+        Err(SolveError::InvalidParam { param, .. }) => assert_eq!(param, "rate"),
+        other => panic!("{other:?}"),
+    }
     // A rate far too low for the run length is refused, not run for days.
     let p = json!({"k": 16, "omega": 32, "V": 4, "source": "poisson", "rate": 1e-9});
     match TorusSim.solve(&p, &ctx()) {

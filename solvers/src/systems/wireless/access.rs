@@ -786,6 +786,7 @@ fn simulate(
     };
     let sizes = a.ring_sizes();
     for rep in 0..len.replications {
+        ctx.check_cancel()?;
         let c = service.run(&layout.scenario, &layout.routing, run_len, ctx, rep)?;
         let delivered: u64 = c.classes.iter().map(|k| k.delivered).sum();
         let delay_sum: f64 = c.classes.iter().map(|k| k.delay_sum).sum();

@@ -511,6 +511,15 @@ fn finite_output(p: &Mmpp2, mu: f64, k: usize) -> Result<Mmpp2, SolveError> {
         )));
     }
     let t = 0.5 * (1.0 / p.phi1 + 1.0 / p.phi2);
+    // The same work bound as the infinite queue's fit (the fuzz harness found
+    // a finite station taking 46 s without one).
+    let qu = p.phi1.max(p.phi2) + p.lambda1.max(p.lambda2) + mu;
+    let work = qu * t * k as f64;
+    if work.is_nan() || work > MAX_WORK {
+        return Err(SolveError::Numerical(format!(
+            "departure fit of a finite queue: q t K = {work:.3e} exceeds the work bound {MAX_WORK:.0e} (uniformisation rate q = {qu:.4}, fitting time t = {t:.4} s, K = {k}); the modulation is too slow for these rates"
+        )));
+    }
     let [z1, z2, z3] = departure_factorial_moments(p, mu, k, t)?;
     let var = z2 + z1 - z1 * z1;
     let idc_inf = finite_departure_map(p, mu, k)?.idc_inf()?;

@@ -760,6 +760,7 @@ fn simulate(
         max_packets: 20_000_000,
     };
     for rep in 0..len.replications {
+        ctx.check_cancel()?;
         let c = service.run(&layout.scenario, &layout.routing, run_len, ctx, rep)?;
         if c.stop != qnet::Stop::Completed {
             return Ok(Outcome::saturated());

@@ -148,7 +148,18 @@ impl SimLength {
         let (r, w, h) = (d.replications, d.warmup, d.horizon);
         Ok(SimLength {
             replications: match replications {
-                Some(x) => count("replications", x, 2)? as u32,
+                // Each replication sets up the whole network again: bounded
+                // apart from the packet budget (the fuzz harness ran 10^6 of
+                // them at a tiny rate for minutes).
+                Some(x) => match count("replications", x, 2)? {
+                    n if n > MAX_REPLICATIONS => {
+                        return Err(SolveError::param(
+                            "replications",
+                            format!("must be <= {MAX_REPLICATIONS}, got {n}"),
+                        ))
+                    }
+                    n => n as u32,
+                },
                 None => r,
             },
             warmup: match warmup {
@@ -179,6 +190,9 @@ impl SimLength {
         Ok(())
     }
 }
+
+/// Most independent replications a simulation task may ask for.
+const MAX_REPLICATIONS: usize = 1000;
 
 pub(crate) fn sim_length_docs() -> Vec<ParamDoc> {
     vec![

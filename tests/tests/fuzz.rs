@@ -159,7 +159,7 @@ const SLOW: Duration = Duration::from_secs(5);
 /// Counts one generated input and prints progress every `every` inputs.
 fn progress(test: &str, every: usize, started: Instant) {
     let n = GENERATED.fetch_add(1, Ordering::Relaxed) + 1;
-    if n % every == 0 {
+    if n.is_multiple_of(every) {
         eprintln!(
             "{test}: {n} inputs generated in {:.0?} ({} loaded, {} solved)",
             started.elapsed(),

@@ -6,17 +6,20 @@
 //! holds the service completions. We truncate it at a level L whose
 //! stationary tail mass is below 1e-10 and compute its counting
 //! characteristics exactly — rate, IDC(t) and the third central moment at the
-//! fitting time t, from the factorial-moment ODE u_k' = u_k D + k u_{k-1} D1
-//! integrated by uniformisation on vectors — plus IDC(inf), which for a
+//! fitting time t, from the moment ODE of the centred count solved in the
+//! Laplace domain (banded solves) and inverted numerically at t (see
+//! [`super::counts`]; [`departure_factorial_moments`] integrates the
+//! factorial-moment ODE by uniformisation instead, and is kept as the
+//! independent reference of the tests) — plus IDC(inf), which for a
 //! stable queue equals that of the arrivals. The two-state MMPP is then the
 //! Heffes–Lucantoni fit of these four characteristics, i.e. the same routine
 //! that fits superpositions (Wu 3.24–3.34). The inter-departure moments of
 //! (6.13) are provided as a cross-check.
 
+use super::counts::departure_count_moments;
 use super::mm1::mmpp_m1;
 use super::mm1k::mmpp_m1k;
 use crate::traffic::mmpp::fit::{fit_mmpp2, Characteristics, Fit};
-use crate::traffic::mmpp::mmpp2::third_central_from_factorial;
 use crate::traffic::mmpp::{Map, Mmpp2};
 use crate::SolveError;
 use nalgebra::{DMatrix, Matrix2, RowVector2, Vector2};
@@ -154,54 +157,9 @@ pub fn departure_factorial_moments(
     Ok([u[0].iter().sum(), u[1].iter().sum(), u[2].iter().sum()])
 }
 
-/// Most vector updates the uniformisation of [`departure_factorial_moments`]
-/// may take (about half a second), so the analytic solver answers within a
-/// second on every input it accepts.
-const MAX_UNIFORMISATION_WORK: f64 = 2.0e8;
-
-/// The uniformisation costs about (q·t/20 chunks) × (terms per chunk) ×
-/// 3 moments × 2(L+1) states, with q the largest total outflow rate:
-/// refused up front when over [`MAX_UNIFORMISATION_WORK`], naming the
-/// parameter that makes q·t large.
-fn check_uniformisation_work(
-    p: &Mmpp2,
-    mu: f64,
-    levels: usize,
-    t: f64,
-    t_given: bool,
-) -> Result<(), SolveError> {
-    let q = (p.phi1 + p.lambda1 + mu).max(p.phi2 + p.lambda2 + mu);
-    let chunks = (q * t / 20.0).ceil().max(1.0);
-    let qdt = q * t / chunks;
-    let terms = qdt + 12.0 * qdt.sqrt() + 40.0;
-    let work = chunks * terms * 6.0 * (levels as f64 + 1.0);
-    if work.is_finite() && work <= MAX_UNIFORMISATION_WORK {
-        return Ok(());
-    }
-    let fastest = [
-        ("phi1", p.phi1),
-        ("phi2", p.phi2),
-        ("lambda1", p.lambda1),
-        ("lambda2", p.lambda2),
-        ("mu", mu),
-    ]
-    .into_iter()
-    .max_by(|a, b| a.1.total_cmp(&b.1))
-    .map_or("mu", |r| r.0);
-    // A t the user gave is what to change; the default t follows the rates.
-    let param = if t_given { "t" } else { fastest };
-    Err(SolveError::param(
-        param,
-        format!(
-            "the departure moments need about {work:.1e} uniformisation steps (q·t = {:.1e} with q = {q:.1e}, {levels} queue levels); the limit is {MAX_UNIFORMISATION_WORK:.0e}: use a smaller t or rates of similar size",
-            q * t
-        ),
-    ))
-}
-
 /// Truncation level: the smallest L with P(level >= L) < 1e-10 in the
 /// infinite queue, at least 8.
-fn truncation(p: &Mmpp2, mu: f64) -> Result<usize, SolveError> {
+pub(crate) fn truncation(p: &Mmpp2, mu: f64) -> Result<usize, SolveError> {
     let q = mmpp_m1(p, mu)?;
     let mut x = q.pi;
     let mut l = 0;
@@ -222,42 +180,28 @@ fn truncation(p: &Mmpp2, mu: f64) -> Result<usize, SolveError> {
 /// (arrivals `p`, service rate `mu`), matched at time `t` (default: the W-5
 /// time of the arrivals, (1/phi1 + 1/phi2) / 2).
 pub fn departure_mmpp2(p: &Mmpp2, mu: f64, t: Option<f64>) -> Result<DepartureFit, SolveError> {
-    departure_fit(p, mu, t, false)
+    departure_fit(p, mu, t)
 }
 
-/// [`departure_mmpp2`] for the `mmpp_m1.departure` solver: refuses up front
-/// a parameter set whose uniformisation would take more than about half a
-/// second (models that call `departure_mmpp2` for their own entities keep
-/// their own bounds).
-pub fn departure_mmpp2_bounded(
-    p: &Mmpp2,
-    mu: f64,
-    t: Option<f64>,
-) -> Result<DepartureFit, SolveError> {
-    departure_fit(p, mu, t, true)
-}
-
-fn departure_fit(
-    p: &Mmpp2,
-    mu: f64,
-    t: Option<f64>,
-    bounded: bool,
-) -> Result<DepartureFit, SolveError> {
+fn departure_fit(p: &Mmpp2, mu: f64, t: Option<f64>) -> Result<DepartureFit, SolveError> {
     let levels = truncation(p, mu)?;
     let given = t.is_some();
     let t = t.unwrap_or(0.5 * (1.0 / p.phi1 + 1.0 / p.phi2));
     crate::params::positive("t", t)?;
-    if bounded {
-        check_uniformisation_work(p, mu, levels, t, given)?;
-    }
-    let [z1, z2, z3] = departure_factorial_moments(p, mu, levels, t)?;
-    let var = z2 + z1 - z1 * z1;
+    let m = departure_count_moments(p, mu, levels, t).map_err(|e| match e {
+        // The default t follows the slower phase: that is what to change.
+        SolveError::InvalidParam { .. } if !given => SolveError::param(
+            if p.phi1 < p.phi2 { "phi1" } else { "phi2" },
+            format!("the fitting time (1/phi1 + 1/phi2)/2 = {t:e} is out of range: {e}"),
+        ),
+        e => e,
+    })?;
     let target = Characteristics {
         t,
-        rate: z1 / t,
-        idc_t: var / z1,
+        rate: m.mean / t,
+        idc_t: m.var / m.mean,
         idc_inf: p.idc_inf(),
-        third_central_t: third_central_from_factorial(z3, z1, var),
+        third_central_t: m.third_central,
     };
     let fit = fit_mmpp2(&target)?;
     Ok(DepartureFit {

@@ -446,7 +446,9 @@ impl Solver for AccessModelSolver {
         "wlan_access.model"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: departure counting moments in the Laplace domain (same values
+        // to about 1e-10; no work bounds or long-window shortcut needed).
+        2
     }
     fn kind(&self) -> Kind {
         Kind::Analytic

@@ -7,10 +7,10 @@
 //! departure-process fit (6.13–6.14, W-42, W-43, M-3). Keeping Poisson exact
 //! is what makes the ch.6 model equal the Jackson product form to rounding.
 
-use crate::queueing::mmpp::departure::{departure_factorial_moments, finite_departure_map};
+use crate::queueing::mmpp::counts::{departure_count_moments, departure_idc_inf, CountMoments};
+use crate::queueing::mmpp::departure::truncation;
 use crate::queueing::mmpp::{mmpp_m1, mmpp_m1k};
 use crate::traffic::mmpp::fit::{fit_mmpp2, Characteristics};
-use crate::traffic::mmpp::mmpp2::third_central_from_factorial;
 use crate::traffic::mmpp::{superpose_fit, Mmpp2};
 use crate::SolveError;
 
@@ -18,9 +18,6 @@ use crate::SolveError;
 /// W-57 output of a finite queue; beyond it the exact finite-queue output is
 /// fitted instead (see `departure_lossy`).
 pub const LEVEL_CAP: usize = 2000;
-
-/// Bound on uniformisation steps × levels of one departure fit (≈ 1 s).
-pub const MAX_WORK: f64 = 1e9;
 
 /// How the output of a finite queue was obtained.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,11 +152,11 @@ impl Flow {
     }
 }
 
-/// The M-3 departure fit of MMPP/M/1, exactly as `departure_mmpp2` (same
-/// truncation rule, same W-5 time, same Heffes–Lucantoni fit), with the
-/// factorial moments from [`factorial_moments_one_series`]: the MR outputs of
-/// ch.6 have q·t ≈ 10⁴ (μ ≈ 418/s, t ≈ 13 s), where restarting the Poisson
-/// series every q·dt = 20 (the library's chunking) costs 5x more steps.
+/// The M-3 departure fit of MMPP/M/1, as `departure_mmpp2` (same truncation
+/// rule, same W-5 time, same counting moments from the Laplace domain, same
+/// Heffes–Lucantoni fit), with two differences for the network models: a
+/// Poisson-like input (IDC(inf) = 1) gives a Poisson output, and a departure
+/// IDC(t) above IDC(inf) is clamped just below it.
 ///
 /// Memoised per process ([`FitMemo`]): the `averaging: traffic` and
 /// `printed` series of a ch.6 manifest solve the same network, so the second
@@ -266,225 +263,33 @@ impl FitMemo {
 }
 
 fn departure_fit_uncached(p: &Mmpp2, mu: f64) -> Result<Mmpp2, SolveError> {
-    let q = mmpp_m1(p, mu)?;
-    let mut x = q.pi;
-    let mut levels = 0;
-    // E[N²] = Σ_{v>=1} (2v − 1) P(N >= v), from the same tail walk.
-    let mut second = 0.0;
-    while x.sum() >= 1e-10 || levels < 8 {
-        x *= q.r;
-        levels += 1;
-        second += (2 * levels - 1) as f64 * x.sum();
-        if levels > 200_000 {
-            return Err(SolveError::Numerical(format!(
-                "departure process: the queue tail needs more than 200000 levels (rho = {})",
-                q.rho
-            )));
-        }
-    }
+    let levels = truncation(p, mu)?;
     let t = 0.5 * (1.0 / p.phi1 + 1.0 / p.phi2);
-    let qu = p.phi1.max(p.phi2) + p.lambda1.max(p.lambda2) + mu;
-    let work = qu * t * levels as f64;
-    if work > MAX_WORK {
-        // Over a window t much longer than the queue's memory the departures
-        // D(t) = A(t) + N(0) − N(t) count like the arrivals: Var(N(0) − N(t))
-        // <= 4 E[N²], so the relative change of Var D(t) is at most
-        // 4E[N²]/Var A + 4 sqrt(E[N²]/Var A). Below 1e-2 the input itself is
-        // the fitted output (the mean is exact; 1% is below the
-        // fit's own error). This is what happens when a near-Poisson
-        // superposition is fitted with a very slow, very intense phase.
-        let var_a = p.var_count(t);
-        let r = second / var_a;
-        let bound = 4.0 * r + 4.0 * r.sqrt();
-        if bound < 1e-2 {
-            return Ok(*p);
-        }
-        return Err(SolveError::Numerical(format!(
-            "departure fit: q t L = {work:.3e} exceeds the work bound {MAX_WORK:.0e} (uniformisation rate q = {qu:.4}, fitting time t = {t:.4} s, {levels} levels at rho = {:.4}, long-window bound {bound:.2e}); the point is too close to saturation or the modulation too slow",
-            q.rho
-        )));
-    }
-    let [z1, z2, z3] = factorial_moments_one_series(p, mu, levels, t)?;
-    let var = z2 + z1 - z1 * z1;
-    let idc_inf = p.idc_inf();
+    let m = departure_count_moments(p, mu, levels, t)?;
+    fit_output(&m, t, p.idc_inf())
+}
+
+/// The two-state MMPP of an output with counting moments `m` at t and the
+/// given IDC(inf): Poisson when IDC(inf) <= 1 (a two-state MMPP cannot be
+/// smoother than Poisson); otherwise the Heffes–Lucantoni fit, with a
+/// departure IDC(t) above IDC(inf) (possible for an output, impossible for
+/// a two-state MMPP) clamped just below it. The third central moment is the
+/// one of the factorial moments with that clamped variance, as before the
+/// moments were computed centred (docs/models/wireless.md).
+fn fit_output(m: &CountMoments, t: f64, idc_inf: f64) -> Result<Mmpp2, SolveError> {
     if idc_inf <= 1.0 + 1e-9 {
-        return Ok(Mmpp2::poisson(z1 / t));
+        return Ok(Mmpp2::poisson(m.mean / t));
     }
-    // As in `finite_output`: a departure IDC(t) above IDC(inf) (possible for
-    // an output, impossible for a two-state MMPP) is clamped just below it.
-    let idc_t = (var / z1).min(1.0 + (idc_inf - 1.0) * (1.0 - 1e-6));
+    let idc_t = (m.var / m.mean).min(1.0 + (idc_inf - 1.0) * (1.0 - 1e-6));
+    let var = idc_t * m.mean;
     let target = Characteristics {
         t,
-        rate: z1 / t,
+        rate: m.mean / t,
         idc_t,
         idc_inf,
-        third_central_t: third_central_from_factorial(z3, z1, idc_t * z1),
+        third_central_t: m.third_central + 3.0 * (m.mean - 1.0) * (m.var - var),
     };
     Ok(fit_mmpp2(&target)?.mmpp)
-}
-
-/// Factorial moments of the departures in (0, t] of the stationary
-/// MMPP/M/1/L queue: u_k' = u_k D + k u_{k−1} D1 (u_0 = π) by uniformisation
-/// in one Poisson series, its weights carried in log space so that nothing
-/// underflows for large q·t; the series is cut at q·t + 12√(q·t) + 40 terms
-/// (the library's rule) and terms left of q·t − 12√(q·t) − 40 are skipped.
-///
-/// This is the cost of the ch.6 model (q·t ≈ 10⁴ steps over 2L ≈ 10³
-/// states), so one step updates the three moment vectors in a single fused,
-/// branch-free pass: vectors carry two zero states of padding at each end
-/// and every state has its own coefficients (zero where the chain has no such
-/// transition), which adds exact zeros where the per-state version skipped a
-/// term. Each element sees the same operations in the same order as in
-/// [`factorial_moments_reference`], so the results are identical to the bit
-/// (checked by a test).
-pub fn factorial_moments_one_series(
-    p: &Mmpp2,
-    mu: f64,
-    l: usize,
-    t: f64,
-) -> Result<[f64; 3], SolveError> {
-    let st = mmpp_m1k(p, mu, l)?;
-    let n = st.p.len();
-    let lam = [p.lambda1, p.lambda2];
-    let phi = [p.phi1, p.phi2];
-    let q = (0..2).map(|j| phi[j] + lam[j] + mu).fold(0.0, f64::max);
-    let qt = q * t;
-    let last = (qt + 12.0 * qt.sqrt() + 40.0) as usize;
-    let first = (qt - 12.0 * qt.sqrt() - 40.0).max(0.0) as usize;
-    let a_mu = mu / q;
-    // Per-state coefficients of y[s] = x[s] diag + x[s^1] c_phi + x[s−2] c_lam
-    // + x[s+2] a_mu (the last is an exact zero at the top level, padding).
-    let mut diag = vec![0.0; n];
-    let mut c_phi = vec![0.0; n];
-    let mut c_lam = vec![0.0; n];
-    for s in 0..n {
-        let (v, j) = (s / 2, s % 2);
-        let out = phi[j] + if v < l { lam[j] } else { 0.0 } + if v >= 1 { mu } else { 0.0 };
-        diag[s] = 1.0 - out / q;
-        c_phi[s] = phi[1 - j] / q;
-        c_lam[s] = if v >= 1 { lam[j] / q } else { 0.0 };
-    }
-    // State s lives at index s + 2 (two zero states of padding at each end),
-    // as [π_s, u_1, u_2, u_3]: the three moment vectors interleaved so that a
-    // step updates them with the same lane-wise arithmetic, and lane k − 1
-    // is the "previous moment" that feeds moment k (π for the first).
-    let mut cur = vec![[0.0f64; 4]; n + 4];
-    for s in 0..n {
-        cur[s + 2][0] = st.p[s];
-    }
-    let mut nxt = cur.clone();
-    let mut z = [0.0; 3];
-    let ln_qt = qt.ln();
-    let mut ln_w = -qt; // ln of e^{-qt} (qt)^i / i!
-    const K: [f64; 3] = [1.0, 2.0, 3.0];
-    for i in 0..=last {
-        if i > 0 {
-            for s in 0..n {
-                let (d, f, g) = (diag[s], c_phi[s], c_lam[s]);
-                let (x, pr) = (s + 2, (s ^ 1) + 2);
-                let (cx, cp, cl, cu) = (cur[x], cur[pr], cur[s], cur[x + 2]);
-                let y = &mut nxt[x];
-                // Same order as the reference: diag + phase, + arrival,
-                // + service, then + k · (previous moment's service) term.
-                for k in 0..3 {
-                    let mut v = cx[k + 1] * d + cp[k + 1] * f;
-                    v += cl[k + 1] * g;
-                    v += cu[k + 1] * a_mu;
-                    v += K[k] * cu[k] * a_mu;
-                    y[k + 1] = v;
-                }
-            }
-            std::mem::swap(&mut cur, &mut nxt);
-            ln_w += ln_qt - (i as f64).ln();
-        }
-        if i >= first {
-            let w = ln_w.exp();
-            for k in 0..3 {
-                z[k] += w * cur[2..n + 2].iter().map(|c| c[k + 1]).sum::<f64>();
-            }
-        }
-    }
-    Ok(z)
-}
-
-/// The first version of [`factorial_moments_one_series`] (one pass per
-/// moment, index arithmetic per state), kept as the reference the fused loop
-/// must reproduce bit for bit.
-///
-/// Factorial moments of the departures in (0, t] of the stationary
-/// MMPP/M/1/L queue: u_k' = u_k D + k u_{k−1} D1 (u_0 = π) by uniformisation
-/// in one Poisson series, its weights carried in log space so that nothing
-/// underflows for large q·t; the series is cut at q·t + 12√(q·t) + 40 terms
-/// (the library's rule) and terms left of q·t − 12√(q·t) − 40 are skipped.
-#[cfg(test)]
-fn factorial_moments_reference(
-    p: &Mmpp2,
-    mu: f64,
-    l: usize,
-    t: f64,
-) -> Result<[f64; 3], SolveError> {
-    let st = mmpp_m1k(p, mu, l)?;
-    let pi = &st.p;
-    let n = pi.len();
-    let lam = [p.lambda1, p.lambda2];
-    let phi = [p.phi1, p.phi2];
-    let q = (0..2).map(|j| phi[j] + lam[j] + mu).fold(0.0, f64::max);
-    let qt = q * t;
-    let last = (qt + 12.0 * qt.sqrt() + 40.0) as usize;
-    let first = (qt - 12.0 * qt.sqrt() - 40.0).max(0.0) as usize;
-    // Diagonal of I + D/q per state, precomputed.
-    let diag: Vec<f64> = (0..n)
-        .map(|s| {
-            let (v, j) = (s / 2, s % 2);
-            let out = phi[j] + if v < l { lam[j] } else { 0.0 } + if v >= 1 { mu } else { 0.0 };
-            1.0 - out / q
-        })
-        .collect();
-    let (a_phi, a_lam, a_mu) = ([phi[0] / q, phi[1] / q], [lam[0] / q, lam[1] / q], mu / q);
-    // One step of cur_k <- cur_k (I + D/q) + k cur_{k-1} D1/q, cur_0 = pi,
-    // for k = 3, 2, 1 in place (each reads the old cur_{k-1}).
-    let step = |x: &[f64], y: &mut [f64]| {
-        for s in 0..n {
-            let (v, j) = (s / 2, s % 2);
-            let mut acc = x[s] * diag[s] + x[2 * v + 1 - j] * a_phi[1 - j];
-            if v >= 1 {
-                acc += x[s - 2] * a_lam[j];
-            }
-            if v < l {
-                acc += x[s + 2] * a_mu;
-            }
-            y[s] = acc;
-        }
-    };
-    let add_d1 = |x: &[f64], k: f64, y: &mut [f64]| {
-        for s in 0..n.saturating_sub(2) {
-            y[s] += k * x[s + 2] * a_mu;
-        }
-    };
-    let mut cur = [vec![0.0; n], vec![0.0; n], vec![0.0; n]];
-    let mut nxt = [vec![0.0; n], vec![0.0; n], vec![0.0; n]];
-    let mut z = [0.0; 3];
-    let ln_qt = qt.ln();
-    let mut ln_w = -qt; // ln of e^{-qt} (qt)^i / i!
-    for i in 0..=last {
-        if i > 0 {
-            for k in 0..3 {
-                step(&cur[k], &mut nxt[k]);
-            }
-            add_d1(pi, 1.0, &mut nxt[0]);
-            add_d1(&cur[0], 2.0, &mut nxt[1]);
-            add_d1(&cur[1], 3.0, &mut nxt[2]);
-            std::mem::swap(&mut cur, &mut nxt);
-            ln_w += ln_qt - (i as f64).ln();
-        }
-        if i >= first {
-            let w = ln_w.exp();
-            for k in 0..3 {
-                z[k] += w * cur[k].iter().sum::<f64>();
-            }
-        }
-    }
-    Ok(z)
 }
 
 /// Truncation level of the infinite queue's departure MAP (tail < 1e-10),
@@ -511,36 +316,13 @@ fn finite_output(p: &Mmpp2, mu: f64, k: usize) -> Result<Mmpp2, SolveError> {
         )));
     }
     let t = 0.5 * (1.0 / p.phi1 + 1.0 / p.phi2);
-    // The same work bound as the infinite queue's fit (the fuzz harness found
-    // a finite station taking 46 s without one).
-    let qu = p.phi1.max(p.phi2) + p.lambda1.max(p.lambda2) + mu;
-    let work = qu * t * k as f64;
-    if work.is_nan() || work > MAX_WORK {
-        return Err(SolveError::Numerical(format!(
-            "departure fit of a finite queue: q t K = {work:.3e} exceeds the work bound {MAX_WORK:.0e} (uniformisation rate q = {qu:.4}, fitting time t = {t:.4} s, K = {k}); the modulation is too slow for these rates"
-        )));
-    }
-    let [z1, z2, z3] = departure_factorial_moments(p, mu, k, t)?;
-    let var = z2 + z1 - z1 * z1;
-    let idc_inf = finite_departure_map(p, mu, k)?.idc_inf()?;
-    if idc_inf <= 1.0 + 1e-9 {
-        // A saturated server's output is at most as variable as Poisson:
-        // the two-state family cannot do better than Poisson here.
-        return Ok(Mmpp2::poisson(z1 / t));
-    }
+    let m = departure_count_moments(p, mu, k, t)?;
     // The finite queue's output IDC need not increase with t (an almost
     // always busy server smooths short windows), while a two-state MMPP's
-    // does: clamp IDC(t) to just below IDC(inf), the nearest target the
-    // fit admits (documented in docs/models/wireless.md).
-    let idc_t = (var / z1).min(1.0 + (idc_inf - 1.0) * (1.0 - 1e-6));
-    let target = Characteristics {
-        t,
-        rate: z1 / t,
-        idc_t,
-        idc_inf,
-        third_central_t: third_central_from_factorial(z3, z1, idc_t * z1),
-    };
-    Ok(fit_mmpp2(&target)?.mmpp)
+    // does: `fit_output` clamps IDC(t) to just below IDC(inf), the nearest
+    // target the fit admits (documented in docs/models/wireless.md). A
+    // saturated server's IDC(inf) <= 1 gives a Poisson output.
+    fit_output(&m, t, departure_idc_inf(p, mu, k)?)
 }
 
 #[cfg(test)]
@@ -548,60 +330,56 @@ mod tests {
     use super::*;
     use crate::queueing::mmpp::departure_mmpp2;
 
+    /// The network's fit is the library's `departure_mmpp2` (same levels,
+    /// same moments, same fit) wherever neither the Poisson rule nor the
+    /// IDC clamp applies.
     #[test]
-    fn one_series_moments_match_the_library() {
-        for (p, mu, l, t) in [
-            (Mmpp2::new(0.4, 0.3, 1.5, 0.2).unwrap(), 2.0, 30, 3.0),
-            (
-                Mmpp2::new(0.09, 0.06, 300.0, 250.0).unwrap(),
-                418.0,
-                200,
-                13.9,
-            ),
+    fn network_fit_is_the_library_fit() {
+        for (p, mu) in [
+            (Mmpp2::new(0.3, 0.1, 2.0, 0.2).unwrap(), 2.4),
+            (Mmpp2::new(0.09, 0.06, 300.0, 250.0).unwrap(), 418.0),
         ] {
-            let a = factorial_moments_one_series(&p, mu, l, t).unwrap();
-            let b = departure_factorial_moments(&p, mu, l, t).unwrap();
-            for k in 0..3 {
-                assert!(
-                    (a[k] - b[k]).abs() <= 1e-10 * b[k].abs(),
-                    "{k}: {} vs {}",
-                    a[k],
-                    b[k]
-                );
-            }
-        }
-        let p = Mmpp2::new(0.3, 0.1, 2.0, 0.2).unwrap();
-        let a = departure_fit(&p, 2.4).unwrap();
-        let b = departure_mmpp2(&p, 2.4, None).unwrap().fit.mmpp;
-        for (x, y) in [
-            (a.phi1, b.phi1),
-            (a.phi2, b.phi2),
-            (a.lambda1, b.lambda1),
-            (a.lambda2, b.lambda2),
-        ] {
-            assert!((x - y).abs() < 1e-8 * y.abs(), "{x} vs {y}");
+            let a = departure_fit(&p, mu).unwrap();
+            let b = departure_mmpp2(&p, mu, None).unwrap().fit.mmpp;
+            assert_eq!(a, b, "{p:?} mu {mu}");
         }
     }
 
-    /// The fused loop reproduces the per-state reference to the bit, on
-    /// small and ch.6-sized cases (both phases with arrivals, one silent).
+    /// The lossy output of a finite queue at ρ = 0.9 (the exact
+    /// MMPP/M/1/K departure MAP) keeps the accepted rate, and its
+    /// characteristics match the dense MAP's (the independent reference).
     #[test]
-    fn fused_moments_equal_the_reference_exactly() {
-        for (p, mu, l, t) in [
-            (Mmpp2::new(0.4, 0.3, 1.5, 0.2).unwrap(), 2.0, 1, 3.0),
-            (Mmpp2::new(0.4, 0.3, 1.5, 0.2).unwrap(), 2.0, 30, 3.0),
-            (Mmpp2::new(0.09, 0.06, 4.8, 0.0).unwrap(), 12.0, 60, 13.9),
-            (
-                Mmpp2::new(0.09, 0.06, 300.0, 250.0).unwrap(),
-                418.0,
-                200,
-                13.9,
-            ),
-        ] {
-            let a = factorial_moments_one_series(&p, mu, l, t).unwrap();
-            let b = factorial_moments_reference(&p, mu, l, t).unwrap();
-            assert_eq!(a, b, "{p:?} mu {mu} L {l} t {t}");
-        }
+    fn finite_output_matches_the_dense_map() {
+        use crate::queueing::mmpp::departure::finite_departure_map;
+        use crate::traffic::mmpp::mmpp2::third_central_from_factorial;
+        let p = Mmpp2::new(0.09, 0.06, 30.0, 25.0).unwrap();
+        let (mu, k) = (30.0, 40);
+        let got = finite_output(&p, mu, k).unwrap();
+        let q = mmpp_m1k(&p, mu, k).unwrap();
+        assert!((got.mean_rate() - q.throughput).abs() < 1e-9 * q.throughput);
+        let t = 0.5 * (1.0 / p.phi1 + 1.0 / p.phi2);
+        let map = finite_departure_map(&p, mu, k).unwrap();
+        let [z1, z2, z3] = map.factorial_moments(t).unwrap();
+        let var = z2 + z1 - z1 * z1;
+        let c = Characteristics::of(&got, t);
+        let idc_inf = map.idc_inf().unwrap();
+        let want_idc = (var / z1).min(1.0 + (idc_inf - 1.0) * (1.0 - 1e-6));
+        assert!(
+            (c.idc_t - want_idc).abs() < 1e-6 * want_idc,
+            "{} vs {want_idc}",
+            c.idc_t
+        );
+        assert!(
+            (c.idc_inf - idc_inf).abs() < 1e-6 * idc_inf,
+            "{} vs {idc_inf}",
+            c.idc_inf
+        );
+        let g3 = third_central_from_factorial(z3, z1, want_idc * z1);
+        assert!(
+            (c.third_central_t - g3).abs() < 1e-5 * g3.abs(),
+            "{} vs {g3}",
+            c.third_central_t
+        );
     }
 
     /// A memo hit returns exactly the fresh computation.

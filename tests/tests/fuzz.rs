@@ -143,6 +143,9 @@ impl Clock {
 /// start, stay finite and stop, not their statistics.
 const SIM_DEADLINE: Duration = Duration::from_millis(150);
 
+/// An input still running this long after its start is printed while it runs.
+const STUCK: Duration = Duration::from_secs(20);
+
 /// The two fuzz tests share the allocator counters: one at a time.
 static SERIAL: Mutex<()> = Mutex::new(());
 /// Inputs that a solver accepted (an outcome, not an error): the harness
@@ -507,6 +510,17 @@ fn check_solve(
                 std::thread::sleep(Duration::from_millis(5));
             }
             cancel.store(true, Ordering::Relaxed);
+            // A solver that ignores its cancel flag: name the input while it
+            // still runs (a hang never reaches the checks below).
+            let mut told = false;
+            while !done.load(Ordering::Relaxed) {
+                if !told && start.elapsed() > STUCK {
+                    told = true;
+                    let input = INPUT.lock().map(|i| i.clone()).unwrap_or_default();
+                    eprintln!("STUCK: still running {STUCK:?} after its start (cancelled at {SIM_DEADLINE:?}) on input: {input}");
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
         })
     };
     set_input(format_args!("{solver} {params} seed {seed}"));

@@ -19,21 +19,35 @@
 //!   [`Exponential`]: Exp(μ) service followed by a fixed, non-blocking
 //!   transmission delay t, the model's assumption, W-52).
 //!
-//! State lives in flat arrays indexed by `u32` ids: FIFO queues are intrusive
-//! singly linked lists through a packet pool with a free list, so nothing is
-//! allocated per event once the pool has grown to the network's population.
-//! The calendar is an indexed 4-ary heap over a fixed set of timers
-//! (`timers.rs`): one per source, one per entity (its service completion) and
-//! one per link (the earliest packet in flight on it; packets on a link land
-//! in FIFO order because its delay is a constant, so they wait in an
-//! intrusive list like a queue).
+//! State lives in flat arrays indexed by `u32` ids: one 64-byte record per
+//! entity (its random stream, constants and FIFO) and per source, FIFO
+//! queues as intrusive singly linked lists through a packet pool with a free
+//! list, so nothing is allocated per event once the pool has grown to the
+//! network's population. The calendar is three 4-ary heaps (`timers.rs`) over
+//! a fixed set of timers: one per source, one per entity (its service
+//! completion) and one per link (the earliest packet in flight on it; packets
+//! on a link land in FIFO order because its delay is a constant, so they wait
+//! in an intrusive list like a queue). Sources, fast entities and slow
+//! entities have a heap each (`speed_classes`), and the event loop takes
+//! the earliest of the three roots. Every heap change is to the root (the
+//! timer that fired) or arms an idle timer, so the heaps need no position
+//! map.
+//!
+//! Speed (9×9 ch.6 network, `cargo bench -p solvers --bench wireless`): the
+//! hot path is one heap sift per event, one uniform and a table logarithm
+//! ([`FastLn`]) per service, a guide-table routing draw. Ties between equal
+//! times (frequent with slotted service: two entities armed in the same
+//! event with the same slot count) go fast heap first, then slow heap, then
+//! sources, and within a heap by its layout: deterministic, but a change of
+//! the calendar reorders them, which changes the results of the wireless
+//! sims (bump their `version()`).
 //!
 //! The engine knows no serde, JSON or registry; `systems/wireless` builds a
 //! [`Scenario`] and maps [`Counters`] to an outcome.
 
 use crate::des::Stream;
 use crate::{SolveError, TaskContext};
-use timers::Timers;
+use timers::Heap;
 
 #[cfg(test)]
 mod tests;
@@ -108,10 +122,14 @@ pub trait Service {
     /// A per-entity constant computed once per run (so the hot path does not
     /// recompute e.g. ln(1 − P) per packet).
     fn prepare(&self, e: &Entity) -> f64;
-    /// One service time of entity `e`, `k = prepare(e)`.
-    fn service_time(&self, e: &Entity, k: f64, rng: &mut Stream) -> f64;
+    /// One service time of an entity with slot length `slot` and
+    /// `k = prepare(entity)`.
+    fn service_time(&self, slot: f64, k: f64, rng: &mut Stream, ln: &FastLn) -> f64;
     /// Delay between leaving `e` and landing at the next hop (or exiting).
     fn link_delay(&self, e: &Entity) -> f64;
+    /// Mean service time of `e` (sorts the entities into fast and slow
+    /// timer heaps).
+    fn mean_time(&self, e: &Entity) -> f64;
 }
 
 /// Slotted Bernoulli access: Geom(P) slots of length t; the last slot is the
@@ -129,17 +147,90 @@ impl Service for Slotted {
     }
     /// Geom(P) on {1, 2, …} by inversion with one log: 1 + ⌊ln U / ln(1 − P)⌋
     /// (the cast truncates, which is floor for the non-negative argument).
+    /// [`FastLn::floor_ln_times`] gives the same slot count as `ln` from libm
+    /// at about half the cost.
     #[inline]
-    fn service_time(&self, e: &Entity, k: f64, rng: &mut Stream) -> f64 {
+    fn service_time(&self, slot: f64, k: f64, rng: &mut Stream, ln: &FastLn) -> f64 {
         if k == 0.0 {
-            return e.slot;
+            return slot;
         }
-        let slots = 1.0 + (rng.uniform().ln() * k).min(1e15) as u64 as f64;
-        slots * e.slot
+        let slots = 1.0 + ln.floor_ln_times(rng.uniform(), k);
+        slots * slot
     }
     #[inline]
     fn link_delay(&self, _e: &Entity) -> f64 {
         0.0
+    }
+    fn mean_time(&self, e: &Entity) -> f64 {
+        e.slot / e.p
+    }
+}
+
+/// ⌊ln(U)·k⌋ without libm's `ln` in all but a vanishing fraction of draws.
+///
+/// ln U = e·ln 2 + ln(m) for U = 2^e·m, m ∈ [1, 2); with c the centre of
+/// m's 1/256-wide cell and ĉ = fl(1/c), ln m = −ln ĉ + ln(1 + r) where
+/// r = m·ĉ − 1, |r| ≤ 2⁻⁹, and the series to r⁴ leaves < 6e-15. So the
+/// approximation is within ~2e-14 of `ln` (checked in the tests), and when
+/// ln(U)·k is more than |k|·1e-12 away from an integer its floor is the one
+/// `U.ln() * k` gives; otherwise (probability ~2e-12·|k|) that is computed.
+/// The slot counts, hence the random streams, are those of the plain formula.
+pub struct FastLn {
+    /// (ĉ, −ln ĉ) per cell.
+    cell: Box<[[f64; 2]; 256]>,
+}
+
+impl Default for FastLn {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FastLn {
+    pub fn new() -> Self {
+        let mut cell = Box::new([[0.0; 2]; 256]);
+        for (i, x) in cell.iter_mut().enumerate() {
+            let c = 1.0 + (i as f64 + 0.5) / 256.0;
+            let inv = 1.0 / c;
+            *x = [inv, -inv.ln()];
+        }
+        FastLn { cell }
+    }
+
+    /// ln(u) for a positive normal u (within ~2e-14 for u in (0, 1)).
+    #[inline(always)]
+    pub fn ln(&self, u: f64) -> f64 {
+        let bits = u.to_bits();
+        let e = (bits >> 52) as i64 - 1023;
+        let [inv, lnc] = self.cell[((bits >> 44) & 0xff) as usize];
+        let m = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
+        let r = m * inv - 1.0;
+        let series = r * (1.0 + r * (-0.5 + r * (1.0 / 3.0 - r * 0.25)));
+        e as f64 * std::f64::consts::LN_2 + (lnc + series)
+    }
+
+    /// `(u.ln() * k).min(1e15)` truncated to an integer, for u in (0, 1) and
+    /// k < 0.
+    #[inline(always)]
+    pub fn floor_ln_times(&self, u: f64, k: f64) -> f64 {
+        const TWO52: f64 = 4_503_599_627_370_496.0;
+        let x = self.ln(u) * k;
+        let tol = k.abs() * 1e-12;
+        if x < 1e15 {
+            // Nearest integer (x < 2^52), then floor.
+            let r = (x + TWO52) - TWO52;
+            let f = if r > x { r - 1.0 } else { r };
+            if x - f > tol && f + 1.0 - x > tol {
+                return f;
+            }
+        }
+        self.exact(u, k)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn exact(&self, u: f64, k: f64) -> f64 {
+        (u.ln() * k).min(1e15) as u64 as f64
     }
 }
 
@@ -152,33 +243,54 @@ impl Service for Exponential {
         1.0 / e.mu
     }
     #[inline]
-    fn service_time(&self, _e: &Entity, k: f64, rng: &mut Stream) -> f64 {
+    fn service_time(&self, _slot: f64, k: f64, rng: &mut Stream, _ln: &FastLn) -> f64 {
         -rng.uniform().ln() * k
     }
     #[inline]
     fn link_delay(&self, e: &Entity) -> f64 {
         e.slot
     }
+    fn mean_time(&self, e: &Entity) -> f64 {
+        1.0 / e.mu
+    }
 }
 
 /// Markov routing: for each entity a list of (next hop, cumulative probability).
+///
+/// A draw is the first hop whose cumulative probability exceeds a uniform U
+/// (inversion). A guide table per row (Chen and Asau's method, 2 buckets
+/// per hop) gives a hop at or before the answer for U's bucket, so the scan is
+/// about one step instead of half the row, and the answer is the same hop the
+/// plain scan from the row's start would give.
 #[derive(Debug, Clone, Default)]
 pub struct Markov {
-    start: Vec<u32>,
+    rows: Vec<Row>,
     hops: Vec<Hop>,
     cdf: Vec<f64>,
+    guide: Vec<u32>,
 }
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Row {
+    start: u32,
+    len: u32,
+    guide: u32,
+}
+
+/// Guide buckets per hop of a row.
+const GUIDE_PER_HOP: u32 = 2;
 
 impl Markov {
     /// `table[e]` lists (hop, weight) for entity e; weights are normalised.
-    /// An entity with a single hop needs no random draw.
+    /// An entity with a single hop needs no random draw; one with none
+    /// sends its packets out of the network.
     pub fn new(table: &[Vec<(Hop, f64)>]) -> Self {
         let mut m = Markov {
-            start: Vec::with_capacity(table.len() + 1),
+            rows: Vec::with_capacity(table.len()),
             ..Default::default()
         };
-        m.start.push(0);
         for row in table {
+            let start = m.hops.len();
             let total: f64 = row.iter().map(|(_, w)| w).sum();
             let mut acc = 0.0;
             for (h, w) in row {
@@ -191,19 +303,35 @@ impl Markov {
                     *last = 1.0;
                 }
             }
-            m.start.push(m.hops.len() as u32);
+            let guide = m.guide.len();
+            if row.len() > 1 {
+                // Bucket j holds the U with ⌊U·g⌋ = j (as computed in
+                // floating point, so U ≥ j/g·(1 − 2⁻⁵²)): start at the
+                // first hop whose cdf exceeds a bound just below j/g.
+                let g = GUIDE_PER_HOP as usize * row.len();
+                let last = m.hops.len() - 1;
+                for j in 0..g {
+                    let lo = j as f64 / g as f64 * (1.0 - 1e-12);
+                    let mut k = start;
+                    while k < last && m.cdf[k] <= lo {
+                        k += 1;
+                    }
+                    m.guide.push(k as u32);
+                }
+            }
+            m.rows.push(Row {
+                start: start as u32,
+                len: row.len() as u32,
+                guide: guide as u32,
+            });
         }
         m
     }
-}
 
-impl Markov {
     /// The next hops of entity `e` with their probabilities.
     pub fn row(&self, e: EntityId) -> Vec<(Hop, f64)> {
-        let (a, b) = (
-            self.start[e.0 as usize] as usize,
-            self.start[e.0 as usize + 1] as usize,
-        );
+        let r = self.rows[e.0 as usize];
+        let (a, b) = (r.start as usize, (r.start + r.len) as usize);
         let mut prev = 0.0;
         (a..b)
             .map(|k| {
@@ -218,17 +346,20 @@ impl Markov {
 impl Routing for Markov {
     #[inline]
     fn next(&self, from: EntityId, rng: &mut Stream) -> Hop {
-        let (a, b) = (
-            self.start[from.0 as usize] as usize,
-            self.start[from.0 as usize + 1] as usize,
-        );
-        if b - a == 1 {
-            return self.hops[a];
+        let r = self.rows[from.0 as usize];
+        if r.len <= 1 {
+            return if r.len == 1 {
+                self.hops[r.start as usize]
+            } else {
+                Hop::Exit
+            };
         }
-        // Rows have at most a handful of hops: a linear scan beats a search.
         let u = rng.uniform();
-        let mut k = a;
-        while k + 1 < b && self.cdf[k] <= u {
+        let g = GUIDE_PER_HOP * r.len;
+        let j = ((u * g as f64) as u32).min(g - 1);
+        let mut k = self.guide[(r.guide + j) as usize] as usize;
+        let last = (r.start + r.len - 1) as usize;
+        while k < last && self.cdf[k] <= u {
             k += 1;
         }
         self.hops[k]
@@ -284,44 +415,77 @@ fn stream_id(kind: u64, index: u32, replication: u32) -> u64 {
     (u64::from(replication) << 40) | (kind << 32) | u64::from(index)
 }
 
+/// What the hot loop touches of one entity, in one cache line: its random
+/// stream, service constants and FIFO.
+#[derive(Debug, Clone)]
+#[repr(align(64))]
+struct Ent {
+    rng: Stream,
+    /// `Service::prepare` of the entity.
+    k: f64,
+    slot: f64,
+    /// Link delay.
+    delay: f64,
+    head: u32,
+    tail: u32,
+    len: u32,
+    capacity: u32,
+    group: u16,
+    /// Index of the heap holding its timers (0: fast, 1: slow).
+    heap: u16,
+}
+
+/// A source's state; `rate[j]` = λ_j + φ_j, the rate of its events in phase j.
+#[derive(Debug, Clone)]
+#[repr(align(64))]
+struct Src {
+    rng: Stream,
+    lambda: [f64; 2],
+    rate: [f64; 2],
+    entity: u32,
+    class: u16,
+    phase: u8,
+}
+
+/// A packet of the pool. While it is on a link, `arrived` holds its landing
+/// time and `dest` its next hop (`NIL`: exit). `link` chains the FIFO it
+/// is in, or the free list.
+#[derive(Debug, Clone, Copy)]
+struct Pkt {
+    birth: f64,
+    arrived: f64,
+    link: u32,
+    dest: u32,
+    class: u32,
+}
+
 struct Net<'a, R, S> {
-    sc: &'a Scenario,
     routing: &'a R,
     service: &'a S,
     /// Source timers (id = source index): slow, touched once per packet.
-    src: Timers,
+    src: Heap,
     /// Entity timers: service end of entity e → e, its link → `land0 + e`.
     /// Kept apart from the sources so that the many service events sift
-    /// through a heap of busy entities only.
-    ent: Timers,
+    /// through heaps of busy entities only, and split by time scale
+    /// ([`speed_classes`]) so that the frequent short services sift through
+    /// a heap of their own rather than past the long ones.
+    ent: [Heap; 2],
     land0: u32,
-    /// The entity timer that just fired and is to be disarmed: the next timer
-    /// armed during the same event takes its heap slot ([`Timers::transfer`]).
+    /// The entity timer that just fired (the root of `ent[vacant]`) is to be
+    /// disarmed: the next timer armed in that heap during the same event
+    /// takes its slot. `NIL`: none.
     vacant: u32,
     now: f64,
-    // Packet pool (structure of arrays) and its free list. While a packet is on
-    // a link, `arrived` holds its landing time and `dest` its next hop.
-    birth: Vec<f64>,
-    arrived: Vec<f64>,
-    class: Vec<u16>,
-    dest: Vec<u32>,
-    link: Vec<u32>,
+    ln: FastLn,
+    pkts: Vec<Pkt>,
     free: u32,
     live: u32,
     max_packets: u32,
-    // Entities: intrusive FIFO of the queue and of the link.
-    head: Vec<u32>,
-    tail: Vec<u32>,
-    len: Vec<u32>,
+    ents: Vec<Ent>,
+    // Intrusive FIFO of the packets on each entity's link.
     lhead: Vec<u32>,
     ltail: Vec<u32>,
-    /// `Service::prepare` of each entity and its link delay.
-    svc: Vec<f64>,
-    delay: Vec<f64>,
-    erng: Vec<Stream>,
-    // Sources.
-    phase: Vec<u8>,
-    srng: Vec<Stream>,
+    srcs: Vec<Src>,
     // Statistics.
     measuring: bool,
     groups: Vec<GroupStats>,
@@ -339,144 +503,131 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
             return None;
         }
         self.live += 1;
-        let id = if self.free != NIL {
-            let id = self.free;
-            self.free = self.link[id as usize];
-            id
-        } else {
-            self.birth.push(0.0);
-            self.arrived.push(0.0);
-            self.class.push(0);
-            self.dest.push(NIL);
-            self.link.push(NIL);
-            (self.birth.len() - 1) as u32
+        let pkt = Pkt {
+            birth: self.now,
+            arrived: self.now,
+            link: NIL,
+            dest: NIL,
+            class: u32::from(class),
         };
-        let i = id as usize;
-        self.birth[i] = self.now;
-        self.class[i] = class;
-        self.link[i] = NIL;
-        Some(id)
+        if self.free != NIL {
+            let id = self.free;
+            self.free = self.pkts[id as usize].link;
+            self.pkts[id as usize] = pkt;
+            Some(id)
+        } else {
+            self.pkts.push(pkt);
+            Some((self.pkts.len() - 1) as u32)
+        }
     }
 
     #[inline]
     fn release(&mut self, id: u32) {
-        self.link[id as usize] = self.free;
+        self.pkts[id as usize].link = self.free;
         self.free = id;
         self.live -= 1;
     }
 
-    /// (Re)arms source i's timer, or disarms it if it can never fire.
-    #[inline]
-    fn schedule_source(&mut self, i: usize) {
-        let s = &self.sc.sources[i];
-        let j = self.phase[i] as usize;
-        let rate = s.lambda[j] + s.phi[j];
-        if rate > 0.0 {
-            let dt = self.srng[i].exp(rate);
-            self.src.set(i as u32, self.now + dt);
-        } else {
-            self.src.cancel(i as u32);
-        }
-    }
-
+    /// Source i (the root of `src`) fired: an arrival or a phase change,
+    /// then its next event. False when the packet pool is full.
     fn on_source(&mut self, i: usize) -> bool {
-        let s = &self.sc.sources[i];
-        let j = self.phase[i] as usize;
-        let (lambda, entity, class) = (s.lambda[j], s.entity.0, s.class);
-        let u = self.srng[i].uniform() * (lambda + s.phi[j]);
-        if u < lambda {
+        let s = &mut self.srcs[i];
+        let j = s.phase as usize;
+        if s.rng.uniform() * s.rate[j] < s.lambda[j] {
+            let (entity, class) = (s.entity, s.class);
             let Some(p) = self.alloc(class) else {
                 return false;
             };
             self.generated += 1;
             self.arrive(p, entity as usize);
         } else {
-            self.phase[i] = 1 - self.phase[i];
+            s.phase ^= 1;
         }
-        self.schedule_source(i);
+        let s = &mut self.srcs[i];
+        let rate = s.rate[s.phase as usize];
+        if rate > 0.0 {
+            let t = self.now + s.rng.exp(rate);
+            self.src.replace_top(t, i as u32);
+        } else {
+            self.src.pop();
+        }
         true
     }
 
-    /// Arms idle entity timer `id` at `t`, in the vacant slot if there is one.
-    #[inline]
-    fn arm(&mut self, id: u32, t: f64) {
-        if self.vacant != NIL {
-            self.ent.transfer(self.vacant, id, t);
+    /// Arms idle entity timer `id` of heap `h` at `t`, in the vacant slot
+    /// if there is one.
+    #[inline(always)]
+    fn arm(&mut self, id: u32, h: u32, t: f64) {
+        if self.vacant == h {
+            self.ent[h as usize & 1].replace_top(t, id);
             self.vacant = NIL;
         } else {
-            self.ent.set(id, t);
+            self.ent[h as usize & 1].push(t, id);
         }
     }
 
     /// Packet `p` arrives at entity `e`: drop-tail, else join the FIFO.
-    #[inline]
+    #[inline(always)]
     fn arrive(&mut self, p: u32, e: usize) {
-        let ent = &self.sc.entities[e];
-        let g = ent.group as usize;
+        let now = self.now;
+        let en = &mut self.ents[e];
         if self.measuring {
-            self.groups[g].arrivals += 1;
+            self.groups[en.group as usize].arrivals += 1;
         }
-        if self.len[e] >= ent.capacity {
+        if en.len >= en.capacity {
             if self.measuring {
-                self.groups[g].drops += 1;
+                self.groups[en.group as usize].drops += 1;
             }
             self.dropped += 1;
             self.release(p);
             return;
         }
-        self.arrived[p as usize] = self.now;
-        if self.len[e] == 0 {
-            self.head[e] = p;
+        let pk = &mut self.pkts[p as usize];
+        pk.arrived = now;
+        pk.link = NIL;
+        let first = en.len == 0;
+        if first {
+            en.head = p;
+        } else {
+            self.pkts[en.tail as usize].link = p;
+        }
+        en.tail = p;
+        en.len += 1;
+        if first {
             let st = self
                 .service
-                .service_time(ent, self.svc[e], &mut self.erng[e]);
-            self.arm(e as u32, self.now + st);
-        } else {
-            self.link[self.tail[e] as usize] = p;
+                .service_time(en.slot, en.k, &mut en.rng, &self.ln);
+            let h = u32::from(en.heap);
+            self.arm(e as u32, h, now + st);
         }
-        self.tail[e] = p;
-        self.link[p as usize] = NIL;
-        self.len[e] += 1;
     }
 
+    /// Entity e (the root of `ent`) finished serving its head packet.
+    #[inline]
     fn on_done(&mut self, e: usize) {
-        let ent = &self.sc.entities[e];
         let now = self.now;
-        let p = self.head[e];
-        self.head[e] = self.link[p as usize];
-        self.len[e] -= 1;
-        if self.len[e] > 0 {
+        let en = &mut self.ents[e];
+        let p = en.head;
+        let pk = self.pkts[p as usize];
+        en.head = pk.link;
+        en.len -= 1;
+        if en.len > 0 {
             let st = self
                 .service
-                .service_time(ent, self.svc[e], &mut self.erng[e]);
-            self.ent.set(e as u32, now + st);
+                .service_time(en.slot, en.k, &mut en.rng, &self.ln);
+            self.ent[en.heap as usize & 1].replace_top(now + st, e as u32);
         } else {
-            self.vacant = e as u32;
+            self.vacant = u32::from(en.heap);
         }
         if self.measuring {
-            let g = &mut self.groups[ent.group as usize];
+            let g = &mut self.groups[en.group as usize];
             g.departures += 1;
-            g.sojourn_sum += now - self.arrived[p as usize];
+            g.sojourn_sum += now - pk.arrived;
         }
-        let hop = self.routing.next(EntityId(e as u32), &mut self.erng[e]);
-        let d = self.delay[e];
+        let hop = self.routing.next(EntityId(e as u32), &mut en.rng);
+        let d = en.delay;
         if d > 0.0 {
-            // Onto the link: FIFO behind the packets already in flight.
-            let pi = p as usize;
-            self.dest[pi] = match hop {
-                Hop::To(next) => next.0,
-                Hop::Exit => NIL,
-            };
-            self.arrived[pi] = now + d;
-            self.link[pi] = NIL;
-            if self.lhead[e] == NIL {
-                self.lhead[e] = p;
-                self.arm(self.land0 + e as u32, now + d);
-            } else {
-                self.link[self.ltail[e] as usize] = p;
-            }
-            self.ltail[e] = p;
-            self.on_links += 1;
+            self.onto_link(p, e, hop, now + d);
             return;
         }
         match hop {
@@ -485,19 +636,41 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
         }
     }
 
+    /// Packet `p` leaves entity e onto its link, landing at `t`: FIFO behind
+    /// the packets already in flight.
+    fn onto_link(&mut self, p: u32, e: usize, hop: Hop, t: f64) {
+        let pk = &mut self.pkts[p as usize];
+        pk.dest = match hop {
+            Hop::To(next) => next.0,
+            Hop::Exit => NIL,
+        };
+        pk.arrived = t;
+        pk.link = NIL;
+        if self.lhead[e] == NIL {
+            self.lhead[e] = p;
+            let h = u32::from(self.ents[e].heap);
+            self.arm(self.land0 + e as u32, h, t);
+        } else {
+            self.pkts[self.ltail[e] as usize].link = p;
+        }
+        self.ltail[e] = p;
+        self.on_links += 1;
+    }
+
     /// The head packet of entity e's link lands.
     fn on_land(&mut self, e: usize) {
         let p = self.lhead[e];
-        let next = self.link[p as usize];
-        self.lhead[e] = next;
-        if next == NIL {
-            self.vacant = self.land0 + e as u32;
+        let pk = self.pkts[p as usize];
+        self.lhead[e] = pk.link;
+        let h = self.ents[e].heap;
+        if pk.link == NIL {
+            self.vacant = u32::from(h);
         } else {
-            self.ent
-                .set(self.land0 + e as u32, self.arrived[next as usize]);
+            let t = self.pkts[pk.link as usize].arrived;
+            self.ent[h as usize & 1].replace_top(t, self.land0 + e as u32);
         }
         self.on_links -= 1;
-        match self.dest[p as usize] {
+        match pk.dest {
             NIL => self.leave(p),
             to => self.arrive(p, to as usize),
         }
@@ -507,12 +680,32 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
     fn leave(&mut self, p: u32) {
         self.delivered += 1;
         if self.measuring {
-            let c = &mut self.classes[self.class[p as usize] as usize];
+            let pk = self.pkts[p as usize];
+            let c = &mut self.classes[pk.class as usize];
             c.delivered += 1;
-            c.delay_sum += self.now - self.birth[p as usize];
+            c.delay_sum += self.now - pk.birth;
         }
         self.release(p);
     }
+}
+
+/// Sorts the entities into fast (false) and slow (true) ones by mean service
+/// time, split at the geometric mean of the extremes when they are more than
+/// 4× apart (the 9×9 ch.6 network: mesh routers ~2.5 ms, APs and stations
+/// 18–80 ms). Only the calendar's speed depends on it.
+fn speed_classes<S: Service>(sc: &Scenario, service: &S) -> Vec<bool> {
+    let means: Vec<f64> = sc.entities.iter().map(|e| service.mean_time(e)).collect();
+    let ok = |m: &&f64| m.is_finite() && **m > 0.0;
+    let lo = means
+        .iter()
+        .filter(ok)
+        .fold(f64::INFINITY, |a, &b| a.min(b));
+    let hi = means.iter().filter(ok).fold(0.0, |a: f64, &b| a.max(b));
+    if hi <= 4.0 * lo {
+        return vec![false; means.len()];
+    }
+    let split = (lo * hi).sqrt();
+    means.iter().map(|&m| m > split || m.is_nan()).collect()
 }
 
 /// Runs one replication (index `replication`) of the network. The seed and
@@ -528,36 +721,51 @@ pub fn run<R: Routing, S: Service>(
 ) -> Result<Counters, SolveError> {
     let n = sc.entities.len();
     let ns = sc.sources.len();
+    let slow = speed_classes(sc, service);
     let mut net = Net {
-        sc,
         routing,
         service,
-        src: Timers::new(ns),
-        ent: Timers::new(2 * n),
+        src: Heap::new(ns),
+        ent: [Heap::new(2 * n), Heap::new(2 * n)],
         land0: n as u32,
         vacant: NIL,
         now: 0.0,
-        birth: Vec::new(),
-        arrived: Vec::new(),
-        class: Vec::new(),
-        dest: Vec::new(),
-        link: Vec::new(),
+        ln: FastLn::new(),
+        pkts: Vec::new(),
         free: NIL,
         live: 0,
         max_packets: len.max_packets,
-        head: vec![NIL; n],
-        tail: vec![NIL; n],
-        len: vec![0; n],
+        ents: sc
+            .entities
+            .iter()
+            .enumerate()
+            .map(|(i, e)| Ent {
+                rng: Stream::new(seed, stream_id(1, i as u32, replication)),
+                k: service.prepare(e),
+                slot: e.slot,
+                delay: service.link_delay(e),
+                head: NIL,
+                tail: NIL,
+                len: 0,
+                capacity: e.capacity,
+                group: e.group,
+                heap: u16::from(slow[i]),
+            })
+            .collect(),
         lhead: vec![NIL; n],
         ltail: vec![NIL; n],
-        svc: sc.entities.iter().map(|e| service.prepare(e)).collect(),
-        delay: sc.entities.iter().map(|e| service.link_delay(e)).collect(),
-        erng: (0..n as u32)
-            .map(|i| Stream::new(seed, stream_id(1, i, replication)))
-            .collect(),
-        phase: vec![0; ns],
-        srng: (0..ns as u32)
-            .map(|i| Stream::new(seed, stream_id(2, i, replication)))
+        srcs: sc
+            .sources
+            .iter()
+            .enumerate()
+            .map(|(i, s)| Src {
+                rng: Stream::new(seed, stream_id(2, i as u32, replication)),
+                lambda: s.lambda,
+                rate: [s.lambda[0] + s.phi[0], s.lambda[1] + s.phi[1]],
+                entity: s.entity.0,
+                class: s.class,
+                phase: 0,
+            })
             .collect(),
         measuring: len.warmup <= 0.0,
         groups: vec![GroupStats::default(); sc.groups],
@@ -568,27 +776,35 @@ pub fn run<R: Routing, S: Service>(
         on_links: 0,
     };
     // Initial phases from the stationary law pi = (phi2, phi1) / (phi1 + phi2).
-    for i in 0..ns {
-        let s = sc.sources[i];
+    for (i, s) in sc.sources.iter().enumerate() {
+        let st = &mut net.srcs[i];
         let tot = s.phi[0] + s.phi[1];
-        if tot > 0.0 && net.srng[i].uniform() * tot >= s.phi[1] {
-            net.phase[i] = 1;
+        if tot > 0.0 && st.rng.uniform() * tot >= s.phi[1] {
+            st.phase = 1;
         }
-        net.schedule_source(i);
+        let rate = st.rate[st.phase as usize];
+        if rate > 0.0 {
+            let t = st.rng.exp(rate);
+            net.src.push(t, i as u32);
+        }
     }
     let end = len.warmup + len.horizon;
     let mut events: u64 = 0;
     let mut stop = Stop::Completed;
     let land0 = net.land0;
     loop {
-        // The earlier of the two heaps' roots; on a tie the entity first.
-        let (now, id, source) = match (net.src.peek(), net.ent.peek()) {
-            (None, None) => break,
-            (Some((ts, i)), Some((te, _))) if ts < te => (ts, i, true),
-            (Some((ts, i)), None) => (ts, i, true),
-            (_, Some((te, e))) => (te, e, false),
+        // The earliest of the three heaps' roots (+∞ when empty); on a tie
+        // the fast entities first, the sources last.
+        let (ts, i) = net.src.top();
+        let (t0, e0) = net.ent[0].top();
+        let (t1, e1) = net.ent[1].top();
+        let (te, e) = if t1 < t0 { (t1, e1) } else { (t0, e0) };
+        let (now, id, source) = if ts < te {
+            (ts, i, true)
+        } else {
+            (te, e, false)
         };
-        if now > end {
+        if !(now <= end && now < f64::INFINITY) {
             break;
         }
         net.now = now;
@@ -611,12 +827,12 @@ pub fn run<R: Routing, S: Service>(
                 net.on_land((id - land0) as usize);
             }
             if net.vacant != NIL {
-                net.ent.cancel(net.vacant);
+                net.ent[net.vacant as usize & 1].pop();
                 net.vacant = NIL;
             }
         }
     }
-    let queued: u64 = net.len.iter().map(|&l| u64::from(l)).sum();
+    let queued: u64 = net.ents.iter().map(|e| u64::from(e.len)).sum();
     let window = (net.now.min(end) - len.warmup).max(0.0);
     Ok(Counters {
         stop,

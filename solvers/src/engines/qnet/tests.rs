@@ -293,3 +293,138 @@ fn same_seed_same_counters_other_seed_differs() {
     assert_eq!(a, b);
     assert_ne!(a, c);
 }
+
+/// The table-and-series logarithm against libm's over (0, 1), including the
+/// extremes of `Stream::uniform` and the edges of the table's cells.
+#[test]
+fn fast_ln_is_within_1e_13_of_ln() {
+    let f = FastLn::new();
+    let mut rng = crate::des::Stream::new(3, 4);
+    let mut worst: f64 = 0.0;
+    let mut check = |u: f64| {
+        let d = (f.ln(u) - u.ln()).abs();
+        worst = worst.max(d);
+    };
+    for _ in 0..1_000_000 {
+        check(rng.uniform());
+    }
+    for i in 0..=256 {
+        let m = 1.0 + i as f64 / 256.0;
+        for e in 1..=54 {
+            let u = m * (0.5f64).powi(e);
+            if u < 1.0 {
+                check(u);
+                check(f64::from_bits(u.to_bits() - 1));
+            }
+        }
+    }
+    check(0.5 * (1.0 / (1u64 << 53) as f64));
+    check(1.0 - 0.5 * (1.0 / (1u64 << 53) as f64));
+    assert!(worst < 1e-13, "{worst}");
+}
+
+/// The slot counts are those of the plain inversion 1 + ⌊ln U / ln(1 − P)⌋
+/// with libm's `ln`, for small and large P, so the fast path changes no
+/// draw.
+#[test]
+fn geometric_slots_equal_the_plain_inversion() {
+    let f = FastLn::new();
+    for (i, p) in [
+        1e-9_f64,
+        1e-6,
+        2.5e-3,
+        9e-3,
+        6e-2,
+        0.3,
+        0.5,
+        0.99,
+        1.0 - 1e-12,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let k = 1.0 / (1.0 - p).ln();
+        let mut rng = crate::des::Stream::new(8, i as u64);
+        for _ in 0..200_000 {
+            let u = rng.uniform();
+            let plain = (u.ln() * k).min(1e15) as u64 as f64;
+            assert_eq!(f.floor_ln_times(u, k), plain, "p {p}, u {u}");
+        }
+    }
+}
+
+/// The guide table picks the hop the plain scan of the cumulative
+/// probabilities picks, with tiny, zero and uneven weights.
+#[test]
+fn routing_guide_matches_the_linear_scan() {
+    let to = |e: u32| Hop::To(EntityId(e));
+    let table = vec![
+        vec![(to(1), 1.0)],
+        vec![
+            (to(0), 0.1 / 3.0),
+            (to(2), 0.1 / 3.0),
+            (to(3), 0.1 / 3.0),
+            (to(4), 0.225),
+            (to(5), 0.225),
+            (to(6), 0.225),
+            (Hop::Exit, 0.225),
+        ],
+        vec![
+            (to(1), 1e-9),
+            (to(2), 0.0),
+            (to(3), 0.5),
+            (Hop::Exit, 0.5 - 1e-9),
+        ],
+        vec![(to(0), 0.0), (to(1), 3.0), (to(2), 0.0)],
+        (0..13).map(|j| (to(j), 1.0 + j as f64)).collect(),
+    ];
+    let m = Markov::new(&table);
+    for e in 0..table.len() {
+        let r = m.rows[e];
+        let (a, b) = (r.start as usize, (r.start + r.len) as usize);
+        let mut rng = crate::des::Stream::new(9, e as u64);
+        for _ in 0..100_000 {
+            let mut copy = rng.clone();
+            let got = m.next(EntityId(e as u32), &mut rng);
+            let want = if b - a == 1 {
+                m.hops[a]
+            } else {
+                let u = copy.uniform();
+                let mut k = a;
+                while k + 1 < b && m.cdf[k] <= u {
+                    k += 1;
+                }
+                m.hops[k]
+            };
+            assert_eq!(got, want, "row {e}");
+        }
+        let probs: f64 = m.row(EntityId(e as u32)).iter().map(|(_, p)| p).sum();
+        assert!((probs - 1.0).abs() < 1e-12);
+    }
+}
+
+/// Entities far apart in speed go to separate heaps; similar ones share one.
+#[test]
+fn speed_classes_split_fast_from_slow_entities() {
+    let ent = |slot: f64, p: f64| Entity {
+        slot,
+        p,
+        mu: 1.0,
+        capacity: u32::MAX,
+        group: 0,
+    };
+    let sc = |entities: Vec<Entity>| Scenario {
+        entities,
+        sources: vec![],
+        groups: 1,
+        classes: 1,
+    };
+    let mixed = sc(vec![
+        ent(1.48e-4, 6e-2),
+        ent(7.27e-4, 9e-3),
+        ent(7.27e-4, 4e-2),
+    ]);
+    assert_eq!(speed_classes(&mixed, &Slotted), vec![false, true, true]);
+    let alike = sc(vec![ent(1.0, 0.5), ent(1.0, 0.3)]);
+    assert_eq!(speed_classes(&alike, &Slotted), vec![false, false]);
+}

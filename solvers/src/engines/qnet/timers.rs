@@ -1,151 +1,141 @@
-//! Indexed 4-ary min-heap over a fixed set of timers (catalogue §6, SIM-6).
+//! 4-ary min-heap of `(time, timer id)` (catalogue §6, SIM-6).
 //!
 //! The queueing network has at most one pending event per source (its next
 //! arrival or phase switch), one per busy entity (its service completion) and
 //! one per link (the head of the packets in flight on it, which land in FIFO
-//! order because an entity's link delay is a constant). So the calendar is a
-//! heap of `(time, timer id)` with a position map: rescheduling the timer that
-//! just fired is one sift-down from the root, arming an idle entity one
-//! sift-up, and nothing is allocated per event. A 4-ary layout halves the
-//! depth of a binary heap; the ~1–2 k active timers of a 9×9 network fit in L1/L2.
+//! order because an entity's link delay is a constant). Every change the
+//! engine makes is to the timer that just fired, which is the root, or arms an
+//! idle timer: so the calendar needs only [`Heap::replace_top`] (reschedule the
+//! fired timer, or hand its slot to a newly armed one), [`Heap::push`] and
+//! [`Heap::pop`], and no position map (which cost a scattered store per move).
+//!
+//! Layout: node i lives at slot i + 3 of an array of 16-byte nodes, so the
+//! four children 4i + 1 … 4i + 4 of node i are the 64 bytes at slots
+//! 4i + 4 … 4i + 7 (slot s has its children at 4s − 8 …). Slots past the
+//! last node hold `+∞`, so a sift reads the four children without a bound
+//! per child and an empty heap's top is `+∞`.
 //!
 //! Ties (equal times) are broken by the heap's deterministic layout, so a run is
 //! a function of its seed alone.
 
-const NIL: u32 = u32::MAX;
-
-pub(super) struct Timers {
-    /// Heap of (time, id), earliest at index 0.
-    time: Vec<f64>,
-    id: Vec<u32>,
-    /// Heap index of each timer id, `NIL` when the timer is not armed.
-    pos: Vec<u32>,
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Node {
+    time: f64,
+    id: u32,
 }
 
-impl Timers {
-    pub(super) fn new(ids: usize) -> Self {
-        Timers {
-            time: Vec::with_capacity(ids),
-            id: Vec::with_capacity(ids),
-            pos: vec![NIL; ids],
+const EMPTY: Node = Node {
+    time: f64::INFINITY,
+    id: u32::MAX,
+};
+
+pub(super) struct Heap {
+    /// Node i at slot i + 3; slots past the last node hold `EMPTY`.
+    v: Vec<Node>,
+    n: usize,
+}
+
+impl Heap {
+    /// A heap that can hold `cap` timers.
+    pub(super) fn new(cap: usize) -> Self {
+        // A sift reads the children slots 4s − 8 … 4s − 5 of slot s only
+        // when 4s − 8 < n + 3 ≤ cap + 3, so cap + 7 slots cover every read.
+        Heap {
+            v: vec![EMPTY; cap + 8],
+            n: 0,
         }
     }
 
-    /// Earliest armed timer.
-    #[inline]
-    pub(super) fn peek(&self) -> Option<(f64, u32)> {
-        if self.time.is_empty() {
-            None
-        } else {
-            Some((self.time[0], self.id[0]))
-        }
+    /// Earliest timer, `(+∞, u32::MAX)` when the heap is empty.
+    #[inline(always)]
+    pub(super) fn top(&self) -> (f64, u32) {
+        let x = self.v[3];
+        (x.time, x.id)
     }
 
     #[cfg(test)]
     pub(super) fn len(&self) -> usize {
-        self.time.len()
+        self.n
     }
 
-    /// Arms timer `id` at `t`, or moves it to `t` if it is armed.
+    /// Arms timer `id` at `t` (the caller keeps each id armed at most once).
     #[inline]
-    pub(super) fn set(&mut self, id: u32, t: f64) {
-        let i = self.pos[id as usize];
-        if i == NIL {
-            let n = self.time.len();
-            self.time.push(t);
-            self.id.push(id);
-            self.sift_up(n, t, id);
-        } else {
-            let i = i as usize;
-            if t < self.time[i] {
-                self.sift_up(i, t, id);
-            } else {
-                self.sift_down(i, t, id);
-            }
+    pub(super) fn push(&mut self, t: f64, id: u32) {
+        let s = self.n + 3;
+        debug_assert!(s + 5 <= self.v.len());
+        self.n += 1;
+        self.sift_up(s, Node { time: t, id });
+    }
+
+    /// Replaces the root (the timer that just fired) by `(t, id)`, `t` ≥ the
+    /// root's time: the fired timer moves to `t` (same id) or gives its slot
+    /// to timer `id`. The heap must not be empty.
+    #[inline]
+    pub(super) fn replace_top(&mut self, t: f64, id: u32) {
+        debug_assert!(self.n > 0 && t >= self.top().0);
+        self.sift_down(Node { time: t, id });
+    }
+
+    /// Removes the root.
+    #[inline(always)]
+    pub(super) fn pop(&mut self) {
+        debug_assert!(self.n > 0);
+        self.n -= 1;
+        let s = self.n + 3;
+        let last = self.v[s];
+        self.v[s] = EMPTY;
+        if self.n > 0 {
+            self.sift_down(last);
         }
     }
 
-    /// Disarms timer `id` (no-op if it is not armed).
-    #[inline]
-    pub(super) fn cancel(&mut self, id: u32) {
-        let i = self.pos[id as usize];
-        if i == NIL {
-            return;
-        }
-        self.pos[id as usize] = NIL;
-        let i = i as usize;
-        let (t, last) = (self.time.pop().unwrap(), self.id.pop().unwrap());
-        if i < self.time.len() {
-            if t < self.time[i] {
-                self.sift_up(i, t, last);
-            } else {
-                self.sift_down(i, t, last);
-            }
-        }
-    }
-
-    /// Disarms armed timer `old` and arms idle timer `id` at `t` in its slot:
-    /// one sift instead of a cancel's plus an insert's.
-    #[inline]
-    pub(super) fn transfer(&mut self, old: u32, id: u32, t: f64) {
-        let i = self.pos[old as usize] as usize;
-        debug_assert!(i != NIL as usize && (old == id || self.pos[id as usize] == NIL));
-        self.pos[old as usize] = NIL;
-        if t < self.time[i] {
-            self.sift_up(i, t, id);
-        } else {
-            self.sift_down(i, t, id);
-        }
-    }
-
-    /// Places (t, id) at hole `i` moving it towards the root.
-    #[inline]
-    fn sift_up(&mut self, mut i: usize, t: f64, id: u32) {
-        while i > 0 {
-            let p = (i - 1) / 4;
-            if self.time[p] <= t {
+    /// Places `x` at hole slot `s` moving it towards the root (the parent
+    /// of slot s is slot s/4 + 2).
+    #[inline(always)]
+    fn sift_up(&mut self, mut s: usize, x: Node) {
+        while s > 3 {
+            let p = (s >> 2) + 2;
+            let y = self.v[p];
+            if y.time <= x.time {
                 break;
             }
-            self.time[i] = self.time[p];
-            self.id[i] = self.id[p];
-            self.pos[self.id[i] as usize] = i as u32;
-            i = p;
+            self.v[s] = y;
+            s = p;
         }
-        self.time[i] = t;
-        self.id[i] = id;
-        self.pos[id as usize] = i as u32;
+        self.v[s] = x;
     }
 
-    /// Places (t, id) at hole `i` moving it towards the leaves.
-    #[inline]
-    fn sift_down(&mut self, mut i: usize, t: f64, id: u32) {
-        let n = self.time.len();
+    /// Places `x` at the root hole moving it towards the leaves. Children
+    /// past the last node read as `+∞`.
+    #[inline(always)]
+    fn sift_down(&mut self, x: Node) {
+        let end = self.n + 3;
+        let mut s = 3;
         loop {
-            let c0 = 4 * i + 1;
-            if c0 >= n {
+            let c = 4 * s - 8;
+            if c >= end {
                 break;
             }
-            let end = (c0 + 4).min(n);
-            let mut c = c0;
-            let mut tc = self.time[c0];
-            for k in c0 + 1..end {
-                let tk = self.time[k];
-                if tk < tc {
-                    c = k;
-                    tc = tk;
-                }
-            }
-            if tc >= t {
+            let ch: &[Node; 4] = self.v[c..c + 4].try_into().unwrap();
+            // Smallest of the four children, first one on ties.
+            let (a, b) = if ch[1].time < ch[0].time {
+                (1, ch[1].time)
+            } else {
+                (0, ch[0].time)
+            };
+            let (c2, d) = if ch[3].time < ch[2].time {
+                (3, ch[3].time)
+            } else {
+                (2, ch[2].time)
+            };
+            let (k, tk) = if d < b { (c2, d) } else { (a, b) };
+            if tk >= x.time {
                 break;
             }
-            self.time[i] = tc;
-            self.id[i] = self.id[c];
-            self.pos[self.id[i] as usize] = i as u32;
-            i = c;
+            self.v[s] = ch[k & 3];
+            s = c + k;
         }
-        self.time[i] = t;
-        self.id[i] = id;
-        self.pos[id as usize] = i as u32;
+        self.v[s] = x;
     }
 }
 
@@ -154,30 +144,34 @@ mod tests {
     use super::*;
     use crate::des::Stream;
 
-    /// Random arm / move / cancel against a brute-force minimum.
+    /// Random push / replace-top / pop against a brute-force minimum, with
+    /// many equal times.
     #[test]
     fn matches_brute_force_minimum() {
         let m = 37;
-        let mut h = Timers::new(m);
+        let mut h = Heap::new(m);
+        // Armed timers by id; the heap's top must be one of the minima.
         let mut armed: Vec<Option<f64>> = vec![None; m];
         let mut rng = Stream::new(5, 9);
-        for _ in 0..20_000 {
-            let id = (rng.uniform() * m as f64) as usize;
+        for _ in 0..50_000 {
+            let (t0, top) = h.top();
             let v = rng.uniform();
-            if v < 0.3 {
-                h.cancel(id as u32);
-                armed[id] = None;
-            } else if v < 0.45 && armed[id].is_none() {
-                // Move the slot of some armed timer to `id`.
-                if let Some(old) = (0..m).find(|&k| armed[k].is_some()) {
-                    let t = (rng.uniform() * 50.0).floor();
-                    h.transfer(old as u32, id as u32, t);
-                    armed[old] = None;
-                    armed[id] = Some(t);
-                }
-            } else {
-                let t = (rng.uniform() * 50.0).floor();
-                h.set(id as u32, t);
+            let t = t0.clamp(0.0, 1e9) + (rng.uniform() * 20.0).floor();
+            let idle: Vec<usize> = (0..m).filter(|&k| armed[k].is_none()).collect();
+            if h.len() > 0 && v < 0.3 {
+                h.pop();
+                armed[top as usize] = None;
+            } else if h.len() > 0 && v < 0.6 {
+                h.replace_top(t, top);
+                armed[top as usize] = Some(t);
+            } else if h.len() > 0 && v < 0.75 && !idle.is_empty() {
+                let id = idle[(rng.uniform() * idle.len() as f64) as usize];
+                h.replace_top(t, id as u32);
+                armed[top as usize] = None;
+                armed[id] = Some(t);
+            } else if !idle.is_empty() {
+                let id = idle[(rng.uniform() * idle.len() as f64) as usize];
+                h.push(t, id as u32);
                 armed[id] = Some(t);
             }
             let best = armed
@@ -185,13 +179,28 @@ mod tests {
                 .filter_map(|x| *x)
                 .fold(f64::INFINITY, f64::min);
             assert_eq!(h.len(), armed.iter().filter(|x| x.is_some()).count());
-            match h.peek() {
-                None => assert!(best.is_infinite()),
-                Some((t, i)) => {
-                    assert_eq!(t, best);
-                    assert_eq!(armed[i as usize], Some(t));
-                }
+            let (t, i) = h.top();
+            assert_eq!(t, best);
+            if t.is_finite() {
+                assert_eq!(armed[i as usize], Some(t));
             }
         }
+    }
+
+    /// Popping everything yields the times in order.
+    #[test]
+    fn pops_in_order() {
+        let mut h = Heap::new(1000);
+        let mut rng = Stream::new(1, 2);
+        let mut v: Vec<f64> = (0..1000).map(|_| rng.uniform()).collect();
+        for (i, &t) in v.iter().enumerate() {
+            h.push(t, i as u32);
+        }
+        v.sort_by(f64::total_cmp);
+        for &t in &v {
+            assert_eq!(h.top().0, t);
+            h.pop();
+        }
+        assert_eq!(h.top().0, f64::INFINITY);
     }
 }

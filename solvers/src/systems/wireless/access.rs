@@ -712,7 +712,10 @@ impl Solver for AccessSimSolver {
     fn version(&self) -> u32 {
         // 2: qnet timer heaps and one-log service draws (new random streams);
         // warm-up from the buffers' drain time.
-        2
+        // 3: qnet splits the entity timers into fast and slow heaps, which
+        // orders events at equal times differently (frequent with slotted
+        // service on large networks).
+        3
     }
     fn kind(&self) -> Kind {
         Kind::Simulation

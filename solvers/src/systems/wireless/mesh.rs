@@ -686,7 +686,10 @@ impl Solver for MeshSimSolver {
     }
     fn version(&self) -> u32 {
         // 2: qnet timer heaps and one-log service draws (new random streams).
-        2
+        // 3: qnet splits the entity timers into fast and slow heaps, which
+        // orders events at equal times differently (frequent with slotted
+        // service on large networks).
+        3
     }
     fn kind(&self) -> Kind {
         Kind::Simulation

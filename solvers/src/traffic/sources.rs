@@ -59,6 +59,11 @@ impl ArrivalSource for PoissonSource {
     }
 }
 
+/// Phase changes of [`Mmpp2Source`] between two arrivals after which it
+/// reports no further arrival (about a second of work; a run that expects
+/// this many per arrival is far over the event budget anyway).
+pub const MAX_SWITCHES_PER_ARRIVAL: u64 = 200_000_000;
+
 /// Two-state MMPP with generator Q = [[−φ1, φ1], [φ2, −φ2]] and rates
 /// Λ = diag(λ1, λ2) (Wu eq 2.1): φ1 is the rate of leaving phase 1, φ2 the
 /// rate of leaving phase 2. The phase at time 0 is drawn from the stationary
@@ -108,8 +113,14 @@ impl Mmpp2Source {
 }
 
 impl ArrivalSource for Mmpp2Source {
+    /// Returns +inf once [`MAX_SWITCHES_PER_ARRIVAL`] phase changes pass
+    /// without an arrival: at a simulated time so large that a phase rounds
+    /// to zero length, its arrivals can no longer happen and the loop would
+    /// never end. Callers refuse such runs up front
+    /// ([`crate::params::sim_time_resolution`]); this is the safety net.
     #[inline]
     fn next_arrival(&mut self) -> f64 {
+        let start = self.switches;
         loop {
             // Arrival and phase change compete; by memorylessness the arrival
             // candidate can be redrawn after a phase change.
@@ -125,6 +136,9 @@ impl ArrivalSource for Mmpp2Source {
             self.phase ^= 1;
             self.switches += 1;
             self.t_switch = self.t + self.rng.exp(self.phi[self.phase]);
+            if self.switches - start > MAX_SWITCHES_PER_ARRIVAL {
+                return f64::INFINITY;
+            }
         }
     }
 

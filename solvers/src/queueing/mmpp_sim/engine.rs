@@ -102,6 +102,9 @@ pub struct Plan {
     pub batch_len: u64,
     /// Buffer capacity including the customer in service; `None` = infinite.
     pub capacity: Option<usize>,
+    /// Most events (arrivals, departures and the source's internal events)
+    /// the run may take: [`crate::params::sim_budget`]'s safety net.
+    pub budget: u64,
 }
 
 /// Raw accumulators of one batch.
@@ -140,6 +143,14 @@ struct Customer {
 
 const WARMUP: u32 = u32::MAX;
 
+/// The error of a source that reports no further arrival (its time no longer
+/// advances: see `Mmpp2Source::next_arrival`).
+fn silent_source(now: f64) -> SolveError {
+    SolveError::Numerical(format!(
+        "the arrival process stopped producing arrivals at simulated time {now:.3e} (its phases no longer advance the clock at this float resolution)"
+    ))
+}
+
 /// Simulates the FIFO single-server queue fed by `source`.
 pub fn run_fifo<S: ArrivalSource>(
     source: &mut S,
@@ -160,7 +171,11 @@ pub fn run_fifo<S: ArrivalSource>(
 
     let mut now = 0.0f64;
     let mut work = 0.0f64;
+    let mut next_check: u64 = 0x10000;
     let mut t_arr = source.next_arrival();
+    if !t_arr.is_finite() {
+        return Err(silent_source(now));
+    }
     let mut t_dep = f64::INFINITY;
     let mut arrivals: u64 = 0;
     let mut departures: u64 = 0;
@@ -203,8 +218,16 @@ pub fn run_fifo<S: ArrivalSource>(
                 next_boundary += plan.batch_len;
             }
             arrivals += 1;
-            if arrivals & 0xFFFF == 0 {
+            // Cancel and budget checks every 65,536 events, counting the
+            // source's phase changes: a source may change phase thousands of
+            // times per arrival.
+            let events = arrivals + departures + source.internal_events();
+            if events >= next_check {
                 ctx.check_cancel()?;
+                if events > plan.budget {
+                    return Err(crate::params::over_budget(plan.budget));
+                }
+                next_check = events + 0x10000;
             }
             if cur != WARMUP {
                 acc[cur as usize].arrived += 1;
@@ -229,6 +252,9 @@ pub fn run_fifo<S: ArrivalSource>(
                 }
             }
             t_arr = source.next_arrival();
+            if !t_arr.is_finite() {
+                return Err(silent_source(now));
+            }
         } else {
             advance!(t_dep);
             departures += 1;

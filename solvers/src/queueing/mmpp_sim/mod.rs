@@ -93,6 +93,7 @@ struct Controls {
 /// otherwise correlated and the CI too narrow).
 fn run_plan(
     mmpp: &Mmpp,
+    service_mean: f64,
     c: &Controls,
     capacity: Option<usize>,
     ctx: &TaskContext,
@@ -125,12 +126,18 @@ fn run_plan(
         ("lambda1", mmpp.lambda1),
         ("lambda2", mmpp.lambda2),
     ];
-    crate::params::sim_budget(units, per_unit, &rates, dominant)?;
+    let budget = crate::params::sim_budget(units, per_unit, &rates, dominant)?;
+    // Simulated time: the counted customers at the mean rate.
+    let horizon = units / mmpp.mean_rate();
+    let mut all = rates.to_vec();
+    all.push(("service", 1.0 / service_mean));
+    crate::params::sim_time_resolution(horizon, &all)?;
     Ok(Plan {
         warmup: r.warmup,
         batches: r.batches,
         batch_len: r.batch_len,
         capacity,
+        budget,
     })
 }
 
@@ -270,7 +277,7 @@ impl Solver for MmppM1Sim {
                 "ρ = λ̄/μ = {rho} >= 1: the MMPP/M/1 queue has no steady state"
             )));
         }
-        let plan = run_plan(&mmpp, &p.controls(), None, ctx)?;
+        let plan = run_plan(&mmpp, 1.0 / mu, &p.controls(), None, ctx)?;
         let res = simulate(&mmpp, &ServiceLaw::exponential(mu), plan, ctx)?;
         let l = time_avg(&res, |b| b.area_n);
         let w = per_batch(&res, "departing customer", |b| {
@@ -344,7 +351,7 @@ impl Solver for MmppM1kSim {
         let mmpp = Mmpp::validated(p.phi1, p.phi2, p.lambda1, p.lambda2)?;
         let mu = crate::params::sim_rate("mu", positive("mu", p.mu)?)?;
         let k = crate::params::capacity("K", p.k, 1)?;
-        let plan = run_plan(&mmpp, &p.controls(), Some(k), ctx)?;
+        let plan = run_plan(&mmpp, 1.0 / mu, &p.controls(), Some(k), ctx)?;
         let res = simulate(&mmpp, &ServiceLaw::exponential(mu), plan, ctx)?;
         let l = time_avg(&res, |b| b.area_n);
         let pb: Vec<f64> = res
@@ -430,7 +437,7 @@ impl Solver for MmppG1Sim {
                 "ρ = λ̄·E[S] = {rho} >= 1: the MMPP/G/1 queue has no steady state"
             )));
         }
-        let plan = run_plan(&mmpp, &p.controls(), None, ctx)?;
+        let plan = run_plan(&mmpp, service.mean(), &p.controls(), None, ctx)?;
         let res = simulate(&mmpp, &service, plan, ctx)?;
         let w = per_batch(&res, "customer entering service", |b| {
             (b.wait.sum, b.wait.count)
@@ -478,6 +485,6 @@ pub fn count_events(
         }
         other => return Err(SolveError::BadParams(format!("unknown simulator {other}"))),
     };
-    let plan = run_plan(&mmpp, &controls, cap, ctx)?;
+    let plan = run_plan(&mmpp, service.mean(), &controls, cap, ctx)?;
     Ok(simulate(&mmpp, &service, plan, ctx)?.events)
 }

@@ -388,6 +388,7 @@ fn customers_are_conserved() {
             batches: 5,
             batch_len: 20_000,
             capacity: cap,
+            budget: u64::MAX,
         };
         let mut src = Mmpp2Source::new(0.1, 0.2, 3.0, 0.3, Stream::new(1, 1)).unwrap();
         let mut svc = Stream::new(1, 2);
@@ -473,12 +474,12 @@ fn quick_defaults_are_ten_times_cheaper_and_scale_with_modulation() {
         batches: None,
         batch_len: None,
     };
-    let full = run_plan(&m, &none, None, &ctx(0)).unwrap();
-    let quick = run_plan(&m, &none, None, &TaskContext::new(0, Fidelity::Quick)).unwrap();
+    let full = run_plan(&m, 0.5, &none, None, &ctx(0)).unwrap();
+    let quick = run_plan(&m, 0.5, &none, None, &TaskContext::new(0, Fidelity::Quick)).unwrap();
     assert_eq!(full.batch_len, 10 * quick.batch_len);
     // Very slow modulation: a batch spans >= 1000 cycles under Full.
     let slow = Mmpp::validated(1e-4, 1e-4, 1.0, 0.2).unwrap();
-    let p = run_plan(&slow, &none, None, &ctx(0)).unwrap();
+    let p = run_plan(&slow, 0.5, &none, None, &ctx(0)).unwrap();
     assert!(p.batch_len as f64 >= 1000.0 * slow.arrivals_per_cycle());
 }
 
@@ -496,6 +497,7 @@ fn g1_shifted_service_satisfies_brumelle() {
         batches: 10,
         batch_len: 200_000,
         capacity: None,
+        budget: u64::MAX,
     };
     let mut src = Mmpp2Source::new(phi[0], phi[1], lam[0], lam[1], Stream::new(8, 1)).unwrap();
     let mut svc = Stream::new(8, 2);
@@ -556,7 +558,7 @@ proptest::proptest! {
         rate in 0.2f64..5.0, shift in 0.0f64..0.5,
         k in proptest::option::of(1usize..20), seed in 0u64..1000,
     ) {
-        let plan = Plan { warmup: 0, batches: 3, batch_len: 3000, capacity: k };
+        let plan = Plan { warmup: 0, batches: 3, batch_len: 3000, capacity: k, budget: u64::MAX };
         let mut src = Mmpp2Source::new(phi1, phi2, l1, l2, Stream::new(seed, 1)).unwrap();
         let mut svc = Stream::new(seed, 2);
         let law = ServiceLaw::mixture(vec![super::engine::ServiceComponent {
@@ -577,4 +579,130 @@ proptest::proptest! {
         }
         proptest::prop_assert_eq!(res.arrivals - 1, res.departures + lost);
     }
+}
+
+/// A test source: arrivals at t = 1, 2, …; `internal` hidden events per
+/// arrival; no arrival (+inf) after `silent_after` arrivals.
+struct Scripted {
+    n: u64,
+    internal: u64,
+    silent_after: u64,
+}
+
+impl crate::traffic::sources::ArrivalSource for Scripted {
+    fn next_arrival(&mut self) -> f64 {
+        self.n += 1;
+        if self.n > self.silent_after {
+            f64::INFINITY
+        } else {
+            self.n as f64
+        }
+    }
+    fn mean_rate(&self) -> f64 {
+        1.0
+    }
+    fn internal_events(&self) -> u64 {
+        self.n * self.internal
+    }
+}
+
+fn small_plan(budget: u64) -> Plan {
+    Plan {
+        warmup: 0,
+        batches: 2,
+        batch_len: 500,
+        capacity: None,
+        budget,
+    }
+}
+
+/// Issue 11 (long fuzz run, session 8): a source changing phase millions of
+/// times per arrival made the cancel check, once per 65,536 arrivals, come
+/// minutes apart. The checks now count the source's internal events.
+#[test]
+fn cancel_and_budget_count_the_sources_internal_events() {
+    let law = ServiceLaw::exponential(2.0);
+    let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let cancelled = ctx(0).with_cancel_flag(flag);
+    let mut src = Scripted {
+        n: 0,
+        internal: 1_000_000,
+        silent_after: u64::MAX,
+    };
+    let r = run_fifo(
+        &mut src,
+        &law,
+        &mut Stream::new(0, 2),
+        small_plan(u64::MAX),
+        &cancelled,
+    );
+    assert!(matches!(r, Err(SolveError::Cancelled)), "{r:?}");
+    assert!(src.n < 10, "checked after {} arrivals", src.n);
+    let mut src = Scripted {
+        n: 0,
+        internal: 1_000_000,
+        silent_after: u64::MAX,
+    };
+    let r = run_fifo(
+        &mut src,
+        &law,
+        &mut Stream::new(0, 2),
+        small_plan(5_000_000),
+        &ctx(0),
+    );
+    assert!(r.unwrap_err().to_string().contains("budget"));
+    // The same run without hidden events completes.
+    let mut src = Scripted {
+        n: 0,
+        internal: 0,
+        silent_after: u64::MAX,
+    };
+    run_fifo(
+        &mut src,
+        &law,
+        &mut Stream::new(0, 2),
+        small_plan(5_000_000),
+        &ctx(0),
+    )
+    .unwrap();
+}
+
+/// A source that stops producing arrivals ends the run with an error, not a
+/// panic or a loop.
+#[test]
+fn a_silent_source_is_an_error() {
+    let law = ServiceLaw::exponential(2.0);
+    for after in [0, 3, 600] {
+        let mut src = Scripted {
+            n: 0,
+            internal: 0,
+            silent_after: after,
+        };
+        let r = run_fifo(
+            &mut src,
+            &law,
+            &mut Stream::new(0, 2),
+            small_plan(u64::MAX),
+            &ctx(0),
+        );
+        assert!(
+            r.unwrap_err()
+                .to_string()
+                .contains("stopped producing arrivals"),
+            "after {after}"
+        );
+    }
+}
+
+/// The input of the long fuzz run that never ended: an on-phase of 1/64
+/// between off-phases of 10⁹ s rounds to zero length after ~10¹⁷ simulated
+/// seconds. Refused up front, naming the slow phase.
+#[test]
+fn unresolvable_simulated_time_is_refused() {
+    let p = json!({"K":10,"batch_len":400000,"batches":10,"lambda1":1,"lambda2":0,"mu":1,"phi1":64.0,"phi2":1e-9,"warmup":40000});
+    let e = MmppM1kSim.solve(&p, &ctx(0)).unwrap_err().to_string();
+    assert!(e.contains("phi2") && e.contains("float resolution"), "{e}");
+    // The same source over a resolvable horizon runs.
+    let p = json!({"K":10,"batch_len":2000,"batches":10,"lambda1":1,"lambda2":0,"mu":1,"phi1":64.0,"phi2":1e-2,"warmup":100});
+    MmppM1kSim.solve(&p, &ctx(0)).unwrap();
 }

@@ -5,6 +5,11 @@
 use crate::params::count;
 use crate::{Fidelity, SolveError};
 
+/// Most batches a run may ask for: simulators keep accumulators per batch
+/// (80 bytes to a few KiB each), and the fuzz harness found `batches: 1e9`
+/// asking for 80 GB.
+pub const MAX_BATCHES: usize = 100_000;
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RunLength {
     pub warmup: u64,
@@ -41,7 +46,18 @@ impl RunLength {
                 None => d.warmup,
             },
             batches: match batches {
-                Some(b) => count("batches", b, 2)? as u32,
+                Some(b) => {
+                    let b = count("batches", b, 2)?;
+                    if b > MAX_BATCHES {
+                        return Err(SolveError::param(
+                            "batches",
+                            format!(
+                                "{b} batches is over the limit of {MAX_BATCHES} (each keeps its own accumulators; a confidence interval gains nothing from more): use fewer, longer batches"
+                            ),
+                        ));
+                    }
+                    b as u32
+                }
                 None => d.batches,
             },
             batch_len: match batch_len {

@@ -706,3 +706,12 @@ fn unresolvable_simulated_time_is_refused() {
     let p = json!({"K":10,"batch_len":2000,"batches":10,"lambda1":1,"lambda2":0,"mu":1,"phi1":64.0,"phi2":1e-2,"warmup":100});
     MmppM1kSim.solve(&p, &ctx(0)).unwrap();
 }
+
+/// The long fuzz run of session 8: `batches: 1e9` passed the event estimate
+/// (batch_len 1) and asked for 80 GB of batch accumulators.
+#[test]
+fn batches_are_bounded_before_allocation() {
+    let p = json!({"K":10,"batch_len":1.0,"batches":1000000000.0,"lambda1":0.6,"lambda2":2.1665848504195946,"mu":1,"phi1":1,"phi2":1,"warmup":20000});
+    let e = MmppM1kSim.solve(&p, &ctx(0)).unwrap_err().to_string();
+    assert!(e.contains("batches") && e.contains("100000"), "{e}");
+}

@@ -354,9 +354,14 @@ impl Routing for Markov {
                 Hop::Exit
             };
         }
-        let u = rng.uniform();
+        // Bucket j = ⌊bits₃₂·g / 2³²⌋ from the top 32 of U's 53 bits: no
+        // float-to-int conversion (a saturating cast, on the critical path),
+        // j < g, and j ≤ U·g, so bucket j's start (a hop whose predecessors
+        // have cdf ≤ j/g·(1 − 1e-12) < U) is at or before the answer and the
+        // scan ends at the same hop.
+        let (u, bits) = rng.uniform_and_bits();
         let g = GUIDE_PER_HOP * r.len;
-        let j = ((u * g as f64) as u32).min(g - 1);
+        let j = (((bits >> 21) * u64::from(g)) >> 32) as u32;
         let mut k = self.guide[(r.guide + j) as usize] as usize;
         let last = (r.start + r.len - 1) as usize;
         while k < last && self.cdf[k] <= u {

@@ -42,6 +42,14 @@ impl Stream {
         ((self.next_u64() >> 11) as f64 + 0.5) * (1.0 / (1u64 << 53) as f64)
     }
 
+    /// [`Stream::uniform`] together with the 53 random bits it is made of
+    /// (`u = (bits + 0.5) / 2^53`), for samplers that also want an integer.
+    #[inline]
+    pub fn uniform_and_bits(&mut self) -> (f64, u64) {
+        let bits = self.next_u64() >> 11;
+        ((bits as f64 + 0.5) * (1.0 / (1u64 << 53) as f64), bits)
+    }
+
     /// Exponential with the given rate (> 0).
     #[inline]
     pub fn exp(&mut self, rate: f64) -> f64 {
@@ -91,6 +99,17 @@ mod tests {
         let xc: Vec<u64> = (0..5).map(|_| c.next_u64()).collect();
         assert_eq!(xa, xb);
         assert_ne!(xa, xc);
+    }
+
+    #[test]
+    fn uniform_and_bits_is_uniform_plus_its_bits() {
+        let (mut a, mut b) = (Stream::new(3, 4), Stream::new(3, 4));
+        for _ in 0..1000 {
+            let (u, bits) = a.uniform_and_bits();
+            assert_eq!(u.to_bits(), b.uniform().to_bits());
+            assert!(bits < 1 << 53);
+            assert_eq!(u, (bits as f64 + 0.5) / (1u64 << 53) as f64);
+        }
     }
 
     #[test]

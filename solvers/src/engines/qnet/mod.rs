@@ -205,7 +205,11 @@ impl FastLn {
         let [inv, lnc] = self.cell[((bits >> 44) & 0xff) as usize];
         let m = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000);
         let r = m * inv - 1.0;
-        let series = r * (1.0 + r * (-0.5 + r * (1.0 / 3.0 - r * 0.25)));
+        // r − r²/2 + r³/3 − r⁴/4 as r·((1 − r/2) + r²·(1/3 − r/4)): two
+        // independent halves (Estrin), a shorter dependency chain than
+        // Horner's rule.
+        let r2 = r * r;
+        let series = r * ((1.0 - 0.5 * r) + r2 * (1.0 / 3.0 - 0.25 * r));
         e as f64 * std::f64::consts::LN_2 + (lnc + series)
     }
 
@@ -213,13 +217,16 @@ impl FastLn {
     /// k < 0.
     #[inline(always)]
     pub fn floor_ln_times(&self, u: f64, k: f64) -> f64 {
-        const TWO52: f64 = 4_503_599_627_370_496.0;
+        // 1.5·2^52: y + MAGIC lies in [2^52, 2^53), where the spacing of
+        // floats is 1, for every y in [−2^51, 2^51).
+        const MAGIC: f64 = 6_755_399_441_055_744.0;
         let x = self.ln(u) * k;
         let tol = k.abs() * 1e-12;
         if x < 1e15 {
-            // Nearest integer (x < 2^52), then floor.
-            let r = (x + TWO52) - TWO52;
-            let f = if r > x { r - 1.0 } else { r };
+            // The integer nearest to x − 1/2 (exact: 0 ≤ x < 2^50) is ⌊x⌋
+            // but when x is an integer, which the check below sends to the
+            // exact path anyway (it verifies f < x < f + 1).
+            let f = ((x - 0.5) + MAGIC) - MAGIC;
             if x - f > tol && f + 1.0 - x > tol {
                 return f;
             }
@@ -354,9 +361,14 @@ impl Routing for Markov {
                 Hop::Exit
             };
         }
-        let u = rng.uniform();
+        // Bucket j = ⌊bits₃₂·g / 2³²⌋ from the top 32 of U's 53 bits: no
+        // float-to-int conversion (a saturating cast, on the critical path),
+        // j < g, and j ≤ U·g, so bucket j's start (a hop whose predecessors
+        // have cdf ≤ j/g·(1 − 1e-12) < U) is at or before the answer and the
+        // scan ends at the same hop.
+        let (u, bits) = rng.uniform_and_bits();
         let g = GUIDE_PER_HOP * r.len;
-        let j = ((u * g as f64) as u32).min(g - 1);
+        let j = (((bits >> 21) * u64::from(g)) >> 32) as u32;
         let mut k = self.guide[(r.guide + j) as usize] as usize;
         let last = (r.start + r.len - 1) as usize;
         while k < last && self.cdf[k] <= u {

@@ -97,14 +97,16 @@ pub fn capacity(name: &str, x: f64, min: u64) -> Result<usize, SolveError> {
 }
 
 /// Coarsest float resolution of simulated time a run may reach, relative to
-/// the mean interval of its fastest process: at 1e-3 the event times of that
-/// process are still resolved to 0.1% at the end of the run.
-pub const MAX_TIME_QUANTUM: f64 = 1e-3;
+/// the mean interval of its fastest process: at 1 that interval is still one
+/// float step at the end of the run. Coarser, its intervals round to zero.
+/// (A process that fast is usually a negligible one, such as a phase of
+/// 10⁻⁹ s: `hardening.rs` keeps `phi1: 1e9` answered.)
+pub const MAX_TIME_QUANTUM: f64 = 1.0;
 
 /// Checks that a run's simulated time stays resolved: at time T a float
 /// steps by T·2⁻⁵², so a run over `horizon` time units with a process of
-/// rate r needs horizon·2⁻⁵²·r ≤ [`MAX_TIME_QUANTUM`]. Beyond it, short
-/// intervals round to zero and the run silently changes its model (or,
+/// rate r needs horizon·2⁻⁵²·r ≤ [`MAX_TIME_QUANTUM`]. Beyond it, that
+/// process's intervals round to zero and the run changes its model (or,
 /// when a whole phase rounds away, never ends: the fuzz harness found an
 /// MMPP whose on-phase of 1/64 vanished after 10¹⁷ simulated seconds).
 /// `rates` are every rate with its parameter name; the error names the
@@ -122,7 +124,7 @@ pub fn sim_time_resolution(horizon: f64, rates: &[(&str, f64)]) -> Result<(), So
     Err(SolveError::param(
         slowest,
         format!(
-            "the run would simulate about {horizon:.1e} time units, where the float resolution ({:.1e}) is too coarse for the fastest process (rate {fastest:.1e}); the limit is {MAX_TIME_QUANTUM:e} of its mean interval: shorten the run or bring the rates closer together",
+            "the run would simulate about {horizon:.1e} time units, where the float resolution ({:.1e}) is too coarse for the fastest process (rate {fastest:.1e}); the limit is one float step per mean interval: shorten the run or bring the rates closer together",
             horizon * f64::EPSILON
         ),
     ))

@@ -4,31 +4,12 @@
 //! the counters (changes when the random stream or the tie order changes).
 
 use solvers::engines::qnet::{self, Slotted};
-use solvers::systems::wireless::mesh::{mesh_layout, Mesh, MrConf};
-use solvers::systems::wireless::{ServiceKind, SourceKind};
-use solvers::traffic::mmpp::Mmpp2;
+use solvers::systems::wireless::mesh::{mesh_layout, Mesh};
+use solvers::systems::wireless::ServiceKind;
 use solvers::{Fidelity, TaskContext};
 
 fn main() {
-    let mesh = Mesh {
-        n: 9,
-        sigma: 0.1,
-        mrs: vec![
-            MrConf {
-                aps: 3,
-                stations: 5
-            };
-            81
-        ],
-        t_wlan: 7.27e-4,
-        t_mesh: 1.48e-4,
-        p_station: 9e-3,
-        p_ap_up: 2e-2,
-        p_ap_down: 4e-2,
-        p_mr: 6e-2,
-        mmpp: Mmpp2::new(0.09, 0.06, 4.8, 0.0).unwrap(),
-        source: SourceKind::Mmpp,
-    };
+    let mesh = Mesh::bench_case1(4.8).unwrap();
     let ctx = TaskContext::new(1, Fidelity::Full);
     let layout = mesh_layout(&mesh, ServiceKind::Slotted).unwrap();
     let len = qnet::RunLength {

@@ -589,6 +589,16 @@ struct Scripted {
     silent_after: u64,
 }
 
+impl Scripted {
+    fn new(internal: u64, silent_after: u64) -> Self {
+        Scripted {
+            n: 0,
+            internal,
+            silent_after,
+        }
+    }
+}
+
 impl crate::traffic::sources::ArrivalSource for Scripted {
     fn next_arrival(&mut self) -> f64 {
         self.n += 1;
@@ -624,11 +634,7 @@ fn cancel_and_budget_count_the_sources_internal_events() {
     let law = ServiceLaw::exponential(2.0);
     let flag = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
     let cancelled = ctx(0).with_cancel_flag(flag);
-    let mut src = Scripted {
-        n: 0,
-        internal: 1_000_000,
-        silent_after: u64::MAX,
-    };
+    let mut src = Scripted::new(1_000_000, u64::MAX);
     let r = run_fifo(
         &mut src,
         &law,
@@ -638,11 +644,7 @@ fn cancel_and_budget_count_the_sources_internal_events() {
     );
     assert!(matches!(r, Err(SolveError::Cancelled)), "{r:?}");
     assert!(src.n < 10, "checked after {} arrivals", src.n);
-    let mut src = Scripted {
-        n: 0,
-        internal: 1_000_000,
-        silent_after: u64::MAX,
-    };
+    let mut src = Scripted::new(1_000_000, u64::MAX);
     let r = run_fifo(
         &mut src,
         &law,
@@ -652,11 +654,7 @@ fn cancel_and_budget_count_the_sources_internal_events() {
     );
     assert!(r.unwrap_err().to_string().contains("budget"));
     // The same run without hidden events completes.
-    let mut src = Scripted {
-        n: 0,
-        internal: 0,
-        silent_after: u64::MAX,
-    };
+    let mut src = Scripted::new(0, u64::MAX);
     run_fifo(
         &mut src,
         &law,
@@ -673,11 +671,7 @@ fn cancel_and_budget_count_the_sources_internal_events() {
 fn a_silent_source_is_an_error() {
     let law = ServiceLaw::exponential(2.0);
     for after in [0, 3, 600] {
-        let mut src = Scripted {
-            n: 0,
-            internal: 0,
-            silent_after: after,
-        };
+        let mut src = Scripted::new(0, after);
         let r = run_fifo(
             &mut src,
             &law,

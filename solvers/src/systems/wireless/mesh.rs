@@ -783,6 +783,50 @@ fn simulate(
     stats.into_outcome(Outcome::new()).checked("wlan_mesh.sim")
 }
 
+impl Mesh {
+    /// A mesh with the Table 6.2 radio parameters (slot times and success
+    /// probabilities of Figs 6.3–6.4), for tests and benchmarks.
+    pub fn with_table_6_2_radio(
+        n: usize,
+        sigma: f64,
+        mrs: Vec<MrConf>,
+        mmpp: Mmpp2,
+        source: SourceKind,
+    ) -> Mesh {
+        Mesh {
+            n,
+            sigma,
+            mrs,
+            t_wlan: 7.27e-4,
+            t_mesh: 1.48e-4,
+            p_station: 9e-3,
+            p_ap_up: 2e-2,
+            p_ap_down: 4e-2,
+            p_mr: 6e-2,
+            mmpp,
+            source,
+        }
+    }
+
+    /// The benchmark network: 9×9 Case 1 (3 APs × 5 stations per MR),
+    /// σ = 0.1, φ = (0.09, 0.06), λ_s2 = 0 and the given λ_s1.
+    pub fn bench_case1(lambda1: f64) -> Result<Mesh, SolveError> {
+        Ok(Mesh::with_table_6_2_radio(
+            9,
+            0.1,
+            vec![
+                MrConf {
+                    aps: 3,
+                    stations: 5
+                };
+                81
+            ],
+            Mmpp2::new(0.09, 0.06, lambda1, 0.0)?,
+            SourceKind::Mmpp,
+        ))
+    }
+}
+
 #[cfg(test)]
 pub(crate) fn test_mesh(
     n: usize,
@@ -791,17 +835,5 @@ pub(crate) fn test_mesh(
     mmpp: Mmpp2,
     source: SourceKind,
 ) -> Mesh {
-    Mesh {
-        n,
-        sigma,
-        mrs,
-        t_wlan: 7.27e-4,
-        t_mesh: 1.48e-4,
-        p_station: 9e-3,
-        p_ap_up: 2e-2,
-        p_ap_down: 4e-2,
-        p_mr: 6e-2,
-        mmpp,
-        source,
-    }
+    Mesh::with_table_6_2_radio(n, sigma, mrs, mmpp, source)
 }

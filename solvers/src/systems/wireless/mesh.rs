@@ -689,7 +689,9 @@ impl Solver for MeshSimSolver {
         // 3: qnet splits the entity timers into fast and slow heaps, which
         // orders events at equal times differently (frequent with slotted
         // service on large networks).
-        3
+        // 4: qnet draws each service time one service ahead, which changes
+        // the order of an entity's service and routing draws.
+        4
     }
     fn kind(&self) -> Kind {
         Kind::Simulation

@@ -469,7 +469,19 @@ enum Location {
 }
 
 impl Location {
+    /// [`Location::parse_url`] with sqlx's "slow statement" warnings moved
+    /// to debug: reading a large figure's series takes seconds by design,
+    /// and a WARN line in the middle of a normal `repro run` reads as a fault.
     fn parse(location: &str) -> std::result::Result<Location, String> {
+        use sqlx::ConnectOptions;
+        let (level, after) = (log::LevelFilter::Debug, std::time::Duration::from_secs(1));
+        Ok(match Self::parse_url(location)? {
+            Location::Sqlite(o) => Location::Sqlite(o.log_slow_statements(level, after)),
+            Location::Postgres(o) => Location::Postgres(o.log_slow_statements(level, after)),
+        })
+    }
+
+    fn parse_url(location: &str) -> std::result::Result<Location, String> {
         let lower = location.to_ascii_lowercase();
         if location.trim().is_empty() {
             return Err("empty location".into());

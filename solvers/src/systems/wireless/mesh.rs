@@ -828,14 +828,3 @@ impl Mesh {
         ))
     }
 }
-
-#[cfg(test)]
-pub(crate) fn test_mesh(
-    n: usize,
-    sigma: f64,
-    mrs: Vec<MrConf>,
-    mmpp: Mmpp2,
-    source: SourceKind,
-) -> Mesh {
-    Mesh::with_table_6_2_radio(n, sigma, mrs, mmpp, source)
-}

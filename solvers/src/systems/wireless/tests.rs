@@ -3,7 +3,7 @@
 //! the catalogue's reference numbers, large-buffer limits, bad input.
 
 use super::access::{access_layout, access_model, test_access, tree_weights, TreeRouting};
-use super::mesh::{mesh_layout, mesh_model, test_mesh, Averaging, MrConf};
+use super::mesh::{mesh_layout, mesh_model, Averaging, Mesh, MrConf};
 use super::*;
 use crate::engines::qnet::{Hop, Routing};
 use crate::{Registry, TaskContext};
@@ -107,7 +107,7 @@ fn table_row(r: &crate::engines::qnet::Markov, e: usize) -> Vec<(Hop, f64)> {
 
 #[test]
 fn catalogue_service_rates() {
-    let m = test_mesh(9, 0.1, case1(81), ipp(1.0, 0.09, 0.06), SourceKind::Mmpp);
+    let m = Mesh::with_table_6_2_radio(9, 0.1, case1(81), ipp(1.0, 0.09, 0.06), SourceKind::Mmpp);
     assert!(rel(m.mu_station(), 12.436) < 2e-4, "{}", m.mu_station());
     assert!(rel(m.mu_ap_up(), 27.79) < 2e-4);
     assert!(rel(m.mu_ap_down(), 56.15) < 2e-4);
@@ -138,7 +138,7 @@ fn catalogue_max_throughput() {
         (6, 0.005, case2(36), 0.145),
         (6, 0.05, case2(36), 1.461),
     ] {
-        let m = test_mesh(n, sigma, mrs, ipp(1.0, 0.08, 0.04), SourceKind::Mmpp);
+        let m = Mesh::with_table_6_2_radio(n, sigma, mrs, ipp(1.0, 0.08, 0.04), SourceKind::Mmpp);
         let eps = m.visit_ratios().unwrap();
         assert!(rel(eps.iter().sum::<f64>(), 1.0 / sigma) < 1e-10);
         let (t, _) = m.max_throughput(&eps);
@@ -149,7 +149,13 @@ fn catalogue_max_throughput() {
 #[test]
 fn zero_load_delay_matches_the_catalogue() {
     for (sigma, expect) in [(0.1, 0.162), (0.15, 0.154)] {
-        let m = test_mesh(9, sigma, case1(81), ipp(1e-4, 0.09, 0.06), SourceKind::Mmpp);
+        let m = Mesh::with_table_6_2_radio(
+            9,
+            sigma,
+            case1(81),
+            ipp(1e-4, 0.09, 0.06),
+            SourceKind::Mmpp,
+        );
         let r = mesh_model(&m, Averaging::Traffic).unwrap().unwrap();
         assert!((r.delay - expect).abs() < 1.5e-3, "{sigma}: {}", r.delay);
     }
@@ -205,7 +211,13 @@ fn mesh_model_equals_jackson_with_poisson_sources() {
         (9, 0.15, case2(81), 3.5),
         (6, 0.01, case2(36), 0.25),
     ] {
-        let m = test_mesh(n, sigma, mrs, ipp(2.0 * lam, 0.1, 0.1), SourceKind::Poisson);
+        let m = Mesh::with_table_6_2_radio(
+            n,
+            sigma,
+            mrs,
+            ipp(2.0 * lam, 0.1, 0.1),
+            SourceKind::Poisson,
+        );
         let r = mesh_model(&m, Averaging::Traffic).unwrap().unwrap();
         let queues = r.delay - (m.t_mesh / sigma + 4.0 * m.t_wlan);
         let j = jackson_mesh(&m);
@@ -220,9 +232,9 @@ fn mesh_model_equals_jackson_with_poisson_sources() {
 
 #[test]
 fn mesh_model_saturates_at_t_max() {
-    let m = test_mesh(9, 0.1, case1(81), ipp(6.1, 0.09, 0.06), SourceKind::Mmpp);
+    let m = Mesh::with_table_6_2_radio(9, 0.1, case1(81), ipp(6.1, 0.09, 0.06), SourceKind::Mmpp);
     assert!(mesh_model(&m, Averaging::Traffic).unwrap().is_none());
-    let m = test_mesh(9, 0.1, case1(81), ipp(5.8, 0.09, 0.06), SourceKind::Mmpp);
+    let m = Mesh::with_table_6_2_radio(9, 0.1, case1(81), ipp(5.8, 0.09, 0.06), SourceKind::Mmpp);
     let r = mesh_model(&m, Averaging::Traffic).unwrap().unwrap();
     assert!(r.delay > 0.2);
 }
@@ -595,7 +607,7 @@ fn configs_report_table_quantities() {
 
 #[test]
 fn routing_rows_sum_to_one() {
-    let m = test_mesh(4, 0.2, case2(16), ipp(1.0, 0.1, 0.1), SourceKind::Mmpp);
+    let m = Mesh::with_table_6_2_radio(4, 0.2, case2(16), ipp(1.0, 0.1, 0.1), SourceKind::Mmpp);
     let lay = mesh_layout(&m, ServiceKind::Slotted).unwrap();
     for e in 0..lay.scenario.entities.len() {
         let row = lay.routing.row(crate::engines::qnet::EntityId(e as u32));

@@ -55,19 +55,8 @@ def ref_ch6_mmpp(p, averaging="traffic", verbose=False):
         wr.append(e); dr.append(Dr_i)
         for j in range(a):
             wad.append(s * e / a); dad.append(Dad_i)
-    def avg(w, d):
-        if averaging == "traffic":
-            return float(np.dot(w, d) / np.sum(w))
-        return float(np.mean(d))
-    Dau, Dr, Dad = avg(wau, dau), avg(wr, dr), avg(wad, dad)
-    dbar = 1 / s
-    delay = dbar * tm + 4 * tl + Dau + dbar * Dr + Dad + Ds
-    Ts = mus
-    Tau = min(mau / k for a, k in lay)
-    Tr = min(mr / (e * Ntot) for e in eps)
-    Tad = min(mad / (s * e * Ntot / a) for e, (a, k) in zip(eps, lay))
-    return dict(delay=delay, D_station=Ds, D_ap_up=Dau, D_mr=Dr, D_ap_down=Dad,
-                T_max=min(Ts, Tau, Tr, Tad))
+    return ch6_result(averaging, s, tm, tl, Ds, mus, mau, mr, mad, lay, eps, Ntot,
+                      wau, dau, wr, dr, wad, dad)
 
 if __name__ == "__main__":
     sel = sys.argv[1:] 

@@ -21,19 +21,8 @@ def ref_ch6_poisson(p, averaging="traffic"):
         wr.append(eps[i]); dr.append(mm1(eps[i] * Lam, mr))
         for j in range(a):
             wad.append(s * eps[i] / a); dad.append(mm1(s * eps[i] * Lam / a, mad))
-    def avg(w, d):
-        if averaging == "traffic":
-            return float(np.dot(w, d) / np.sum(w))
-        return float(np.mean(d))
-    Dau, Dr, Dad = avg(wau, dau), avg(wr, dr), avg(wad, dad)
-    dbar = 1 / s
-    delay = dbar * tm + 4 * tl + Dau + dbar * Dr + Dad + Ds
-    Ts = mus
-    Tau = min(mau / k for a, k in lay)
-    Tr = min(mr / (e * Ntot) for e in eps)
-    Tad = min(mad / (s * e * Ntot / a) for e, (a, k) in zip(eps, lay))
-    return dict(delay=delay, D_station=Ds, D_ap_up=Dau, D_mr=Dr, D_ap_down=Dad,
-                T_max=min(Ts, Tau, Tr, Tad))
+    return ch6_result(averaging, s, tm, tl, Ds, mus, mau, mr, mad, lay, eps, Ntot,
+                      wau, dau, wr, dr, wad, dad)
 
 base = {"t_wlan": 7.27e-4, "t_mesh": 1.48e-4, "p_station": 9e-3, "p_ap_up": 2e-2,
         "p_ap_down": 4e-2, "p_mr": 6e-2}

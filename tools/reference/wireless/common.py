@@ -61,3 +61,21 @@ def rel(a, b):
     if a is None or b is None:
         return float("nan")
     return abs(a - b) / max(abs(b), 1e-300)
+
+def ch6_result(averaging, s, tm, tl, Ds, mus, mau, mr, mad, lay, eps, Ntot,
+               wau, dau, wr, dr, wad, dad):
+    """(6.20) from the per-entity delays (traffic-weighted or, `printed`,
+    plain means) and T_max = the smallest of (6.22)-(6.29)."""
+    def avg(w, d):
+        if averaging == "traffic":
+            return float(np.dot(w, d) / np.sum(w))
+        return float(np.mean(d))
+    Dau, Dr, Dad = avg(wau, dau), avg(wr, dr), avg(wad, dad)
+    dbar = 1 / s
+    delay = dbar * tm + 4 * tl + Dau + dbar * Dr + Dad + Ds
+    Ts = mus
+    Tau = min(mau / k for a, k in lay)
+    Tr = min(mr / (e * Ntot) for e in eps)
+    Tad = min(mad / (s * e * Ntot / a) for e, (a, k) in zip(eps, lay))
+    return dict(delay=delay, D_station=Ds, D_ap_up=Dau, D_mr=Dr, D_ap_down=Dad,
+                T_max=min(Ts, Tau, Tr, Tad))

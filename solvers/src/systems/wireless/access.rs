@@ -1,8 +1,10 @@
 //! Wu ch.7: WLANs plus an Internet-access WMN (catalogue §3.5).
 //!
-//! n×n grid (n odd), gateway at the centre MR ((n−1)/2, (n−1)/2) with no
-//! WLAN (W-58); every other MR has one AP with N stations. Hop rings by
-//! Chebyshev (8-neighbour) distance, N_i = 8i (7.2, W-53).
+//! n×n grid, 3 <= n <= 21, gateway with no WLAN (W-58) at the MR
+//! ((n−1)/2, (n−1)/2) (0-based, integer division): the centre for odd n, the
+//! upper-left of the four central MRs for even n ([`gateway`]); every other
+//! MR has one AP with N stations. Hop rings by Chebyshev (8-neighbour)
+//! distance, N_i by (7.2)/(7.3) ([`ring_size`], W-53, W-54).
 //!
 //! The model (§7.2): every entity an MMPP/M/1/K queue (K counts the packet in
 //! service). Station: MMPP_s/M/1/K_s, effective input (7.4), output = that of
@@ -17,7 +19,7 @@
 //! give every ring-i MR the same load (`balanced`, W-59) or a uniform choice
 //! among ring-(i−1) neighbours (`uniform`).
 
-use super::flow::{Flow, OutputMethod};
+use super::flow::{Flow, OutputMethod, OutputRule};
 use super::{
     access_probability, access_rate, group_loss, group_sojourn, mmpp_docs, ratio, service_kind,
     sim_length_docs, source_kind, source_mmpp, ServiceKind, SimLength, SourceKind,
@@ -29,8 +31,39 @@ use crate::traffic::mmpp::Mmpp2;
 use crate::{Kind, Outcome, ParamDoc, SolveError, Solver, SolverDoc, TaskContext};
 use serde::Deserialize;
 
+/// Smallest grid side (one full ring around the gateway).
+pub const MIN_GRID: usize = 3;
 /// Largest grid side (at most 10 rings; metric names are static).
 pub const MAX_GRID: usize = 21;
+
+/// Gateway coordinate (row = column, 0-based) on an n×n grid: the centre
+/// for odd n; for even n the upper-left of the four central MRs, n/2 − 1.
+/// The four are equivalent (a rotation or reflection of the grid maps one
+/// onto another, ring for ring), so the choice only names the MRs; this one
+/// is the one for which (7.3)'s min(x, y), read with 0-based coordinates,
+/// is the number of complete rings (W-54), and the one formula serves both
+/// parities.
+pub fn gateway(n: usize) -> usize {
+    (n - 1) / 2
+}
+
+/// Number of rings h_max: the Chebyshev distance from the gateway to the
+/// far corner, (n − 1)/2 for odd n and n/2 for even n.
+pub fn h_max(n: usize) -> usize {
+    n - 1 - gateway(n)
+}
+
+/// N_i, the number of MRs i hops from the gateway, by (7.2)/(7.3): 8i while
+/// the ring is complete (i <= min(x, y) = gateway(n), every ring of an odd
+/// grid, (7.2)); otherwise 2n − 1, the L-shaped last ring i = n/2 of an even
+/// grid (W-54). Tested against enumeration for every n in 3..=21.
+pub fn ring_size(n: usize, i: usize) -> usize {
+    if i <= gateway(n) {
+        8 * i
+    } else {
+        2 * n - 1
+    }
+}
 const MAX_STATIONS: usize = 1000;
 const MAX_K: usize = 100_000;
 
@@ -69,6 +102,18 @@ const LOAD_RING: [&str; 10] = [
     "load_ring8",
     "load_ring9",
     "load_ring10",
+];
+/// Model-only metrics that say where an entity is past saturation and how
+/// its output was obtained: offered loads λ/μ of a station and an AP,
+/// `output_*` = 0 for the infinite MMPP^e/M/1 output (W-57) and 1 for the
+/// exact finite-queue output, and the count of finite-queue outputs over
+/// all entities (MRs included).
+const SATURATION_METRICS: [&str; 5] = [
+    "rho_station",
+    "rho_ap",
+    "output_station",
+    "output_ap",
+    "finite_outputs",
 ];
 const N_RING: [&str; 10] = [
     "N_ring1", "N_ring2", "N_ring3", "N_ring4", "N_ring5", "N_ring6", "N_ring7", "N_ring8",
@@ -126,7 +171,9 @@ macro_rules! access_params {
     };
 }
 
-access_params!(ModelParams {});
+access_params!(ModelParams {
+    output: Option<String>,
+});
 access_params!(SimParams {
     routing: Option<String>,
     service: Option<String>,
@@ -139,7 +186,7 @@ access_params!(SimParams {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Access {
     pub n: usize,
-    /// Number of rings h_max = (n − 1) / 2.
+    /// Number of rings h_max ([`h_max`]).
     pub rings: usize,
     /// Stations per WLAN (N).
     pub stations: usize,
@@ -170,14 +217,14 @@ impl Access {
         mmpp: Mmpp2,
         source: SourceKind,
     ) -> Result<Access, SolveError> {
-        let n = count("grid", grid, 3)?;
-        if n % 2 == 0 || n > MAX_GRID {
+        let n = count("grid", grid, MIN_GRID as u64)?;
+        if n > MAX_GRID {
             return Err(SolveError::param(
                 "grid",
-                format!("must be odd (gateway at the centre) and <= {MAX_GRID}, got {n}"),
+                format!("must be <= {MAX_GRID} (at most 10 rings), got {n}"),
             ));
         }
-        let rings = (n - 1) / 2;
+        let rings = h_max(n);
         let stations = count("stations", stations, 1)?;
         if stations > MAX_STATIONS {
             return Err(SolveError::param(
@@ -227,12 +274,12 @@ impl Access {
 
     /// Ring (Chebyshev distance to the gateway) of MR i, row-major; 0 = gateway.
     pub fn ring(&self, i: usize) -> usize {
-        let c = (self.n - 1) / 2;
+        let c = gateway(self.n);
         let (r, col) = (i / self.n, i % self.n);
         r.abs_diff(c).max(col.abs_diff(c))
     }
 
-    /// N_i by enumeration (checked against 8i, 7.2).
+    /// N_i by enumeration (checked against (7.2)/(7.3) by `wlan_access.config`).
     pub fn ring_sizes(&self) -> Vec<usize> {
         let mut v = vec![0; self.rings + 1];
         for i in 0..self.n * self.n {
@@ -307,27 +354,41 @@ pub struct AccessResult {
     /// How many entity outputs used the exact finite-queue departure MAP
     /// instead of the infinite queue (see `Flow::departure_lossy`).
     pub finite_outputs: usize,
+    /// Offered load λ/μ of a station and of an AP (before any loss): >= 1
+    /// means the entity is past saturation and its output is that of a
+    /// server that is almost always busy (docs/models/wireless.md, W-57).
+    pub rho_station: f64,
+    pub rho_ap: f64,
+    /// How the station's and the AP's outputs were obtained.
+    pub output_station: OutputMethod,
+    pub output_ap: OutputMethod,
 }
 
-/// The §7.2 model.
+/// The §7.2 model with the default output rule ([`OutputRule::Auto`]).
 pub fn access_model(a: &Access) -> Result<AccessResult, SolveError> {
+    access_model_with(a, OutputRule::Auto)
+}
+
+/// The §7.2 model; `rule` chooses the output process of each finite queue.
+pub fn access_model_with(a: &Access, rule: OutputRule) -> Result<AccessResult, SolveError> {
     let h = a.rings;
-    let n_i = |i: usize| (8 * i) as f64; // (7.2)
+    let n_i = |i: usize| ring_size(a.n, i) as f64; // (7.2)/(7.3)
     let src = a.station_flow();
     let lam = src.rate();
     let mut finite_outputs = 0;
-    let mut lossy = |f: &Flow, mu: f64, k: usize, pb: f64| -> Result<Flow, SolveError> {
-        let (o, how) = f.departure_lossy(mu, k, pb)?;
-        if how == OutputMethod::Finite {
-            finite_outputs += 1;
-        }
-        Ok(o)
-    };
+    let mut lossy =
+        |f: &Flow, mu: f64, k: usize, pb: f64| -> Result<(Flow, OutputMethod), SolveError> {
+            let (o, how) = f.departure_lossy_with(mu, k, pb, rule)?;
+            if how == OutputMethod::Finite {
+                finite_outputs += 1;
+            }
+            Ok((o, how))
+        };
     let st = src.finite(a.mu_station(), a.k_s)?;
-    let out_s = lossy(&src, a.mu_station(), a.k_s, st.p_block)?;
+    let (out_s, output_station) = lossy(&src, a.mu_station(), a.k_s, st.p_block)?;
     let in_a = Flow::superpose(&[(out_s, a.stations as f64)])?;
     let ap = in_a.finite(a.mu_ap(), a.k_a)?;
-    let out_a = lossy(&in_a, a.mu_ap(), a.k_a, ap.p_block)?;
+    let (out_a, output_ap) = lossy(&in_a, a.mu_ap(), a.k_a, ap.p_block)?;
     let mut d_r = vec![0.0; h];
     let mut pb_r = vec![0.0; h];
     let mut load = vec![0.0; h];
@@ -345,7 +406,7 @@ pub fn access_model(a: &Access) -> Result<AccessResult, SolveError> {
         pb_r[i - 1] = q.p_block;
         load[i - 1] = input.rate();
         if i > 1 {
-            upstream = Some(lossy(&input, a.mu_mr(i), a.k_r, q.p_block)?);
+            upstream = Some(lossy(&input, a.mu_mr(i), a.k_r, q.p_block)?.0);
         }
     }
     let mut delay_ring = Vec::with_capacity(h);
@@ -374,6 +435,10 @@ pub fn access_model(a: &Access) -> Result<AccessResult, SolveError> {
         p_loss_ring: pb_r,
         load_ring: load,
         finite_outputs,
+        rho_station: lam / a.mu_station(),
+        rho_ap: in_a.rate() / a.mu_ap(),
+        output_station,
+        output_ap,
     })
 }
 
@@ -381,7 +446,7 @@ fn common_docs() -> Vec<ParamDoc> {
     let mut v = vec![
         ParamDoc {
             name: "grid",
-            doc: "side n of the n x n MR grid, odd, 3..=21; gateway at the centre without WLAN; 8-neighbour links (W-53)",
+            doc: "side n of the n x n MR grid, 3..=21, odd or even; gateway without WLAN at the centre (odd n) or at the upper-left of the four central MRs, 0-based (n/2-1, n/2-1) (even n, equivalent by symmetry); 8-neighbour links (W-53); N_i by (7.2)/(7.3)",
         },
         ParamDoc {
             name: "stations",
@@ -448,29 +513,59 @@ impl Solver for AccessModelSolver {
     fn version(&self) -> u32 {
         // 2: departure counting moments in the Laplace domain (same values
         // to about 1e-10; no work bounds or long-window shortcut needed).
-        2
+        // 3: even grids (7.3) and the saturation metrics (rho_station,
+        // rho_ap, output_station, output_ap, finite_outputs); the values of
+        // every odd-grid metric are unchanged (bit for bit, tested against
+        // version 2's snapshot), the new metrics need the tasks rerun.
+        3
     }
     fn kind(&self) -> Kind {
         Kind::Analytic
     }
     fn doc(&self) -> SolverDoc {
+        let mut params = common_docs();
+        params.push(ParamDoc {
+            name: "output",
+            doc: "output process of a finite queue (W-57): `auto` (default: the infinite MMPP^e/M/1 fed by the effective flow (7.4), except where its tail needs more than 2000 levels, i.e. heavily past saturation, where the exact MMPP/M/1/K departure MAP is fitted) or `finite` (the exact MMPP/M/1/K departure MAP for every queue)",
+        });
+        let mut metrics = ring_metrics(10);
+        metrics.extend_from_slice(&SATURATION_METRICS);
         SolverDoc {
-            summary: "Wu ch.7 WLANs + Internet-access WMN: MMPP/M/1/K stations, APs and ring MRs; delay per ring (7.11), throughput (7.12-7.13, W-56), average delay (7.14)",
-            params: common_docs(),
-            metrics: ring_metrics(10),
+            summary: "Wu ch.7 WLANs + Internet-access WMN: MMPP/M/1/K stations, APs and ring MRs; delay per ring (7.11), throughput (7.12-7.13, W-56), average delay (7.14); offered loads rho and the output process used past saturation (W-57)",
+            params,
+            metrics,
         }
     }
     fn solve(&self, params: &serde_json::Value, _ctx: &TaskContext) -> Result<Outcome, SolveError> {
         let p: ModelParams = parse(params)?;
         let a = p.access()?;
-        let r = access_model(&a)?;
+        let rule = match p.output.as_deref().unwrap_or("auto") {
+            "auto" => OutputRule::Auto,
+            "finite" => OutputRule::Finite,
+            other => {
+                return Err(SolveError::param(
+                    "output",
+                    format!("must be `auto` or `finite`, got `{other}`"),
+                ))
+            }
+        };
+        let r = access_model_with(&a, rule)?;
+        let method = |m: OutputMethod| match m {
+            OutputMethod::Infinite => 0.0,
+            OutputMethod::Finite => 1.0,
+        };
         let mut o = Outcome::new()
             .with("delay", r.delay)
             .with("throughput", r.throughput)
             .with("D_station", r.d_station)
             .with("D_ap", r.d_ap)
             .with("P_loss_station", r.p_loss_station)
-            .with("P_loss_ap", r.p_loss_ap);
+            .with("P_loss_ap", r.p_loss_ap)
+            .with("rho_station", r.rho_station)
+            .with("rho_ap", r.rho_ap)
+            .with("output_station", method(r.output_station))
+            .with("output_ap", method(r.output_ap))
+            .with("finite_outputs", r.finite_outputs as f64);
         if r.finite_outputs > 0 {
             o.note = Some(format!(
                 "{} entity output(s) from the exact finite-queue departure MAP (the infinite queue of W-57 is too close to saturation)",
@@ -505,7 +600,7 @@ impl Solver for AccessConfigSolver {
         metrics.extend_from_slice(&N_RING);
         metrics.extend_from_slice(&MU_RING);
         SolverDoc {
-            summary: "Wu Table 7.2: rings N_i by enumeration (checked against 8i, 7.2), WLANs and stations (checked against the ring sums), derived service rates per ring (6.7)",
+            summary: "Wu Table 7.2: rings N_i by enumeration (checked against (7.2)/(7.3)), WLANs and stations (checked against the ring sums), derived service rates per ring (6.7)",
             params: common_docs(),
             metrics,
         }
@@ -515,10 +610,10 @@ impl Solver for AccessConfigSolver {
         let a = p.access()?;
         let sizes = a.ring_sizes();
         for (i, &s) in sizes.iter().enumerate().skip(1) {
-            if s != 8 * i {
+            if s != ring_size(a.n, i) {
                 return Err(SolveError::Numerical(format!(
-                    "ring {i} has {s} MRs by enumeration, not 8i = {} (7.2)",
-                    8 * i
+                    "ring {i} has {s} MRs by enumeration, not N_i = {} ((7.2)/(7.3))",
+                    ring_size(a.n, i)
                 )));
             }
         }
@@ -557,7 +652,13 @@ pub enum TreeRouting {
 /// Split weights from ring i+1 to ring i: for each ring-(i+1) MR, its
 /// ring-i neighbours and their probabilities. Balanced weights come from
 /// Sinkhorn scaling of the adjacency to row sums 1 and equal column sums
-/// N_{i+1}/N_i (the transport plan that loads ring i evenly).
+/// N_{i+1}/N_i over the ring-i MRs (the transport plan that loads ring i
+/// evenly when every ring-(i+1) MR carries the same load: always on an odd
+/// grid). On an even grid the last ring reaches only part of ring n/2 − 1
+/// (see below), the column sums are equal over the MRs it reaches, and the
+/// rings inside carry unequal loads: the model's "evenly distributed"
+/// (§7.2) is then an approximation that the even-grid series measures
+/// (docs/models/wireless.md).
 pub fn tree_weights(
     a: &Access,
     routing: TreeRouting,
@@ -585,7 +686,18 @@ pub fn tree_weights(
             }
         }
         if routing == TreeRouting::Balanced {
-            let target = outer.len() as f64 / inner.len() as f64;
+            // Ring-i MRs with a ring-(i+1) neighbour. All of them on an odd
+            // grid and on every inner ring; on an even grid the L-shaped
+            // last ring (2n − 1 MRs) reaches only the 2n − 3 MRs of the two
+            // far sides of ring n/2 − 1, the others get no transit traffic.
+            let mut reached = vec![false; inner.len()];
+            for r in &rows {
+                for &(k, _) in r {
+                    reached[k] = true;
+                }
+            }
+            let n_reached = reached.iter().filter(|&&x| x).count();
+            let target = outer.len() as f64 / n_reached as f64;
             let mut ok = false;
             for _ in 0..20_000 {
                 let mut col = vec![0.0; inner.len()];
@@ -594,7 +706,12 @@ pub fn tree_weights(
                         col[k] += w;
                     }
                 }
-                let err = col.iter().map(|c| (c - target).abs()).fold(0.0, f64::max);
+                let err = col
+                    .iter()
+                    .zip(&reached)
+                    .filter(|(_, &r)| r)
+                    .map(|(c, _)| (c - target).abs())
+                    .fold(0.0, f64::max);
                 if err < 1e-12 {
                     ok = true;
                     break;
@@ -831,7 +948,7 @@ pub(crate) fn test_access(
 ) -> Access {
     Access {
         n,
-        rings: (n - 1) / 2,
+        rings: h_max(n),
         stations,
         k_s: k,
         k_a: k,

@@ -29,6 +29,19 @@ pub enum OutputMethod {
     Finite,
 }
 
+/// Which output process a finite queue's departure fit uses (item of the
+/// `output` parameter of `wlan_access.model`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputRule {
+    /// W-57 (the infinite MMPP^e/M/1 fed by the effective flow) wherever
+    /// its tail needs at most [`LEVEL_CAP`] levels, else the exact
+    /// finite-queue output (the default, `departure_lossy`).
+    Auto,
+    /// The exact MMPP/M/1/K departure MAP for every MMPP flow, at any load
+    /// (the catalogue's W-57 cross-check, as an alternative reading).
+    Finite,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Flow {
     Poisson(f64),
@@ -138,6 +151,18 @@ impl Flow {
         k: usize,
         p_block: f64,
     ) -> Result<(Flow, OutputMethod), SolveError> {
+        self.departure_lossy_with(mu, k, p_block, OutputRule::Auto)
+    }
+
+    /// [`Flow::departure_lossy`] under an explicit [`OutputRule`]. A Poisson
+    /// flow gives the Poisson flow of the accepted rate under either rule.
+    pub fn departure_lossy_with(
+        &self,
+        mu: f64,
+        k: usize,
+        p_block: f64,
+        rule: OutputRule,
+    ) -> Result<(Flow, OutputMethod), SolveError> {
         let eff = self.split(1.0 - p_block);
         let Flow::Mmpp(m) = *self else {
             return Ok((eff.departure(mu)?, OutputMethod::Infinite));
@@ -145,7 +170,7 @@ impl Flow {
         let Flow::Mmpp(e) = eff else {
             unreachable!("split keeps the kind")
         };
-        if e.mean_rate() < mu && infinite_levels(&e, mu)? <= LEVEL_CAP {
+        if rule == OutputRule::Auto && e.mean_rate() < mu && infinite_levels(&e, mu)? <= LEVEL_CAP {
             return Ok((eff.departure(mu)?, OutputMethod::Infinite));
         }
         Ok((Flow::Mmpp(finite_output(&m, mu, k)?), OutputMethod::Finite))

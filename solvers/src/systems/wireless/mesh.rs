@@ -29,8 +29,10 @@ use crate::{Kind, Outcome, ParamDoc, SolveError, Solver, SolverDoc, TaskContext}
 use nalgebra::{DMatrix, DVector};
 use serde::Deserialize;
 
-/// Largest grid side: the visit ratios come from a dense LU of order n².
-pub const MAX_GRID: usize = 20;
+/// Largest grid side: the visit ratios come from a dense LU of order n²
+/// (441 at n = 21, a few ms). The same bound as ch.7 (`access::MAX_GRID`):
+/// both chapters take any side, odd or even, up to 21.
+pub const MAX_GRID: usize = 21;
 /// Largest number of APs per MR and of stations per AP.
 const MAX_PER: usize = 1000;
 
@@ -399,7 +401,7 @@ fn common_docs() -> Vec<ParamDoc> {
     let mut v = vec![
         ParamDoc {
             name: "grid",
-            doc: "side n of the n x n MR grid (2..=20), 4-neighbour links (W-47)",
+            doc: "side n of the n x n MR grid (2..=21, odd or even: no gateway in ch.6), 4-neighbour links (W-47)",
         },
         ParamDoc {
             name: "sigma",

@@ -2,7 +2,9 @@
 //! (computed here independently, from the routing table by iteration),
 //! the catalogue's reference numbers, large-buffer limits, bad input.
 
-use super::access::{access_layout, access_model, test_access, tree_weights, TreeRouting};
+use super::access::{
+    access_layout, access_model, h_max, ring_size, test_access, tree_weights, TreeRouting,
+};
 use super::mesh::{mesh_layout, mesh_model, Averaging, Mesh, MrConf};
 use super::*;
 use crate::engines::qnet::{Hop, Routing};
@@ -317,6 +319,98 @@ fn access_model_tends_to_jackson_with_large_buffers() {
     );
 }
 
+/// (7.2)/(7.3) against enumeration for every grid side 3..=21: N_i = 8i on
+/// the complete rings, 2n − 1 on the last ring of an even grid, Σ N_i =
+/// n² − 1, and h_max = ⌊n/2⌋.
+#[test]
+fn ring_sizes_follow_7_2_and_7_3_for_every_grid() {
+    for n in 3..=21 {
+        let a = test_access(n, 1, 4, ipp(1.0, 0.5, 0.5), SourceKind::Mmpp);
+        assert_eq!(a.rings, n / 2, "h_max of {n}");
+        assert_eq!(h_max(n), n / 2);
+        let sizes = a.ring_sizes();
+        assert_eq!(sizes[0], 1, "one gateway on {n}");
+        assert_eq!(sizes.len(), a.rings + 1);
+        for (i, &size) in sizes.iter().enumerate().skip(1) {
+            // Written out from the thesis, independently of `ring_size`.
+            let thesis = if n % 2 == 1 || i < n / 2 {
+                8 * i
+            } else {
+                2 * n - 1
+            };
+            assert_eq!(size, thesis, "n = {n}, ring {i}");
+            assert_eq!(ring_size(n, i), thesis, "n = {n}, ring {i}");
+        }
+        assert_eq!(sizes.iter().sum::<usize>(), n * n, "n = {n}");
+    }
+}
+
+/// An even grid's model with Poisson sources and huge buffers is the
+/// Jackson tree with the (7.3) ring sizes: ring i carries the AP loads of
+/// the rings at and beyond it shared by its N_i MRs (6×6: N = 8, 16, 11).
+#[test]
+fn even_grid_model_equals_the_jackson_tree() {
+    let lam = 0.8;
+    let a = test_access(6, 3, 3000, ipp(2.0 * lam, 0.3, 0.3), SourceKind::Poisson);
+    assert_eq!(a.rings, 3);
+    let r = access_model(&a).unwrap();
+    let n_i = [8.0, 16.0, 11.0];
+    let mut d =
+        2.0 * a.t_wlan + 1.0 / (a.mu_station() - lam) + 1.0 / (a.mu_ap() - a.stations as f64 * lam);
+    let (mut t, mut td) = (0.0, 0.0);
+    for i in 1..=3 {
+        let above: f64 = n_i[i - 1..].iter().sum();
+        let load = a.stations as f64 * lam * above / n_i[i - 1];
+        d += a.t_mesh + 1.0 / (a.mu_mr(i) - load);
+        assert!(rel(r.load_ring[i - 1], load) < 1e-12, "ring {i}");
+        assert!(
+            rel(r.delay_ring[i - 1], d) < 1e-9,
+            "ring {i}: {} vs {d}",
+            r.delay_ring[i - 1]
+        );
+        t += n_i[i - 1];
+        td += n_i[i - 1] * d;
+    }
+    assert!(rel(r.throughput, 35.0 * 3.0 * lam) < 1e-9);
+    assert!(rel(r.delay, td / t) < 1e-9);
+}
+
+/// Even grid, balanced routing: the L-shaped last ring (2n − 1 MRs) reaches
+/// only the 2n − 3 MRs of the two far sides of ring n/2 − 1, and loads them
+/// equally; the other 2n − 5 get no transit traffic.
+#[test]
+fn balanced_weights_on_an_even_grid() {
+    let n = 8;
+    let a = test_access(n, 2, 10, ipp(1.0, 0.5, 0.5), SourceKind::Mmpp);
+    let w = tree_weights(&a, TreeRouting::Balanced).unwrap();
+    let cells = n * n;
+    let mut transit = vec![0.0; cells];
+    for i in (0..cells).filter(|&i| a.ring(i) == a.rings) {
+        let s: f64 = w[i].iter().map(|x| x.1).sum();
+        assert!((s - 1.0).abs() < 1e-12);
+        for &(j, p) in &w[i] {
+            assert_eq!(a.ring(j), a.rings - 1);
+            transit[j] += p;
+        }
+    }
+    let inner: Vec<usize> = (0..cells).filter(|&i| a.ring(i) == a.rings - 1).collect();
+    let reached: Vec<f64> = inner
+        .iter()
+        .map(|&j| transit[j])
+        .filter(|&x| x > 0.0)
+        .collect();
+    assert_eq!(reached.len(), 2 * n - 3);
+    assert_eq!(inner.len() - reached.len(), 2 * n - 5);
+    let target = (2 * n - 1) as f64 / (2 * n - 3) as f64;
+    for x in reached {
+        assert!(rel(x, target) < 1e-9, "{x} vs {target}");
+    }
+    // The gateway is the upper-left central MR: (n/2 − 1, n/2 − 1).
+    assert_eq!(a.ring((n / 2 - 1) * n + n / 2 - 1), 0);
+    assert_eq!(a.ring((n - 1) * n + n - 1), n / 2);
+    assert_eq!(a.ring(0), n / 2 - 1);
+}
+
 #[test]
 fn access_throughput_saturates_at_the_ap_capacity() {
     // Catalogue §3.5: T ≈ 80 μ_a for N >= 3 once the APs saturate.
@@ -495,7 +589,7 @@ fn bad_input_names_the_parameter() {
             "wlan_access.model",
             access.clone(),
             "grid",
-            json!(4),
+            json!(22),
             "grid",
         ),
         (
@@ -699,4 +793,71 @@ fn snapshot_access_sim() {
             ("throughput", 15.4, 29.85958113001052),
         ],
     );
+}
+
+/// A 4×4 grid (gateway at (1, 1), rings of 8 and 7 MRs) on the simulator.
+#[test]
+fn snapshot_access_sim_even_grid() {
+    snapshot(
+        "wlan_access.sim",
+        json!({
+            "grid": 4, "stations": 2, "K_s": 4, "K_a": 6, "K_r": 8,
+            "t_wlan": 7.27e-4, "t_mesh": 1.48e-4, "p_station": 2.5e-3, "p_ap": 7e-3,
+            "p_mr": [8.2e-2, 7.3e-2], "phi1": 0.8, "phi2": 0.2, "lambda1": 6.0, "lambda2": 0.0,
+            "replications": 2, "warmup": 1.0, "horizon": 20.0,
+        }),
+        12,
+        &[
+            ("D_ap", 0.163797968197528, 0.2261743683294625),
+            ("D_station", 0.7368656812095977, 0.47597523839325906),
+            ("P_loss_ap", 0.0035842293906810036, 0.045541952459407495),
+            ("P_loss_ring1", 0.0, 0.0),
+            ("P_loss_ring2", 0.0, 0.0),
+            ("P_loss_station", 0.28225895699180875, 0.30866345708315285),
+            ("delay", 0.9010397990660075, 0.6740824703774598),
+            ("delay_ring1", 0.9312099576473447, 1.0214967409362414),
+            ("delay_ring2", 0.8540631197488469, 0.12070349772971896),
+            ("load_ring1", 3.2437500000000004, 2.9383098452403966),
+            ("load_ring2", 1.55, 0.09075860525839033),
+            ("throughput", 25.950000000000003, 23.506478761923173),
+        ],
+    );
+}
+
+/// The model's saturation metrics: below saturation every output is the
+/// infinite MMPP^e/M/1 (W-57); at wu-7.5's λ_s1 = 14.15 (ω = 8000) the
+/// station is offered ρ = 1.64 and its output is the exact finite queue's,
+/// the AP (ρ just above 1) keeps W-57. `output: finite` uses the finite
+/// queue everywhere: the station and AP queues are unchanged (the station's
+/// output is the finite one in both), the MRs fed by the AP's output are not.
+#[test]
+fn saturation_metrics_say_which_output_was_used() {
+    let r = Registry::with_all();
+    let m = r.get("wlan_access.model").unwrap();
+    let ctx = TaskContext::new(0, crate::Fidelity::Full);
+    let p = |l1: f64| {
+        json!({
+            "grid": 9, "K_s": 32, "K_a": 48, "K_r": 64, "p_station": 0.0025, "p_ap": 0.007,
+            "p_mr": [0.082, 0.073, 0.064, 0.055], "lambda2": 0.0, "stations": 3,
+            "phi1": 0.6, "phi2": 0.4, "lambda1": l1, "t_wlan": 0.000727, "t_mesh": 0.000148,
+        })
+    };
+    let low = m.solve(&p(0.5), &ctx).unwrap();
+    assert!(low.get("rho_station").unwrap() < 1.0);
+    assert_eq!(low.get("finite_outputs"), Some(0.0));
+    let high = m.solve(&p(14.15), &ctx).unwrap();
+    let rho_s = high.get("rho_station").unwrap();
+    let mu_s = access_rate(0.0025, 0.000727);
+    assert!(rel(rho_s, 14.15 * 0.4 / mu_s) < 1e-12, "{rho_s}");
+    assert_eq!(high.get("output_station"), Some(1.0));
+    assert_eq!(high.get("output_ap"), Some(0.0));
+    let mut q = p(14.15);
+    q["output"] = json!("finite");
+    let fin = m.solve(&q, &ctx).unwrap();
+    assert_eq!(fin.get("output_ap"), Some(1.0));
+    assert_eq!(fin.get("D_station"), high.get("D_station"));
+    assert_eq!(fin.get("D_ap"), high.get("D_ap"));
+    assert_ne!(fin.get("delay_ring1"), high.get("delay_ring1"));
+    q["output"] = json!("exact");
+    assert!(m.solve(&q, &ctx).is_err());
 }

@@ -25,7 +25,8 @@ impl Solver for IbccFluid {
         "ibcc.fluid"
     }
     fn version(&self) -> u32 {
-        2
+        // 3: default s1s2_gbps 34.63 (was 32), as ibcc.sim 3.
+        3
     }
     fn kind(&self) -> Kind {
         Kind::Analytic

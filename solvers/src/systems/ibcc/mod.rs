@@ -70,6 +70,16 @@ struct RawRoute {
     next: String,
 }
 
+/// The calibrated test bed (docs/models/ibcc.md, "Calibration"): the values
+/// `experiments/gran-s1.yaml` and `gran-s2.yaml` run with, so that a scenario
+/// solved by hand with these parameters omitted is the paper's system
+/// (scenario 2, CC off: 11.4 Gbit/s per flow). `gran-calibration.yaml` keeps
+/// sweeping the last two; a test checks these equal the manifests' values.
+pub const DEFAULT_END_NODE_GBPS: f64 = 13.37;
+pub const DEFAULT_S1S2_GBPS: f64 = 34.63;
+pub const DEFAULT_CCTI_TIMER: f64 = 20.0;
+pub const DEFAULT_CCT_STEP_NS: f64 = 40.0;
+
 /// Largest described fabric (keeps routing, deadlock check and VoQ arrays bounded).
 const MAX_HOSTS: u32 = 4096;
 const MAX_SWITCHES: u32 = 1024;
@@ -237,8 +247,8 @@ pub(crate) fn param_docs() -> Vec<ParamDoc> {
         d("intervals", "number of intervals simulated (default 6 for scenario 1, 4 for scenario 2)"),
         d("bin", "throughput series bin in seconds (default interval/100: 10 ms at 1 s)"),
         d("host_gbps", "host link data rate, Gbit/s (default 16: 4x DDR after 8b/10b)"),
-        d("s1s2_gbps", "S1-S2 effective data rate, Gbit/s of packet bytes (default 32; calibrated, erratum G-1)"),
-        d("end_node_gbps", "end-node injection and sink cap (PCIe), Gbit/s of packet bytes (default 13.37: 13.2 of payload; G-4)"),
+        d("s1s2_gbps", "S1-S2 effective data rate, Gbit/s of packet bytes (default 34.63 = 3 x 11.4 Gbit/s of payload, the calibrated value of the gran manifests, erratum G-1; 4x QDR after 8b/10b would be 32)"),
+        d("end_node_gbps", "end-node injection and sink cap (PCIe), Gbit/s of packet bytes (default 13.37 = 13.2 of payload, the calibrated value of the gran manifests; G-4)"),
         d("link_latency_ns", "propagation latency per link (default 100 ns)"),
         d("switch_latency_ns", "switch forwarding latency (default 200 ns)"),
         d("buffer_kb", "input buffer per VL per port in KiB (default 32; credits in 64-byte blocks)"),
@@ -252,9 +262,9 @@ pub(crate) fn param_docs() -> Vec<ParamDoc> {
         d("ccti_increase", "cc_ca_cong_setting_ccti_increase (default 1)"),
         d("ccti_limit", "CCTI_Limit, highest CCT index used (default 127)"),
         d("ccti_min", "cc_ca_cong_setting_ccti_min (default 0)"),
-        d("ccti_timer", "cc_ca_cong_setting_ccti_timer in units of 1.024 us (default 150)"),
+        d("ccti_timer", "cc_ca_cong_setting_ccti_timer in units of 1.024 us (default 20, chosen by experiments/gran-calibration.yaml; G-3: the paper does not give it)"),
         d("cct", "congestion control table: inter-packet delays in ns, at least 128 entries and ccti_limit + 1"),
-        d("cct_step_ns", "when `cct` is absent: linear CCT, IRD(i) = i * cct_step_ns (default 52 ns)"),
+        d("cct_step_ns", "when `cct` is absent: linear CCT, IRD(i) = i * cct_step_ns (default 40 ns, chosen by experiments/gran-calibration.yaml; G-3)"),
         d("cc_level", "qp (default) or sl: CCTI per queue pair or per service level"),
         d("pace_jitter", "relative spread of the HCA's pacing interval, uniform with the mean kept (default 0.02; 0 = fully deterministic)"),
     ]
@@ -300,8 +310,11 @@ impl RawParams {
     pub(crate) fn validate(&self) -> Result<Setup, SolveError> {
         let interval = positive("interval", self.interval.unwrap_or(1.0))?;
         let host = positive("host_gbps", self.host_gbps.unwrap_or(16.0))?;
-        let s12 = positive("s1s2_gbps", self.s1s2_gbps.unwrap_or(32.0))?;
-        let cap = positive("end_node_gbps", self.end_node_gbps.unwrap_or(13.37))?;
+        let s12 = positive("s1s2_gbps", self.s1s2_gbps.unwrap_or(DEFAULT_S1S2_GBPS))?;
+        let cap = positive(
+            "end_node_gbps",
+            self.end_node_gbps.unwrap_or(DEFAULT_END_NODE_GBPS),
+        )?;
         let lat = non_negative("link_latency_ns", self.link_latency_ns.unwrap_or(100.0))? * 1e-9;
         let vls = whole("vls", self.vls.unwrap_or(1.0), 1.0, 15.0)? as u8;
         // The fabric: a named generator or a description.
@@ -567,7 +580,7 @@ impl RawParams {
         if ccti_min > ccti_limit {
             return Err(SolveError::param("ccti_min", "must not exceed ccti_limit"));
         }
-        let timer_units = positive("ccti_timer", self.ccti_timer.unwrap_or(150.0))?;
+        let timer_units = positive("ccti_timer", self.ccti_timer.unwrap_or(DEFAULT_CCTI_TIMER))?;
         let cct: Vec<f64> = match (&self.cct, self.cct_step_ns) {
             (Some(_), Some(_)) => {
                 return Err(SolveError::param(
@@ -582,7 +595,7 @@ impl RawParams {
                 t.iter().map(|x| x * 1e-9).collect()
             }
             (None, step) => {
-                let s = non_negative("cct_step_ns", step.unwrap_or(52.0))?;
+                let s = non_negative("cct_step_ns", step.unwrap_or(DEFAULT_CCT_STEP_NS))?;
                 (0..(ccti_limit as usize + 1).max(128))
                     .map(|i| i as f64 * s * 1e-9)
                     .collect()

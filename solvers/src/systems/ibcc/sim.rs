@@ -14,7 +14,11 @@ impl Solver for IbccSim {
         "ibcc.sim"
     }
     fn version(&self) -> u32 {
-        2
+        // 3: defaults of s1s2_gbps (32 -> 34.63), ccti_timer (150 -> 20)
+        // and cct_step_ns (52 -> 40) are the calibrated values; a task that
+        // gives all four calibrated parameters (every shipped manifest) has
+        // the same results as in version 2.
+        3
     }
     fn kind(&self) -> Kind {
         Kind::Simulation
@@ -176,6 +180,67 @@ mod tests {
             assert!((x - want).abs() < 0.03, "share F{f} {x}");
         }
         assert_eq!(o.series["thr_F1"].len(), 600);
+    }
+
+    /// The defaults are the calibrated test bed: scenario 2 with CC off and
+    /// nothing else given runs at the paper's 11.4 Gbit/s per flow once the
+    /// three flows share S1-S2 (quick length: 10 ms intervals), and with CC
+    /// on near the paper's ~9 (calibration table, docs/models/ibcc.md).
+    #[test]
+    fn defaults_reproduce_scenario_2() {
+        let o = solve(json!({"scenario": 2, "cc": false, "interval": 0.01})).unwrap();
+        for j in [2, 3] {
+            for f in 1..=3 {
+                let x = o.get(&format!("thr_F{f}_{j}")).unwrap();
+                assert!((x - 11.4).abs() < 0.3, "CC off F{f} interval {j}: {x}");
+            }
+        }
+        let on = solve(json!({"scenario": 2, "cc": true, "interval": 0.01})).unwrap();
+        let mean = on.get("thr_mean_3").unwrap();
+        assert!((7.5..=11.4).contains(&mean), "CC on mean {mean}");
+    }
+
+    /// The solver's defaults are the values the gran manifests run with
+    /// (their `params:` lines, compiled in), so the calibration lives in one
+    /// place and the manifests restate it.
+    #[test]
+    fn defaults_equal_the_manifests_calibration() {
+        use super::super::{
+            DEFAULT_CCTI_TIMER, DEFAULT_CCT_STEP_NS, DEFAULT_END_NODE_GBPS, DEFAULT_S1S2_GBPS,
+        };
+        for (name, text) in [
+            (
+                "gran-s1",
+                include_str!("../../../../experiments/gran-s1.yaml"),
+            ),
+            (
+                "gran-s2",
+                include_str!("../../../../experiments/gran-s2.yaml"),
+            ),
+        ] {
+            let params = text
+                .lines()
+                .find(|l| l.starts_with("params:"))
+                .unwrap_or_else(|| panic!("{name}: no params line"));
+            for (key, v) in [
+                ("end_node_gbps", DEFAULT_END_NODE_GBPS),
+                ("s1s2_gbps", DEFAULT_S1S2_GBPS),
+                ("ccti_timer", DEFAULT_CCTI_TIMER),
+                ("cct_step_ns", DEFAULT_CCT_STEP_NS),
+            ] {
+                let want = format!("{key}: {v}");
+                assert!(
+                    params.contains(&format!("{want},")) || params.contains(&format!("{want} }}")),
+                    "{name}: `{want}` not in {params}"
+                );
+            }
+        }
+        let cal = include_str!("../../../../experiments/gran-calibration.yaml");
+        let p = cal.lines().find(|l| l.starts_with("params:")).unwrap();
+        assert!(p.contains(&format!("end_node_gbps: {DEFAULT_END_NODE_GBPS},")));
+        assert!(p.contains(&format!("s1s2_gbps: {DEFAULT_S1S2_GBPS},")));
+        assert!(cal.contains(&format!("ccti_timer: [10, {DEFAULT_CCTI_TIMER}, 50, 150]")));
+        assert!(cal.contains(&format!("cct_step_ns: [{DEFAULT_CCT_STEP_NS}, 52, 80]")));
     }
 
     #[test]

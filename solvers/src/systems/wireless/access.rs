@@ -115,6 +115,18 @@ const SATURATION_METRICS: [&str; 5] = [
     "output_ap",
     "finite_outputs",
 ];
+const N_EQ_RING: [&str; 10] = [
+    "N_eq_ring1",
+    "N_eq_ring2",
+    "N_eq_ring3",
+    "N_eq_ring4",
+    "N_eq_ring5",
+    "N_eq_ring6",
+    "N_eq_ring7",
+    "N_eq_ring8",
+    "N_eq_ring9",
+    "N_eq_ring10",
+];
 const N_RING: [&str; 10] = [
     "N_ring1", "N_ring2", "N_ring3", "N_ring4", "N_ring5", "N_ring6", "N_ring7", "N_ring8",
     "N_ring9", "N_ring10",
@@ -286,6 +298,23 @@ impl Access {
             v[self.ring(i)] += 1;
         }
         v
+    }
+
+    /// The ring of every MR as text, one grid row per line, `G` for the
+    /// gateway (docs/models/wireless.md shows the 5×5 and 6×6 maps).
+    pub fn ring_map(&self) -> String {
+        let mut s = String::new();
+        for r in 0..self.n {
+            let row: Vec<String> = (0..self.n)
+                .map(|c| match self.ring(r * self.n + c) {
+                    0 => "G".to_string(),
+                    k => k.to_string(),
+                })
+                .collect();
+            s.push_str(&row.join(" "));
+            s.push('\n');
+        }
+        s
     }
 
     /// 8-neighbours of MR i.
@@ -590,14 +619,26 @@ impl Solver for AccessConfigSolver {
         "wlan_access.config"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: even grids; N_eq_ring<i> ((7.2)/(7.3)) and the gateway's
+        // coordinates beside the enumerated N_ring<i> (wu-7.3-opt).
+        2
     }
     fn kind(&self) -> Kind {
         Kind::Analytic
     }
     fn doc(&self) -> SolverDoc {
-        let mut metrics = vec!["MRs", "WLANs", "stations", "rings", "mu_station", "mu_ap"];
+        let mut metrics = vec![
+            "MRs",
+            "WLANs",
+            "stations",
+            "rings",
+            "gateway_row",
+            "gateway_col",
+            "mu_station",
+            "mu_ap",
+        ];
         metrics.extend_from_slice(&N_RING);
+        metrics.extend_from_slice(&N_EQ_RING);
         metrics.extend_from_slice(&MU_RING);
         SolverDoc {
             summary: "Wu Table 7.2: rings N_i by enumeration (checked against (7.2)/(7.3)), WLANs and stations (checked against the ring sums), derived service rates per ring (6.7)",
@@ -629,11 +670,14 @@ impl Solver for AccessConfigSolver {
             .with("WLANs", wlans as f64)
             .with("stations", (wlans * a.stations) as f64)
             .with("rings", a.rings as f64)
+            .with("gateway_row", gateway(a.n) as f64)
+            .with("gateway_col", gateway(a.n) as f64)
             .with("mu_station", a.mu_station())
             .with("mu_ap", a.mu_ap());
         for i in 1..=a.rings {
             o = o
                 .with(N_RING[i - 1], sizes[i] as f64)
+                .with(N_EQ_RING[i - 1], ring_size(a.n, i) as f64)
                 .with(MU_RING[i - 1], a.mu_mr(i));
         }
         o.checked(self.name())

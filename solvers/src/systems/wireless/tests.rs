@@ -861,3 +861,18 @@ fn saturation_metrics_say_which_output_was_used() {
     q["output"] = json!("exact");
     assert!(m.solve(&q, &ctx).is_err());
 }
+
+/// The ring maps of wu-7.3-opt (catalogue §0): 5×5 with the gateway at the
+/// centre, 6×6 with the gateway at the upper-left central MR.
+#[test]
+fn ring_maps_of_5x5_and_6x6() {
+    let m = |n| test_access(n, 1, 4, ipp(1.0, 0.5, 0.5), SourceKind::Mmpp).ring_map();
+    assert_eq!(
+        m(5),
+        "2 2 2 2 2\n2 1 1 1 2\n2 1 G 1 2\n2 1 1 1 2\n2 2 2 2 2\n"
+    );
+    assert_eq!(
+        m(6),
+        "2 2 2 2 2 3\n2 1 1 1 2 3\n2 1 G 1 2 3\n2 1 1 1 2 3\n2 2 2 2 2 3\n3 3 3 3 3 3\n"
+    );
+}

@@ -108,6 +108,7 @@ table.summary code { white-space: nowrap; word-break: normal; }
 table.summary td.what { color: #333; }
 tr.paper th { background: #e7e7e2; text-align: left; }
 .status.notyet { color: #888; }
+.status.hardware { color: #6a4c93; font-weight: 600; }
 details { margin: .4rem 0; }
 details > summary { cursor: pointer; color: #0b57a4; }
 "#;
@@ -440,15 +441,75 @@ fn verdict(em: Option<&OutputEm>) -> &'static str {
     }
 }
 
+/// What a catalogue entry's row says it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EntryStatus {
+    /// No output of any experiment is this entry.
+    NotYet,
+    /// A model or simulation of ours regenerates it.
+    Reproduced,
+    /// The paper's figure is a measurement on real hardware (its
+    /// `docs/figures.md` description says "hardware"): nothing can
+    /// regenerate it; the outputs show the paper's printed numbers (a
+    /// manifest's `reference_data`) beside our simulation of the same
+    /// scenario, with the EM between them.
+    ReferenceHardware,
+}
+
+impl EntryStatus {
+    fn of(what: &str, found: bool) -> EntryStatus {
+        match found {
+            false => EntryStatus::NotYet,
+            true if is_hardware(what) => EntryStatus::ReferenceHardware,
+            true => EntryStatus::Reproduced,
+        }
+    }
+
+    fn label(self) -> &'static str {
+        match self {
+            EntryStatus::NotYet => "not yet",
+            EntryStatus::Reproduced => "reproduced",
+            EntryStatus::ReferenceHardware => "reference: hardware",
+        }
+    }
+
+    fn class(self) -> &'static str {
+        match self {
+            EntryStatus::NotYet => "status notyet",
+            EntryStatus::Reproduced => "status",
+            EntryStatus::ReferenceHardware => "status hardware",
+        }
+    }
+}
+
+/// A catalogue description that names a hardware measurement ("…, hardware,
+/// CC off"): the word `hardware` on its own.
+fn is_hardware(what: &str) -> bool {
+    what.split(|c: char| !c.is_ascii_alphanumeric())
+        .any(|w| w.eq_ignore_ascii_case("hardware"))
+}
+
+/// The legend under the summary heading: what each status means.
+const LEGEND: &str = "<p class=\"notes legend\">Status: <strong>reproduced</strong> \u{2014} \
+a model or simulation of ours regenerates the entry, EMs between them below; \
+<strong>reference: hardware</strong> \u{2014} the paper's figure is a measurement on real \
+hardware, which no run can regenerate: its outputs draw the numbers the paper prints \
+(the manifest's <code>reference_data</code>) beside our simulation of the same scenario, \
+and the EM is simulation against hardware; <strong>not yet</strong> \u{2014} no output of \
+any experiment is this entry.</p>\n";
+
 fn summary_row(h: &mut String, id: &str, what: &str, found: &[(&str, &str, Option<&OutputEm>)]) {
     let e = html_escape;
-    if found.is_empty() {
+    let status = EntryStatus::of(what, !found.is_empty());
+    if status == EntryStatus::NotYet {
         let _ = writeln!(
             h,
-            "<tr><td><code>{}</code></td><td class=\"what\">{}</td><td class=\"status notyet\">not yet</td>\
+            "<tr><td><code>{}</code></td><td class=\"what\">{}</td><td class=\"{}\">{}</td>\
              <td class=\"num\">—</td><td class=\"num\">—</td><td>—</td><td>—</td></tr>",
             e(id),
-            e(what)
+            e(what),
+            status.class(),
+            status.label()
         );
         return;
     }
@@ -483,11 +544,13 @@ fn summary_row(h: &mut String, id: &str, what: &str, found: &[(&str, &str, Optio
         .collect();
     let _ = writeln!(
         h,
-        "<tr><td><a href=\"#{}\"><code>{}</code></a></td><td class=\"what\">{}</td><td class=\"status\">reproduced</td>\
+        "<tr><td><a href=\"#{}\"><code>{}</code></a></td><td class=\"what\">{}</td><td class=\"{}\">{}</td>\
          <td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
         e(&anchor(found[0].1)),
         e(id),
         e(what),
+        status.class(),
+        status.label(),
         e(&format_em(em.as_ref().and_then(|m| m.mean_em))),
         e(&format_em(em.as_ref().and_then(|m| m.max_em))),
         counts,
@@ -499,8 +562,10 @@ fn summary_row(h: &mut String, id: &str, what: &str, found: &[(&str, &str, Optio
 /// the project's own studies (outputs of experiments no catalogue entry claims).
 fn summary_table(h: &mut String, index: &Index) {
     let all = outputs(index);
+    h.push_str("<section id=\"summary\"><h2>Summary</h2>\n");
+    h.push_str(LEGEND);
     h.push_str(
-        "<section id=\"summary\"><h2>Summary</h2>\n<div class=\"scroll\"><table class=\"summary\">\n<thead><tr>\
+        "<div class=\"scroll\"><table class=\"summary\">\n<thead><tr>\
          <th>id</th><th>what</th><th>status</th><th class=\"num\">mean EM</th><th class=\"num\">max EM</th>\
          <th>verdict (pass/fail/inconclusive points)</th><th>outputs</th></tr></thead>\n<tbody>\n",
     );

@@ -500,3 +500,55 @@ fn a_ci_smaller_than_its_marker_is_noted_in_the_legend() {
         "note on a visible CI"
     );
 }
+
+/// A catalogue entry whose description names a hardware measurement gets
+/// the status "reference: hardware" once an output shows it, "not yet"
+/// without one; other entries with outputs are "reproduced". The legend
+/// explains the three.
+#[test]
+fn index_marks_hardware_references() {
+    let mut index = sample_index();
+    let entry = |id: &str, what: &str| reports::CatalogueEntry {
+        id: id.into(),
+        paper: "Gran & Reinemo 2011".into(),
+        what: what.into(),
+    };
+    index.catalogue = vec![
+        entry(
+            "gran-7a",
+            "Fig. 7(a): scenario 1 throughput per flow, hardware, CC off",
+        ),
+        entry("gran-7c", "Fig. 7(c): scenario 1, simulation, CC off"),
+        entry("gran-8a", "Fig. 8(a): scenario 2, hardware, CC off"),
+    ];
+    let fig = |id: &str| IndexFigure {
+        id: id.into(),
+        title: id.into(),
+        png: format!("figures/{id}.png"),
+        svg: format!("figures/{id}.svg"),
+        em: None,
+    };
+    index.experiments[0].figures = vec![fig("gran-7a"), fig("gran-7c")];
+    let html = reports::index_html(&index);
+    let row = |id: &str| {
+        html.lines()
+            .find(|l| l.contains(&format!("<code>{id}</code>")) && l.starts_with("<tr>"))
+            .unwrap_or_else(|| panic!("no row for {id}"))
+            .to_string()
+    };
+    assert!(
+        row("gran-7a").contains(">reference: hardware<"),
+        "{}",
+        row("gran-7a")
+    );
+    assert!(
+        row("gran-7c").contains(">reproduced<"),
+        "{}",
+        row("gran-7c")
+    );
+    assert!(row("gran-8a").contains(">not yet<"), "{}", row("gran-8a"));
+    assert!(
+        html.contains("<strong>reference: hardware</strong>"),
+        "legend"
+    );
+}

@@ -383,7 +383,7 @@ impl Solver for TorusModel {
                 ParamDoc { name: "phi2", doc: "MMPP rate of leaving phase 2 (> 0)" },
                 ParamDoc { name: "lambda1", doc: "message rate in phase 1 (messages/node/cycle)" },
                 ParamDoc { name: "lambda2", doc: "message rate in phase 2 (default 0, Wu's convention)" },
-                ParamDoc { name: "delta", doc: "hot-spot fraction in [0, 1) (default 0)" },
+                ParamDoc { name: "delta", doc: "hot-spot fraction in [0, 1) (default 0: uniform traffic without a hot spot, not a case of Wu ch.3, whose figures give 0.05, 0.1 or 0.2; the manifests give it)" },
                 ParamDoc { name: "cj", doc: "inward (default, W-6) or printed: the C_j of (3.11)/(3.35)" },
                 ParamDoc { name: "pad", doc: "printed (default, 2/V) or half (1/V): the P_a&d weight (W-8)" },
                 ParamDoc { name: "hotspot_pb", doc: "remaining (default, W-7) or printed: hot-spot blocking probability" },

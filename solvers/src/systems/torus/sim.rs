@@ -485,7 +485,7 @@ impl Solver for TorusSim {
                 ParamDoc { name: "lambda1", doc: "MMPP message rate in phase 1, messages/node/cycle" },
                 ParamDoc { name: "lambda2", doc: "MMPP message rate in phase 2 (default 0)" },
                 ParamDoc { name: "rate", doc: "bernoulli probability or poisson rate per node per cycle" },
-                ParamDoc { name: "delta", doc: "hot-spot fraction in [0, 1) (default 0)" },
+                ParamDoc { name: "delta", doc: "hot-spot fraction in [0, 1) (default 0: uniform traffic without a hot spot, not a case of Wu ch.3, whose figures give 0.05, 0.1 or 0.2; the manifests give it)" },
                 ParamDoc { name: "hotspot", doc: "hot-spot node id (default 0)" },
                 ParamDoc { name: "injection", doc: "per_vc (default: V source FIFOs, random assignment) or shared" },
                 ParamDoc { name: "warmup", doc: "delivered messages discarded (default 8000; quick 500)" },

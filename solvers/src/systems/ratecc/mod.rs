@@ -228,13 +228,11 @@ impl RawParams {
             ));
         }
         let bin = positive("bin_us", self.bin_us.unwrap_or(10.0))? * 1e-6;
-        if duration / bin > 200_000.0 {
+        let bins = ((duration / bin) * (1.0 - 1e-12)).ceil();
+        if bins > 200_000.0 {
             return Err(SolveError::param(
                 "bin_us",
-                format!(
-                    "duration_ms / bin_us gives {:.0} bins (at most 200000)",
-                    duration / bin
-                ),
+                format!("duration_ms / bin_us gives {bins:.0} bins (at most 200000)"),
             ));
         }
         let jitter = non_negative("start_jitter_us", self.start_jitter_us.unwrap_or(2.0))? * 1e-6;

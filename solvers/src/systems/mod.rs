@@ -4,6 +4,7 @@ use crate::Registry;
 
 pub mod credit;
 pub mod ibcc;
+pub mod ratecc;
 pub mod threshold;
 pub mod torus;
 pub mod wireless;
@@ -11,6 +12,7 @@ pub mod wireless;
 pub fn register(r: &mut Registry) {
     credit::register(r);
     ibcc::register(r);
+    ratecc::register(r);
     threshold::register(r);
     torus::register(r);
     wireless::register(r);

@@ -6,9 +6,13 @@
 //! the destination deciding what to send back (IBA CNP; Yan's ACK per packet),
 //! the source reacting to that feedback and to its own timer, and the source
 //! HCA's arbitration asking for the inter-packet gap of a flow. Yan ch.3's
-//! PIPD/FIMD plug-in (catalogue §1.1) fits the same hooks: it marks on input
-//! buffer full (`PortView::input_full`), asks for an ACK per packet, and maps
-//! its rate to a gap.
+//! ECN + PIPD/FIMD plug-in (catalogue §1.1, [`super::ecn::YanEcn`]) uses the
+//! same hooks plus the ones with defaults below, which the IBA plug-in leaves
+//! alone (so its results do not move): a per-output state armed when a switch
+//! input buffer becomes full (`on_input_full`), an ACK per data packet
+//! (`Reply::Ack`, `on_ack`, after which the engine re-times the flow's next
+//! packet from the new gap), an initial source state per SL, a window of
+//! unacknowledged packets, weighted VL arbitration and a trace of the level.
 
 /// What a switch output sees when it is about to send a data packet on a VL.
 #[derive(Debug, Clone, Copy)]
@@ -31,6 +35,10 @@ pub enum Reply {
     Nothing,
     /// A congestion notification packet with BECN set (IBA CNP).
     Cnp,
+    /// An acknowledgement echoing the packet's ECN bit (Yan §3.3.1): sent
+    /// like a CNP (control packet of `Scenario::cnp_bytes`, priority, no
+    /// credits), handed to `on_ack` at the source.
+    Ack,
 }
 
 pub trait CongestionControl {
@@ -38,13 +46,46 @@ pub trait CongestionControl {
     type Source: Copy + Default;
     /// State of a switch output per VL (marking counters).
     type PortVl: Copy + Default;
+    /// State of a switch output port over all its VLs (Yan's cnt2).
+    type Port: Copy + Default;
 
     /// False for the plug-in that does nothing, so the engine skips the work.
     fn enabled(&self) -> bool;
-    /// Switch output: whether to set FECN on the data packet about to leave.
-    fn mark(&self, st: &mut Self::PortVl, view: &PortView) -> bool;
+    /// Initial state of a source whose (first) flow has service level `sl`.
+    fn init_source(&self, _sl: u8) -> Self::Source {
+        Self::Source::default()
+    }
+    /// Switch output: whether to set FECN (ECN) on the data packet about to leave.
+    fn mark(&self, port: &mut Self::Port, st: &mut Self::PortVl, view: &PortView) -> bool;
+    /// Whether the engine must call `on_input_full` (costs a scan per event).
+    fn watches_input_full(&self) -> bool {
+        false
+    }
+    /// A switch input buffer (one input port, one VL) has just become full
+    /// (no room for another data packet). Called once for each output that
+    /// packets in that buffer wait for, with that output's state and the
+    /// number of data packets in the switch waiting for it (Yan's cnt1).
+    fn on_input_full(&self, _port: &mut Self::Port, _waiting: u32) {}
     /// Destination: what a data packet with (or without) FECN makes it send back.
     fn reply(&self, fecn: bool) -> Reply;
+    /// Source: an ACK of one of the flow's packets arrived, echoing `ecn`.
+    /// The engine then re-times the flow's next packet with the new `gap`.
+    fn on_ack(&self, _st: &mut Self::Source, _ecn: bool) {}
+    /// Most packets a flow may have sent and not had acknowledged.
+    fn window(&self) -> u32 {
+        u32::MAX
+    }
+    /// Weighted round-robin VL arbitration at switch outputs and HCAs:
+    /// `Some(w)` serves VL v up to `w[v]` packets in a row (w has one entry
+    /// per data VL). `None`: plain round robin over VLs at switches and a
+    /// lottery by flow weight at HCAs.
+    fn vl_weights(&self) -> Option<&[u32]> {
+        None
+    }
+    /// Record (time, level) of every flow at every change (`Counters::level_trace`).
+    fn trace_level(&self) -> bool {
+        false
+    }
     /// Source: a BECN arrived for this flow. Returns true if the timer of
     /// the flow's port SL must run.
     fn on_becn(&self, st: &mut Self::Source) -> bool;
@@ -66,10 +107,11 @@ pub struct NoCc;
 impl CongestionControl for NoCc {
     type Source = ();
     type PortVl = ();
+    type Port = ();
     fn enabled(&self) -> bool {
         false
     }
-    fn mark(&self, _: &mut (), _: &PortView) -> bool {
+    fn mark(&self, _: &mut (), _: &mut (), _: &PortView) -> bool {
         false
     }
     fn reply(&self, _: bool) -> Reply {
@@ -162,12 +204,13 @@ impl IbaCc {
 impl CongestionControl for IbaCc {
     type Source = Ccti;
     type PortVl = MarkCounter;
+    type Port = ();
 
     fn enabled(&self) -> bool {
         true
     }
 
-    fn mark(&self, st: &mut MarkCounter, v: &PortView) -> bool {
+    fn mark(&self, _: &mut (), st: &mut MarkCounter, v: &PortView) -> bool {
         if v.packet_blocks < self.packet_size_blocks || !self.congested(v) {
             return false;
         }
@@ -247,11 +290,11 @@ mod tests {
         let c = cc(15, 0);
         let mut m = MarkCounter::default();
         // Threshold 15: 1/16 of 512 blocks = 32 blocks.
-        assert!(c.mark(&mut m, &view(&[0, 40], true, false)));
-        assert!(!c.mark(&mut m, &view(&[0, 20], true, false)));
-        assert!(!c.mark(&mut m, &view(&[0, 40], false, false)));
-        assert!(c.mark(&mut m, &view(&[0, 40], false, true)));
-        assert!(!cc(0, 0).mark(&mut m, &view(&[512], true, true)));
+        assert!(c.mark(&mut (), &mut m, &view(&[0, 40], true, false)));
+        assert!(!c.mark(&mut (), &mut m, &view(&[0, 20], true, false)));
+        assert!(!c.mark(&mut (), &mut m, &view(&[0, 40], false, false)));
+        assert!(c.mark(&mut (), &mut m, &view(&[0, 40], false, true)));
+        assert!(!cc(0, 0).mark(&mut (), &mut m, &view(&[512], true, true)));
     }
 
     #[test]
@@ -259,7 +302,7 @@ mod tests {
         let c = cc(15, 2);
         let mut m = MarkCounter::default();
         let marks: Vec<bool> = (0..6)
-            .map(|_| c.mark(&mut m, &view(&[100], true, false)))
+            .map(|_| c.mark(&mut (), &mut m, &view(&[100], true, false)))
             .collect();
         assert_eq!(marks, [true, false, false, true, false, false]);
     }

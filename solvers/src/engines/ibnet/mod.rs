@@ -11,6 +11,7 @@
 //! The engine knows nothing of JSON: `systems/ibcc/` builds a [`Scenario`].
 
 pub mod cc;
+pub mod ecn;
 mod run;
 pub mod topology;
 
@@ -88,6 +89,10 @@ pub struct Counters {
     pub flow_marks: Vec<u64>,
     pub cnps: u64,
     pub becns: u64,
+    /// ACKs sent by destinations and received by sources; ACKs in flight at the end.
+    pub acks: u64,
+    pub acks_received: u64,
+    pub live_acks: u64,
     pub min_credits: i64,
     pub max_in_used: u32,
     pub credit_overflow: bool,
@@ -97,6 +102,11 @@ pub struct Counters {
     pub bin_bytes: Vec<f64>,
     /// Payload bytes per flow per window: `window_bytes[f * windows + j]`.
     pub window_bytes: Vec<f64>,
+    /// Data packets injected per flow per window (same layout).
+    pub window_sent: Vec<u64>,
+    /// Per flow, (time, level) at the start and at every change, when the
+    /// plug-in asks for it (`CongestionControl::trace_level`); else empty.
+    pub level_trace: Vec<Vec<(f64, f64)>>,
     /// CC level (CCTI) per flow at the end of each bin.
     pub level: Vec<f64>,
     /// Input-buffer bytes per switch at the end of each bin.
@@ -116,6 +126,9 @@ impl Counters {
             flow_marks: vec![0; flows],
             cnps: 0,
             becns: 0,
+            acks: 0,
+            acks_received: 0,
+            live_acks: 0,
             min_credits: i64::MAX,
             max_in_used: 0,
             credit_overflow: false,
@@ -123,6 +136,8 @@ impl Counters {
             nbins,
             bin_bytes: vec![0.0; flows * nbins],
             window_bytes: vec![0.0; flows * windows],
+            window_sent: vec![0; flows * windows],
+            level_trace: vec![Vec::new(); flows],
             level: vec![0.0; flows * nbins],
             occupancy: vec![0.0; switches * nbins],
             sim_time: 0.0,

@@ -17,6 +17,14 @@
 //! - An HCA sends CNPs first, then picks among its flows that hold credits
 //!   and whose inter-packet delay (the plug-in's gap) has elapsed; injection
 //!   is paced at the end-node cap and the sink drains at the sink cap.
+//! - With a plug-in that asks for weighted VL arbitration (Yan's admission
+//!   control), switch outputs and HCAs serve VL v up to w[v] packets in a row
+//!   before moving to the next VL with something to send.
+//! - ACK-based plug-ins (Yan): the destination returns an ACK per data packet
+//!   through the same priority path as CNPs; on its arrival the source's
+//!   state changes and the flow's next packet is re-timed from the new gap
+//!   (last injection + paced time + gap), so the rate in force governs the
+//!   spacing; a window caps the unacknowledged packets.
 
 use super::cc::{CongestionControl, PortView, Reply};
 use super::topology::NodeRef;
@@ -49,7 +57,10 @@ struct Pkt {
     bytes: u32,
     blocks: u32,
     vl: u8,
+    /// A control packet (CNP or ACK): priority, no credits.
     cnp: bool,
+    /// The control packet is an ACK (its `fecn` echoes the data packet's ECN).
+    ack: bool,
     fecn: bool,
     live: bool,
     /// Time the tail has fully arrived in the buffer the packet sits in.
@@ -82,8 +93,11 @@ struct Engine<'a, C: CongestionControl> {
     prio: Vec<Queue>,
     rr_in: Vec<u32>,
     rr_vl: Vec<u32>,
+    /// Packets sent in a row on `rr_vl` (weighted VL arbitration).
+    vl_run: Vec<u32>,
     waiting: Vec<u32>,
     mark: Vec<C::PortVl>,
+    port_cc: Vec<C::Port>,
     victim: Vec<bool>,
     // Per port (input side).
     in_used: Vec<u32>,
@@ -101,7 +115,12 @@ struct Engine<'a, C: CongestionControl> {
     // Per flow.
     started: Vec<bool>,
     next_allowed: Vec<f64>,
+    /// Earliest next injection before the plug-in's gap (ACK re-timing).
+    base_allowed: Vec<f64>,
+    outstanding: Vec<u32>,
     state_of: Vec<u32>,
+    /// Flows of each source state (level trace, ACK re-timing).
+    state_flows: Vec<Vec<u32>>,
     src_state: Vec<C::Source>,
     timer_on: Vec<bool>,
     timer_members: Vec<Vec<u32>>,
@@ -176,6 +195,15 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 timer_members[key as usize].push(st);
             }
         }
+        let mut state_flows = vec![Vec::new(); nstates];
+        let mut src_state = vec![C::Source::default(); nstates];
+        for (i, fl) in sc.flows.iter().enumerate() {
+            let st = state_of[i] as usize;
+            if state_flows[st].is_empty() {
+                src_state[st] = cc.init_source(fl.sl);
+            }
+            state_flows[st].push(i as u32);
+        }
         let victim = (0..np)
             .map(|p| {
                 sc.victim_mask_hca
@@ -199,8 +227,10 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             prio: vec![EMPTY; np],
             rr_in: vec![0; np],
             rr_vl: vec![0; np],
+            vl_run: vec![0; np],
             waiting: vec![0; np],
             mark: vec![C::PortVl::default(); np * v],
+            port_cc: vec![C::Port::default(); np],
             victim,
             in_used: vec![0; np * v],
             voq_base,
@@ -216,8 +246,11 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 .collect(),
             started: vec![false; nflows],
             next_allowed: vec![0.0; nflows],
+            base_allowed: vec![0.0; nflows],
+            outstanding: vec![0; nflows],
             state_of,
-            src_state: vec![C::Source::default(); nstates],
+            state_flows,
+            src_state,
             timer_on: vec![false; hosts * SLS as usize],
             timer_members,
             cand: Vec::new(),
@@ -229,6 +262,11 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     fn start(&mut self) {
         for (i, fl) in self.sc.flows.iter().enumerate() {
             self.cal.schedule(fl.start, Ev::FlowStart(i as u32));
+        }
+        if self.cc.trace_level() {
+            for st in 0..self.src_state.len() {
+                self.trace(st);
+            }
         }
         self.cal.schedule(self.sc.bin, Ev::Sample);
     }
@@ -389,7 +427,11 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                         victim_mask: self.victim[pi],
                         packet_blocks: blocks,
                     };
-                    if self.cc.mark(&mut self.mark[pi * self.v + vl], &view) {
+                    if self.cc.mark(
+                        &mut self.port_cc[pi],
+                        &mut self.mark[pi * self.v + vl],
+                        &view,
+                    ) {
                         self.pool[k as usize].fecn = true;
                         self.out.marks += 1;
                         self.out.flow_marks[self.pool[k as usize].flow as usize] += 1;
@@ -405,8 +447,28 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                     Ev::Credit(inport.peer, vl as u8, blocks),
                 );
                 self.rr_in[pi] = ((i + 1) % radix) as u32;
-                self.rr_vl[pi] = ((vl + 1) % self.v) as u32;
+                self.next_vl(pi, vl);
                 return;
+            }
+        }
+    }
+
+    /// VL arbitration after a packet left port `pi` on `vl`: plain round
+    /// robin, or weighted (up to w[vl] packets in a row on one VL).
+    fn next_vl(&mut self, pi: usize, vl: usize) {
+        match self.cc.vl_weights() {
+            None => self.rr_vl[pi] = ((vl + 1) % self.v) as u32,
+            Some(w) => {
+                if self.rr_vl[pi] as usize == vl {
+                    self.vl_run[pi] += 1;
+                } else {
+                    self.rr_vl[pi] = vl as u32;
+                    self.vl_run[pi] = 1;
+                }
+                if self.vl_run[pi] >= w[vl] {
+                    self.rr_vl[pi] = ((vl + 1) % self.v) as u32;
+                    self.vl_run[pi] = 0;
+                }
             }
         }
     }
@@ -424,6 +486,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                     Self::push(&mut self.pool, &mut self.prio[out as usize], k);
                 } else {
                     let iu = q as usize * self.v + pk.vl as usize;
+                    let before = self.in_used[iu];
                     self.in_used[iu] += pk.blocks;
                     self.out.max_in_used = self.out.max_in_used.max(self.in_used[iu]);
                     let f = &self.sc.fabric;
@@ -434,11 +497,21 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                     Self::push(&mut self.pool, &mut self.voq[idx], k);
                     self.voq_blocks[idx] += pk.blocks;
                     self.waiting[out as usize] += 1;
+                    if self.cc.watches_input_full() {
+                        let room = |used: u32| used + self.data_blocks <= self.sc.buffer_blocks;
+                        if room(before) && !room(self.in_used[iu]) {
+                            self.input_full(s, q, pk.vl);
+                        }
+                    }
                 }
                 self.try_switch(s, out);
             }
             NodeRef::Host(h) => {
-                if pk.cnp {
+                if pk.ack {
+                    self.out.acks_received += 1;
+                    self.ack(h, pk.flow, pk.fecn);
+                    self.release(k);
+                } else if pk.cnp {
                     self.out.becns += 1;
                     self.becn(pk.flow);
                     self.release(k);
@@ -486,8 +559,14 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let port = self.sc.fabric.ports[hp as usize];
         self.cal
             .schedule(now + port.latency, Ev::Credit(port.peer, pk.vl, pk.blocks));
-        if pk.fecn && self.cc.reply(true) == Reply::Cnp {
-            self.out.cnps += 1;
+        let reply = self.cc.reply(pk.fecn);
+        if reply != Reply::Nothing {
+            let ack = reply == Reply::Ack;
+            if ack {
+                self.out.acks += 1;
+            } else {
+                self.out.cnps += 1;
+            }
             let cnp = Pkt {
                 next: NIL,
                 flow: pk.flow,
@@ -497,7 +576,8 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 blocks: self.sc.cnp_bytes.div_ceil(64),
                 vl: pk.vl,
                 cnp: true,
-                fecn: false,
+                ack,
+                fecn: ack && pk.fecn,
                 live: true,
                 tail: now,
             };
@@ -507,6 +587,49 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         }
         self.release(k);
         self.start_sink(h);
+    }
+
+    /// Input buffer (port `q`, `vl`) of switch `s` just filled: every output
+    /// that packets in it wait for learns its count of waiting packets.
+    fn input_full(&mut self, s: u32, q: u32, vl: u8) {
+        let f = &self.sc.fabric;
+        let radix = f.radix(s) as usize;
+        let in_local = f.ports[q as usize].local as usize;
+        let first = f.sw_first[s as usize] as usize;
+        for o in 0..radix {
+            let idx =
+                self.voq_base[s as usize] as usize + (o * self.v + vl as usize) * radix + in_local;
+            if self.voq[idx].head != NIL {
+                let p = first + o;
+                self.cc.on_input_full(&mut self.port_cc[p], self.waiting[p]);
+            }
+        }
+    }
+
+    /// An ACK of `flow` arrived at its source host `h`.
+    fn ack(&mut self, h: u32, flow: u32, ecn: bool) {
+        let fi = flow as usize;
+        self.outstanding[fi] = self.outstanding[fi].saturating_sub(1);
+        let st = self.state_of[fi] as usize;
+        self.cc.on_ack(&mut self.src_state[st], ecn);
+        if self.cc.trace_level() {
+            self.trace(st);
+        }
+        let gap = self.cc.gap(&self.src_state[st]);
+        for i in 0..self.state_flows[st].len() {
+            let g = self.state_flows[st][i] as usize;
+            self.next_allowed[g] = self.base_allowed[g] + gap;
+        }
+        self.try_host(h);
+    }
+
+    /// Appends the level of source state `st` to its flows' traces.
+    fn trace(&mut self, st: usize) {
+        let now = self.cal.now();
+        let lv = self.cc.level(&self.src_state[st]);
+        for &f in &self.state_flows[st] {
+            self.out.level_trace[f as usize].push((now, lv));
+        }
     }
 
     fn becn(&mut self, flow: u32) {
@@ -568,7 +691,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 continue;
             }
             let vl = self.sc.flows[fi].sl as usize % self.v;
-            if self.credits[pi * self.v + vl] < self.data_blocks as i64 {
+            if self.credits[pi * self.v + vl] < self.data_blocks as i64
+                || self.outstanding[fi] >= self.cc.window()
+            {
                 continue;
             }
             if self.next_allowed[fi] > now {
@@ -584,24 +709,45 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             }
             return;
         }
-        // One candidate: no draw (keeps single-flow hosts free of randomness);
-        // several: a lottery by weight.
-        let f = if self.cand.len() == 1 {
-            self.cand[0]
-        } else {
-            let mut u = self.rng[h as usize].uniform() * total_w;
-            let mut pick = *self.cand.last().unwrap();
-            for &c in &self.cand {
-                let w = self.sc.flows[c as usize].weight;
-                if u < w {
-                    pick = c;
-                    break;
-                }
-                u -= w;
-            }
-            pick
-        };
+        if self.cc.vl_weights().is_some() {
+            // Weighted VL arbitration: the first VL in turn with a candidate;
+            // a lottery among that VL's candidates only.
+            let vl = (0..self.v)
+                .map(|d| (self.rr_vl[pi] as usize + d) % self.v)
+                .find(|&vl| {
+                    self.cand
+                        .iter()
+                        .any(|&c| self.sc.flows[c as usize].sl as usize % self.v == vl)
+                })
+                .expect("a candidate has a VL");
+            let v = self.v;
+            let flows = &self.sc.flows;
+            self.cand
+                .retain(|&c| flows[c as usize].sl as usize % v == vl);
+            total_w = self.cand.iter().map(|&c| flows[c as usize].weight).sum();
+            self.next_vl(pi, vl);
+        }
+        let f = self.lottery(h, total_w);
         self.inject(h, p, f);
+    }
+
+    /// One candidate: no draw (keeps single-flow hosts free of randomness);
+    /// several: a lottery by weight.
+    fn lottery(&mut self, h: u32, total_w: f64) -> u32 {
+        if self.cand.len() == 1 {
+            return self.cand[0];
+        }
+        let mut u = self.rng[h as usize].uniform() * total_w;
+        let mut pick = *self.cand.last().unwrap();
+        for &c in &self.cand {
+            let w = self.sc.flows[c as usize].weight;
+            if u < w {
+                pick = c;
+                break;
+            }
+            u -= w;
+        }
+        pick
     }
 
     fn inject(&mut self, h: u32, p: u32, f: u32) {
@@ -641,12 +787,19 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             blocks: self.data_blocks,
             vl: (fl.sl as usize % self.v) as u8,
             cnp: false,
+            ack: false,
             fecn: false,
             live: true,
             tail: now,
         };
         let k = self.alloc(pkt);
         self.out.generated += 1;
+        self.outstanding[f as usize] = self.outstanding[f as usize].saturating_add(1);
+        for (j, w) in self.sc.windows.iter().enumerate() {
+            if now >= w.0 && now < w.1 {
+                self.out.window_sent[f as usize * self.sc.windows.len() + j] += 1;
+            }
+        }
         let mut paced = self.data_bytes as f64 / self.sc.inject_rate;
         if self.sc.pace_jitter > 0.0 {
             // Mean-preserving jitter of the PCIe pacing: breaks the phase
@@ -662,6 +815,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         } else {
             0.0
         };
+        self.base_allowed[f as usize] = (now + paced).max(end);
         self.next_allowed[f as usize] = (now + paced).max(end) + gap;
     }
 
@@ -687,6 +841,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
 
     fn finish(mut self) -> Counters {
         self.out.live_data = self.pool.iter().filter(|p| p.live && !p.cnp).count() as u64;
+        self.out.live_acks = self.pool.iter().filter(|p| p.live && p.ack).count() as u64;
         // Bookkeeping cross-check: VoQ contents equal the input-buffer counts.
         let f = &self.sc.fabric;
         for s in 0..f.sw_first.len() - 1 {

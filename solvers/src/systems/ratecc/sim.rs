@@ -1,0 +1,284 @@
+//! `ibecn.sim` and `ibecn.claims`: replications of the Fig. 3.1 scenario on
+//! the packet-level engine with the Yan-ECN plug-in, mapped to average
+//! injection rates (time averages of each source's rate r), rate series and
+//! the quantities behind the thesis's qualitative claims.
+
+use super::{param_docs, Function, RawParams, Setup, FLOWS};
+use crate::des::{ci95, Stream};
+use crate::engines::ibnet::{run, Counters, Scenario};
+use crate::params::parse;
+use crate::{Kind, Metric, Outcome, SolveError, Solver, SolverDoc, TaskContext};
+
+/// "Near R_min": below this multiple of the flow's R_min (below the first
+/// FIMD step, which multiplies R_min by n = 4).
+pub const NEAR_RMIN: f64 = 2.0;
+
+/// Stream ids (des::Stream) of the replication seeds and the start offsets.
+const STREAM_REPLICATION: u64 = 70_000;
+const STREAM_START: u64 = 71_000;
+
+/// What one replication measured, per flow (order of `FLOWS`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Replication {
+    /// Time average of r over the measured window (packets/s).
+    pub rate: Vec<f64>,
+    /// Data packets injected per second in the window.
+    pub sent: Vec<f64>,
+    /// Data packets delivered per second in the window.
+    pub delivered: Vec<f64>,
+    /// Fraction of the window with r < NEAR_RMIN x R_min of the flow's SL.
+    pub near_rmin: Vec<f64>,
+    /// Time average of r per bin over the whole run.
+    pub series: Vec<Vec<f64>>,
+    pub marks: Vec<u64>,
+    pub counters: Counters,
+}
+
+/// Runs replication `k` of the set-up.
+pub fn replicate(s: &Setup, k: usize, ctx: &TaskContext) -> Result<Replication, SolveError> {
+    let seed = Stream::new(ctx.seed, STREAM_REPLICATION + k as u64).next_u64();
+    let mut sc = s.scenario.clone();
+    for (f, fl) in sc.flows.iter_mut().enumerate() {
+        fl.start = Stream::new(seed, STREAM_START + f as u64).uniform() * s.start_jitter;
+    }
+    let mut c = ctx.clone();
+    c.seed = seed;
+    let counters = run(&sc, &s.cc, &c)?;
+    Ok(measure(s, &sc, counters))
+}
+
+fn measure(s: &Setup, sc: &Scenario, c: Counters) -> Replication {
+    let (a, b) = sc.windows[0];
+    let nbins = ((sc.duration / s.bin) * (1.0 - 1e-12)).ceil() as usize;
+    let mut out = Replication {
+        rate: Vec::new(),
+        sent: Vec::new(),
+        delivered: Vec::new(),
+        near_rmin: Vec::new(),
+        series: Vec::new(),
+        marks: c.flow_marks.clone(),
+        counters: c.clone(),
+    };
+    for (f, fl) in sc.flows.iter().enumerate() {
+        let tr = &c.level_trace[f];
+        let r_min = s.cc.classes[fl.sl as usize].r_min;
+        out.rate.push(integral(tr, a, b, |r| r) / (b - a));
+        out.near_rmin
+            .push(integral(tr, a, b, |r| f64::from(u8::from(r < NEAR_RMIN * r_min))) / (b - a));
+        out.sent.push(c.window_sent[f] as f64 / (b - a));
+        out.delivered
+            .push(c.window_bytes[f] / sc.mtu as f64 / (b - a));
+        out.series.push(
+            (0..nbins)
+                .map(|k| {
+                    let lo = k as f64 * s.bin;
+                    let hi = ((k + 1) as f64 * s.bin).min(sc.duration);
+                    integral(tr, lo, hi, |r| r) / (hi - lo)
+                })
+                .collect(),
+        );
+    }
+    out
+}
+
+/// Integral of g(level) over [a, b] for a piecewise-constant trace of
+/// (time, level) change points starting at time 0. The series loop calls it
+/// per bin; a binary search finds the first segment.
+fn integral(tr: &[(f64, f64)], a: f64, b: f64, g: impl Fn(f64) -> f64) -> f64 {
+    if tr.is_empty() || b <= a {
+        return 0.0;
+    }
+    let mut i = tr.partition_point(|p| p.0 <= a).saturating_sub(1);
+    let mut sum = 0.0;
+    while i < tr.len() && tr[i].0 < b {
+        let t0 = tr[i].0.max(a);
+        let t1 = tr.get(i + 1).map_or(b, |p| p.0.min(b));
+        if t1 > t0 {
+            sum += g(tr[i].1) * (t1 - t0);
+        }
+        i += 1;
+    }
+    sum
+}
+
+/// Mean and 95% CI across replications (no CI from a single one).
+fn metric(xs: &[f64]) -> Metric {
+    if xs.len() == 1 {
+        return Metric {
+            value: xs[0],
+            half_width: None,
+            n: Some(1),
+        };
+    }
+    let (m, h) = ci95(xs);
+    Metric::estimate(m, h, xs.len() as u64)
+}
+
+/// (B - A) / (B + A): positive exactly when B > A, at most 1.
+pub fn advantage(b: f64, a: f64) -> f64 {
+    if a + b > 0.0 {
+        (b - a) / (a + b)
+    } else {
+        0.0
+    }
+}
+
+fn run_all(s: &Setup, ctx: &TaskContext) -> Result<Vec<Replication>, SolveError> {
+    (0..s.replications).map(|k| replicate(s, k, ctx)).collect()
+}
+
+pub(super) struct IbecnSim;
+
+impl Solver for IbecnSim {
+    fn name(&self) -> &'static str {
+        "ibecn.sim"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn kind(&self) -> Kind {
+        Kind::Simulation
+    }
+    fn doc(&self) -> SolverDoc {
+        SolverDoc {
+            summary: "Yan 2012 ch.3: packet-level InfiniBand (Fig. 3.1: switches A, B; A1, B1 -> Bc in two SLs, victim Av -> Bv) with ECN marking on input-buffer-full, an ACK per packet and PIPD/FIMD rate response per ACK, WRR 2:1 admission control; average injection rates (Tables 3.2/3.3) and rate traces (Figs 3.4-3.7)",
+            params: param_docs(),
+            metrics: vec![
+                "r1_A, r2_A, r1_B, r2_B, r_victim (time-average rate r, packets/s, CI across replications)",
+                "sent_<flow>, delivered_<flow> (packets/s injected, delivered)",
+                "near_rmin_<flow> (fraction of time with r < 2 R_min)",
+                "adv_BA_r1, adv_BA_r2 ((B - A)/(B + A)), adv_21_A, adv_21_B ((r2 - r1)/(r2 + r1))",
+                "marks, acks, marks_<flow>",
+                "link_gbytes_per_s, header_bytes, packet_bytes, tx_time_us, buffer_packets, r_max_pps, rmin_low_pps, rmin_high_pps (Table 3.1)",
+                "series rate_r1_A, rate_r2_A, rate_r1_B, rate_r2_B, rate_victim (x: ms, first replication)",
+            ],
+        }
+    }
+    fn solve(&self, params: &serde_json::Value, ctx: &TaskContext) -> Result<Outcome, SolveError> {
+        let raw: RawParams = parse(params)?;
+        let setup = raw.validate(raw.function()?)?;
+        let reps = run_all(&setup, ctx)?;
+        outcome(&setup, &reps).checked(self.name())
+    }
+}
+
+fn rate_name(f: usize) -> String {
+    match FLOWS[f] {
+        "victim" => "r_victim".to_string(),
+        x => x.to_string(),
+    }
+}
+
+fn outcome(s: &Setup, reps: &[Replication]) -> Outcome {
+    let mut o = Outcome::new();
+    let per = |g: &dyn Fn(&Replication) -> f64| -> Metric {
+        metric(&reps.iter().map(g).collect::<Vec<_>>())
+    };
+    for (f, name) in FLOWS.iter().enumerate() {
+        o.insert(&rate_name(f), per(&|r| r.rate[f]));
+        o.insert(&format!("sent_{name}"), per(&|r| r.sent[f]));
+        o.insert(&format!("delivered_{name}"), per(&|r| r.delivered[f]));
+        o.insert(&format!("near_rmin_{name}"), per(&|r| r.near_rmin[f]));
+        o.insert(&format!("marks_{name}"), per(&|r| r.marks[f] as f64));
+        let series = reps[0].series[f]
+            .iter()
+            .enumerate()
+            .map(|(k, y)| ((k as f64 + 0.5) * s.bin * 1e3, *y))
+            .collect();
+        o.series.insert(format!("rate_{name}"), series);
+    }
+    o.insert("adv_BA_r1", per(&|r| advantage(r.rate[2], r.rate[0])));
+    o.insert("adv_BA_r2", per(&|r| advantage(r.rate[3], r.rate[1])));
+    o.insert("adv_21_A", per(&|r| advantage(r.rate[1], r.rate[0])));
+    o.insert("adv_21_B", per(&|r| advantage(r.rate[3], r.rate[2])));
+    o.insert("marks", per(&|r| r.counters.marks as f64));
+    o.insert("acks", per(&|r| r.counters.acks as f64));
+    // Table 3.1, from the parameters: the transmission time is derived.
+    let t = Metric::exact;
+    o.insert("link_gbytes_per_s", t(s.link_gbytes));
+    o.insert("header_bytes", t(s.header as f64));
+    o.insert("packet_bytes", t(s.packet_bytes as f64));
+    o.insert(
+        "tx_time_us",
+        t(s.packet_bytes as f64 / (s.link_gbytes * 1e9) * 1e6),
+    );
+    o.insert("buffer_packets", t(s.buffer_packets as f64));
+    o.insert("r_max_pps", t(s.cc.r_max));
+    o.insert("rmin_low_pps", t(s.cc.classes[0].r_min));
+    o.insert("rmin_high_pps", t(s.cc.classes[1].r_min));
+    o
+}
+
+pub(super) struct IbecnClaims;
+
+impl Solver for IbecnClaims {
+    fn name(&self) -> &'static str {
+        "ibecn.claims"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn kind(&self) -> Kind {
+        Kind::Simulation
+    }
+    fn doc(&self) -> SolverDoc {
+        SolverDoc {
+            summary: "Yan 2012 ch.3: the Fig. 3.1 scenario under PIPD (Table 3.2) and under PIPD + FIMD for r1 (Table 3.3) with the same seeds, reporting the comparisons the thesis draws between the two runs",
+            params: param_docs(),
+            metrics: vec![
+                "ratio_r1_A, ratio_r1_B (r1 under PIPD / r1 under FIMD, per replication pair)",
+                "adv_r2_A, adv_r2_B ((r2 PIPD - r2 PIPD+FIMD)/(sum): > 0 when Table 3.2's r2 exceeds Table 3.3's)",
+                "pipd_<rate>, fimd_<rate> for r1_A, r2_A, r1_B, r2_B (the two runs' averages)",
+            ],
+        }
+    }
+    fn solve(&self, params: &serde_json::Value, ctx: &TaskContext) -> Result<Outcome, SolveError> {
+        let raw: RawParams = parse(params)?;
+        if raw.function.is_some() {
+            return Err(SolveError::param(
+                "function",
+                "ibecn.claims runs pipd and fimd_low itself; leave `function` out",
+            ));
+        }
+        let pipd = run_all(&raw.validate(Function::Pipd)?, ctx)?;
+        let fimd = run_all(&raw.validate(Function::FimdLow)?, ctx)?;
+        let mut o = Outcome::new();
+        let pair = |g: &dyn Fn(&Replication, &Replication) -> f64| -> Metric {
+            metric(
+                &pipd
+                    .iter()
+                    .zip(&fimd)
+                    .map(|(p, f)| g(p, f))
+                    .collect::<Vec<_>>(),
+            )
+        };
+        o.insert("ratio_r1_A", pair(&|p, f| p.rate[0] / f.rate[0]));
+        o.insert("ratio_r1_B", pair(&|p, f| p.rate[2] / f.rate[2]));
+        o.insert("adv_r2_A", pair(&|p, f| advantage(p.rate[1], f.rate[1])));
+        o.insert("adv_r2_B", pair(&|p, f| advantage(p.rate[3], f.rate[3])));
+        for (i, name) in FLOWS.iter().enumerate().take(4) {
+            o.insert(&format!("pipd_{name}"), pair(&|p, _| p.rate[i]));
+            o.insert(&format!("fimd_{name}"), pair(&|_, f| f.rate[i]));
+        }
+        o.checked(self.name())
+    }
+}
+
+/// The Fig. 3.1 scenario and plug-in with every default and `function`
+/// (for `examples/ratecc_speed.rs`).
+pub fn bench_scenario(
+    function: &str,
+    duration_ms: f64,
+) -> Result<(Scenario, crate::engines::ibnet::ecn::YanEcn), SolveError> {
+    let raw = RawParams {
+        function: Some(function.to_string()),
+        duration_ms: Some(duration_ms),
+        replications: Some(1.0),
+        ..Default::default()
+    };
+    let s = raw.validate(raw.function()?)?;
+    Ok((s.scenario, s.cc))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,264 @@
+//! Tests of `ibecn.sim` / `ibecn.claims` and of the Yan-ECN plug-in on the
+//! engine: bad input, the marking rule on hand-built cases, conservation of
+//! packets and ACKs, determinism per seed, and a snapshot of a tiny run.
+
+use super::*;
+use crate::engines::ibnet::ecn::{Response, SlClass, YanEcn};
+use crate::engines::ibnet::{Dest, Fabric, Flow, LinkSpec, NodeRef, Topology};
+use crate::Fidelity;
+use serde_json::json;
+
+fn ctx(seed: u64) -> TaskContext {
+    TaskContext::new(seed, Fidelity::Quick)
+}
+
+fn solve(p: serde_json::Value) -> Result<Outcome, SolveError> {
+    IbecnSim.solve(&p, &ctx(3))
+}
+
+fn field(r: Result<Outcome, SolveError>) -> (String, String) {
+    match r {
+        Err(SolveError::InvalidParam { param, rule }) => (param, rule),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn bad_parameters_name_the_field_and_the_rule() {
+    let (f, r) = field(solve(json!({"m": 1})));
+    assert_eq!(f, "m");
+    assert!(r.contains("m > 1") && r.contains("1 < m <= 64"), "{r}");
+    let (f, r) = field(solve(json!({"n": 0.5, "function": "fimd_low"})));
+    assert_eq!(f, "n");
+    assert!(r.contains("n > 1"), "{r}");
+    let (f, r) = field(solve(json!({"rmin_low": 1.5})));
+    assert_eq!(f, "rmin_low");
+    assert!(r.contains("below R_max"), "{r}");
+    assert_eq!(field(solve(json!({"rmin_high": 0}))).0, "rmin_high");
+    assert_eq!(field(solve(json!({"rmin_high": -0.1}))).0, "rmin_high");
+    assert_eq!(field(solve(json!({"m": 100}))).0, "m");
+    assert_eq!(field(solve(json!({"function": "aimd"}))).0, "function");
+    assert_eq!(
+        field(solve(json!({"buffer_packets": 0}))).0,
+        "buffer_packets"
+    );
+    assert_eq!(
+        field(solve(json!({"buffer_packets": 2.5}))).0,
+        "buffer_packets"
+    );
+    assert_eq!(field(solve(json!({"link_gbytes": 0}))).0, "link_gbytes");
+    assert_eq!(field(solve(json!({"window": 0}))).0, "window");
+    assert_eq!(field(solve(json!({"wrr_high": 0}))).0, "wrr_high");
+    assert_eq!(field(solve(json!({"replications": 0}))).0, "replications");
+    assert_eq!(
+        field(solve(json!({"warmup_ms": 5, "duration_ms": 5}))).0,
+        "warmup_ms"
+    );
+    assert_eq!(
+        field(solve(json!({"duration_ms": 20000, "bin_us": 1000}))).0,
+        "duration_ms"
+    );
+    assert_eq!(field(solve(json!({"bin_us": 0.001}))).0, "bin_us");
+    assert_eq!(
+        field(solve(json!({"switch_latency_ns": -1}))).0,
+        "switch_latency_ns"
+    );
+    assert!(matches!(
+        solve(json!({"bogus": 1})),
+        Err(SolveError::BadParams(m)) if m.contains("bogus")
+    ));
+    let c = IbecnClaims.solve(&json!({"function": "pipd"}), &ctx(1));
+    assert_eq!(field(c).0, "function");
+    assert_eq!(field(IbecnClaims.solve(&json!({"m": 0.9}), &ctx(1))).0, "m");
+}
+
+/// One switch, hosts H0..H4 on it at 1 GB/s, 2068-byte packets, 4-packet buffers.
+fn star(flows: Vec<(u32, u32)>, duration: f64) -> (Scenario, YanEcn) {
+    let bps = 1e9;
+    let links = (0..5)
+        .map(|h| LinkSpec {
+            a: NodeRef::Host(h),
+            b: NodeRef::Switch(0),
+            rate_bps: bps * 8.0,
+            latency: 1e-7,
+        })
+        .collect();
+    let t = Topology {
+        hosts: 5,
+        switches: 1,
+        links,
+        routes: Vec::new(),
+    };
+    let flows = flows
+        .into_iter()
+        .map(|(s, d)| Flow {
+            src: s,
+            dest: Dest::Host(d),
+            sl: 0,
+            start: 0.0,
+            weight: 1.0,
+        })
+        .collect();
+    let sc = Scenario {
+        fabric: Fabric::build(&t).unwrap(),
+        flows,
+        vls: 1,
+        mtu: 2048,
+        header: 20,
+        cnp_bytes: 28,
+        buffer_blocks: 4 * 33,
+        switch_latency: 1e-7,
+        cut_through: true,
+        inject_rate: bps,
+        sink_rate: bps,
+        victim_mask_hca: false,
+        pace_jitter: 0.0,
+        cc_per_sl: false,
+        duration,
+        bin: duration / 10.0,
+        windows: vec![(0.0, duration)],
+        max_events: u64::MAX,
+    };
+    let r_max = bps / 2068.0;
+    // FIMD with R_min = R_max / 2: sources stay near the link rate, so any
+    // oversubscribed output fills its inputs' buffers.
+    let cc = YanEcn {
+        classes: vec![
+            SlClass {
+                response: Response::Fimd { n: 4.0 },
+                r_min: r_max / 2.0,
+            };
+            16
+        ],
+        r_max,
+        t_pkt: 2068.0 / bps,
+        window: None,
+        vl_weights: vec![1],
+    };
+    (sc, cc)
+}
+
+fn assert_conserved(c: &Counters, sc: &Scenario) {
+    assert_eq!(c.generated, c.delivered + c.live_data, "{c:?}");
+    assert_eq!(c.acks, c.delivered, "one ACK per delivered packet");
+    assert_eq!(c.acks, c.acks_received + c.live_acks, "ACKs conserved");
+    assert!(c.min_credits >= 0);
+    assert!(c.max_in_used <= sc.buffer_blocks);
+    assert!(!c.credit_overflow && c.bookkeeping_ok);
+}
+
+#[test]
+fn an_uncongested_flow_is_never_marked() {
+    let (sc, cc) = star(vec![(0, 2)], 0.002);
+    let c = run(&sc, &cc, &ctx(1)).unwrap();
+    assert!(c.delivered > 500, "{c:?}");
+    assert_eq!(c.marks, 0);
+    assert_conserved(&c, &sc);
+}
+
+#[test]
+fn a_full_input_buffer_marks_the_flows_of_its_outputs_only() {
+    // H0 and H1 oversubscribe the output to H2; H3 -> H4 crosses the same
+    // switch on an output nobody else uses, so its input never fills.
+    let (sc, cc) = star(vec![(0, 2), (1, 2), (3, 4)], 0.002);
+    let c = run(&sc, &cc, &ctx(1)).unwrap();
+    assert!(c.flow_marks[0] > 0 && c.flow_marks[1] > 0, "{c:?}");
+    assert_eq!(c.flow_marks[2], 0, "{:?}", c.flow_marks);
+    assert_eq!(c.marks, c.flow_marks.iter().sum::<u64>());
+    // Marked ACKs pull the congested sources below the uncongested one.
+    let rate = |f: usize| c.window_sent[f] as f64;
+    assert!(rate(0) + rate(1) < 1.05 * rate(2), "{:?}", c.window_sent);
+    assert_conserved(&c, &sc);
+}
+
+#[test]
+fn a_window_caps_unacknowledged_packets() {
+    let (sc, mut cc) = star(vec![(0, 2)], 0.001);
+    let free = run(&sc, &cc, &ctx(1)).unwrap();
+    cc.window = Some(1);
+    let c = run(&sc, &cc, &ctx(1)).unwrap();
+    // One packet per round trip (transmission + latencies + the ACK's way
+    // back): fewer packets than the link rate lets through without a window.
+    assert!(c.generated > 100, "{}", c.generated);
+    assert!(
+        (c.generated as f64) < 0.9 * free.generated as f64,
+        "{} vs {}",
+        c.generated,
+        free.generated
+    );
+    assert!(c.generated - c.acks_received <= 1);
+    assert_conserved(&c, &sc);
+}
+
+#[test]
+fn fig_3_1_conserves_packets_and_acks() {
+    let raw: RawParams = parse(&json!({"duration_ms": 3, "replications": 1})).unwrap();
+    for f in [Function::Pipd, Function::PipdPrinted, Function::FimdLow] {
+        let s = raw.validate(f).unwrap();
+        let r = replicate(&s, 0, &ctx(5)).unwrap();
+        assert!(r.counters.marks > 0, "{f:?}");
+        assert_conserved(&r.counters, &s.scenario);
+        // The time-average rate stays within [R_min, R_max].
+        for (k, fl) in s.scenario.flows.iter().enumerate() {
+            let lo = s.cc.classes[fl.sl as usize].r_min;
+            assert!(
+                r.rate[k] >= lo * (1.0 - 1e-9) && r.rate[k] <= s.cc.r_max,
+                "{f:?} {k}"
+            );
+        }
+    }
+}
+
+#[test]
+fn same_seed_same_outcome_other_seed_other_outcome() {
+    let p = json!({"duration_ms": 2, "replications": 2});
+    let a = IbecnSim.solve(&p, &ctx(9)).unwrap();
+    let b = IbecnSim.solve(&p, &ctx(9)).unwrap();
+    assert_eq!(a, b);
+    let c = IbecnSim.solve(&p, &ctx(10)).unwrap();
+    assert_ne!(a.metrics["r1_A"], c.metrics["r1_A"]);
+}
+
+#[test]
+fn time_average_of_a_trace() {
+    let tr = [(0.0, 1.0), (1.0, 3.0), (3.0, 2.0)];
+    assert!((integral(&tr, 0.0, 4.0, |r| r) - (1.0 + 6.0 + 2.0)).abs() < 1e-12);
+    assert!((integral(&tr, 0.5, 1.5, |r| r) - (0.5 + 1.5)).abs() < 1e-12);
+    assert!((integral(&tr, 2.0, 5.0, |r| f64::from(u8::from(r < 2.5)))) - 2.0 < 1e-12);
+    assert!((advantage(3.0, 1.0) - 0.5).abs() < 1e-12);
+}
+
+/// Snapshot of a tiny deterministic run: Fig. 3.1 with PIPD, 0.5 ms, one
+/// replication, seed 7. Any change to the engine's event order, arbitration,
+/// credits, marking, ACK handling or the start offsets moves these numbers.
+/// After an *intended* change, run `cargo test --release -p solvers
+/// ibecn_snapshot`, check that the other tests still pass, paste the `actual`
+/// tuple over `expected` and bump `ibecn.sim`'s version.
+#[test]
+fn ibecn_snapshot_of_a_tiny_run() {
+    let raw: RawParams =
+        parse(&json!({"duration_ms": 0.5, "warmup_ms": 0.1, "replications": 1})).unwrap();
+    let s = raw.validate(Function::Pipd).unwrap();
+    let r = replicate(&s, 0, &ctx(7)).unwrap();
+    let c = &r.counters;
+    let rates: Vec<u64> = r.rate.iter().map(|x| x.round() as u64).collect();
+    let actual = (
+        c.events,
+        c.generated,
+        c.delivered,
+        c.marks,
+        c.acks_received,
+        c.flow_marks.clone(),
+        rates,
+    );
+    let expected = (
+        2404,
+        154,
+        153,
+        19,
+        153,
+        vec![9u64, 2, 5, 2, 1],
+        vec![16974u64, 67816, 14803, 67824, 52257],
+    );
+    assert_eq!(actual, expected, "actual: {actual:?}");
+}

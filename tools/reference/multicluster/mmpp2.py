@@ -238,7 +238,7 @@ def solve_G(m, S):
         R = S.H(D0 + D1 @ Gx) - Gx
         return [R[0, 1], R[1, 0]]
 
-    x = fsolve(res, [G[0, 1], G[1, 0]], xtol=1e-15, full_output=False)
+    x, _, _, _ = fsolve(res, [G[0, 1], G[1, 0]], xtol=1e-14, full_output=True)
     a, b = x
     Gx = np.array([[1 - a, a], [b, 1 - b]])
     Gn = S.H(D0 + D1 @ Gx)

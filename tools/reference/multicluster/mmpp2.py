@@ -169,6 +169,48 @@ def multiplier(src, f):
     return hl_fit(lam, a_t / lam, a_i / lam, g3, t, (src.phi1, src.phi2))
 
 
+def superpose(comps):
+    """Superposition of independent MMPP(2) components [(MMPP, count), ...] fitted once (HL,
+    3.19-3.22) at the W-5 time t = (1/2K) sum_k (1/phi_k1 + 1/phi_k2).  Poisson components only:
+    Poisson.  Used for the C/D inputs ("N copies of the source split by xi", issue 22)."""
+    comps = [(m, k) for m, k in comps if k > 0 and m.rate() > 0]
+    if all(m.is_poisson() for m, _ in comps):
+        lam = sum(k * m.l1 for m, k in comps)
+        m0 = comps[0][0]
+        return MMPP(m0.phi1, m0.phi2, lam, lam, "poisson")
+    if len(comps) == 1 and comps[0][1] == 1:
+        return comps[0][0]
+    K = sum(k for _, k in comps)
+    t = sum(k * 0.5 * (1 / m.phi1 + 1 / m.phi2) for m, k in comps) / K
+    lam = a_t = a_i = g3 = 0.0
+    for m, k in comps:
+        l, it, ii, g = chars(m, t)
+        lam += k * l
+        a_t += k * it * l
+        a_i += k * ii * l
+        g3 += k * g
+    return hl_fit(lam, a_t / lam, a_i / lam, g3, t, (comps[0][0].phi1, comps[0][0].phi2))
+
+
+def mix(contribs):
+    """Channel process fed by several clusters' sources: [(source MMPP of cluster u, multiplier
+    f_u), ...] -> floor(f_u) copies of that source plus one copy split by frac(f_u), for every u,
+    superposed and fitted once.  With one contributor this is `multiplier`."""
+    contribs = [(m, f) for m, f in contribs if f > 0]
+    if len(contribs) == 1:
+        return multiplier(*contribs[0])
+    comps = []
+    for m, f in contribs:
+        Z = math.floor(f)
+        if Z:
+            comps.append((m, Z))
+        if f > Z:
+            comps.append((m.split(f - Z), 1))
+    if len(comps) == 1 and comps[0][1] == 1:
+        return comps[0][0]
+    return superpose(comps)
+
+
 # ---------------------------------------------------------------- service laws
 
 def expm2(A):

@@ -11,7 +11,7 @@ import json
 import math
 import sys
 
-from mmpp2 import MMPP, Service, multiplier, mmpp_g1_wait, blocking_prob, BLOCK_FLAGS, FIT_LOG
+from mmpp2 import MMPP, Service, multiplier, superpose, mix, mmpp_g1_wait, blocking_prob, BLOCK_FLAGS, FIT_LOG
 
 
 class Saturated(Exception):
@@ -124,6 +124,20 @@ def icn_stage(k, a, r, stage_map):
     raise ValueError(f"stage_map: unknown value {stage_map!r}")
 
 
+CH5_LOADS = "scaled"   # G-7: "scaled" (default since DISAGREEMENTS.md D-2) or "unscaled"
+TAIL = "literal"   # G-3: "literal" (default since DISAGREEMENTS.md D-1) or "stages"
+
+
+def tail_time(K, a, r, smap, tcsE, tcsI, tcnE):
+    """Tail time of an inter-cluster class "based on Eq. (4.26)".
+    literal: sum_{k=1}^{K-1} t_cs^k + t_cn^E, t_cs^k from the stage map (4.28)/(5.18) for every k
+             in 1..K-1 (the index range of 4.26);
+    stages:  sum_{k=0}^{K-2} t_cs^k + t_cn^E (the per-flit times of the stages whose service is
+             w t_cs^k in 4.27) - my first reading, see DISAGREEMENTS.md D-1."""
+    ks = range(1, K) if TAIL == "literal" else range(0, K - 1)
+    return sum(tcsI if icn_stage(k, a, r, smap) else tcsE for k in ks) + tcnE
+
+
 def n_c_ch4(C, m):
     # (4.1)  n_c = ceil((log2 C - 1)/(log2 m - 1)); computed on integers to avoid rounding
     n = 1
@@ -177,16 +191,13 @@ def solve_ch4(p):
         for q in range(1, nc + 1):
             K = 2 * (pp + q) - 1
             st = []
-            tail = 0.0
             for k in range(K - 1):
                 if icn_stage(k, pp, q, smap):
                     st.append((cI, omega * tcsI))
-                    tail += tcsI
                 else:
                     st.append((cE, omega * tcsE))
-                    tail += tcsE
             st.append((cE, omega * tcnE))
-            tail += tcnE                                          # G-3 (tail time)
+            tail = tail_time(K, pp, q, smap, tcsE, tcsI, tcnE)   # G-3 (tail time)
             w = Pp[pp - 1] * Pq[q - 1]
             B0 = ctx.path(st, f"ECN/ICN class p={pp},q={q}")
             c0 = st[0][1]
@@ -195,8 +206,9 @@ def solve_ch4(p):
             tau_out += w * tail
     W_out, _ = source_wait(ctx, src.split(xi), classes, "source queue (ECN)")
 
-    # C/D (W-29): derived = N copies of the source split by xi; printed = MMPP_cI
-    cd_proc = multiplier(src, N * xi) if cd == "derived" else cI
+    # C/D (W-29, issue 22): derived = N iid copies of the source split by xi (not the
+    # floor/frac multiplier rule of the channels); printed = MMPP_cI
+    cd_proc = superpose([(src.split(xi), N)]) if cd == "derived" else cI
     if cd not in ("derived", "printed"):
         raise ValueError("cd")
     W_c = cd_wait(ctx, cd_proc, omega * tcsI, "concentrator")
@@ -258,21 +270,35 @@ def solve_ch5(p):
     out = [N[i] * xi[i] * s[i] for i in range(C)]
     inflow_der = [sum(N[u] * s[u] for u in range(C) if u != i) * N[i] / (Nt - 1) for i in range(C)]  # W-34
 
-    def fE(i, v):                                                    # (5.8)
-        inn = out[v] if inflow_v == "printed" else inflow_der[i]
-        num = out[i] + inn
-        if not ecn_twice:
-            num = num / 2                                            # G-6
-        return num * d[i] / (chan * n[i] * N[i])
+    # Channel processes (5.7)-(5.9).  G-7: every cluster's own source is the scaled MMPP
+    # (Q_s, Lambda_s/(1-phi_u)) (M-20); a load fed by several clusters is the superposition, over
+    # the contributing clusters u, of floor(f_u) copies of u's source plus a split copy, fitted once.
+    # CH5_LOADS = "unscaled" is my first reading (one multiplier, with the printed (1-phi)^-1
+    # factors, of the unscaled MMPP_s); see DISAGREEMENTS.md D-2.
+    srcs = [src.split(s[u]) for u in range(C)]
 
-    fI = sum(out) * dc / (chan * nc * C)                             # (5.9)
-    cI = multiplier(src, fI)
+    def load(contribs):            # contribs: [(u, multiplier of u's scaled source)]
+        if CH5_LOADS == "unscaled":
+            return multiplier(src, sum(f * s[u] for u, f in contribs))
+        return mix([(srcs[u], f) for u, f in contribs])
+
+    def fE_contribs(i, v):                                           # (5.8)
+        k = d[i] / (chan * n[i] * N[i]) * (1.0 if ecn_twice else 0.5)   # G-6
+        c = [(i, N[i] * xi[i] * k)]
+        if inflow_v == "printed":
+            c.append((v, N[v] * xi[v] * k))
+        else:                                                        # W-34
+            c += [(u, N[u] * N[i] / (Nt - 1) * k) for u in range(C) if u != i]
+        return c
+
+    cI = load([(u, N[u] * xi[u] * dc / (chan * nc * C)) for u in range(C)])   # (5.9)
+    fI = sum(out) * dc / (chan * nc * C)
     procE = {}
 
     def cE(i, v):
         key = (i, v) if inflow_v == "printed" else (i,)
         if key not in procE:
-            procE[key] = multiplier(src, fE(i, v))
+            procE[key] = load(fE_contribs(i, v))
         return procE[key]
 
     def wts(i):
@@ -284,7 +310,7 @@ def solve_ch5(p):
     Lin, Tin_l, Win_l = [], [], []
     for i in range(C):
         tcnA, tcsA = tA[i]
-        cA = multiplier(src, d[i] * (1 - xi[i]) * s[i] / (chan * n[i]))   # (5.7)
+        cA = load([(i, d[i] * (1 - xi[i]) / (chan * n[i]))])        # (5.7)
         classes, T, R = [], 0.0, 0.0
         for j in range(1, n[i] + 1):
             K = 2 * j - 1
@@ -293,7 +319,7 @@ def solve_ch5(p):
             classes.append((P[i][j - 1], st[0][1], B0))
             T += P[i][j - 1] * (st[0][1] + B0)
             R += P[i][j - 1] * ((K - 1) * tcsA + tcnA)             # (5.16)
-        W, _ = source_wait(ctx, multiplier(src, (1 - xi[i]) * s[i]), classes, f"source queue ACN_{i}")  # (5.14)
+        W, _ = source_wait(ctx, src.split((1 - xi[i]) * s[i]), classes, f"source queue ACN_{i}")  # (5.14), G-5
         Lin.append(T + W + R)
         Tin_l.append(T)
         Win_l.append(W)
@@ -313,18 +339,15 @@ def solve_ch5(p):
                 for u in range(1, n[v] + 1):
                     K = a + 2 * r + u - 1
                     st = []
-                    tail = 0.0
                     seen_icn = False
                     for k in range(K - 1):
                         if icn_stage(k, a, r, smap):
                             st.append((cI, omega * tcsI))
-                            tail += tcsI
                             seen_icn = True
                         else:
                             st.append(((e2 if seen_icn else e1), omega * tcsE))
-                            tail += tcsE
                     st.append((e2, omega * tcnE))
-                    tail += tcnE
+                    tail = tail_time(K, a, r, smap, tcsE, tcsI, tcnE)
                     w = P[i][a - 1] * Pc[r - 1] * P[v][u - 1]
                     B0 = ctx.path(st, f"inter {i}->{v} class a={a},r={r},u={u}")
                     classes.append((w, st[0][1], B0))
@@ -333,7 +356,7 @@ def solve_ch5(p):
         memo_pair[key] = (classes, T, R)
         return memo_pair[key]
 
-    srcout = [multiplier(src, xi[i] * s[i]) for i in range(C)]      # G-5
+    srcout = [src.split(xi[i] * s[i]) for i in range(C)]            # G-5: scaled source split by xi
     Lout = []
     for i in range(C):
         tot = 0.0
@@ -346,18 +369,23 @@ def solve_ch5(p):
     # ---- C/D (W-38 as W-29; dispatcher variants of issue 22)
     cdc = {}
 
-    def wq(f, where):
-        if f not in cdc:
-            cdc[f] = cd_wait(ctx, multiplier(src, f), omega * tcsI, where)
-        return cdc[f]
+    def wq(comps, where):
+        key = tuple((m_.key(), k) for m_, k in comps)
+        if key not in cdc:
+            cdc[key] = cd_wait(ctx, superpose(comps), omega * tcsI, where)
+        return cdc[key]
 
     if cd == "printed":
         Wp = cd_wait(ctx, cI, omega * tcsI, "C/D (printed: MMPP_cI)")
         Wc = [Wp] * C
         Wd = [Wp] * C
     else:
-        Wc = [wq(out[i], f"concentrator {i}") for i in range(C)]
-        Wd_in = [wq(inflow_der[i], f"dispatcher {i}") for i in range(C)]
+        # concentrator: N_i copies of the cluster's (scaled) source split by xi_i;
+        # dispatcher: the traffic actually entering cluster i = N_u copies of cluster u's source
+        # split by N_i/(N_tot-1), u != i (G-9)
+        Wc = [wq([(src.split(xi[i] * s[i]), N[i])], f"concentrator {i}") for i in range(C)]
+        Wd_in = [wq([(src.split(s[u] * N[i] / (Nt - 1)), N[u]) for u in range(C) if u != i], f"dispatcher {i}")
+                 for i in range(C)]
         if disp == "same":
             Wd = list(Wc)
         elif disp == "inflow":
@@ -367,11 +395,15 @@ def solve_ch5(p):
 
     Lat = [(1 - xi[i]) * Lin[i] + xi[i] * (Lout[i] + Wc[i] + Wd[i]) for i in range(C)]   # (5.21)
     lat = sum(N[i] * Lat[i] for i in range(C)) / Nt                                       # (5.22)
+    # G-8 (DISAGREEMENTS.md D-3): aggregates weighted by the intra / inter message shares of
+    # (5.22), N_i(1-xi_i) and N_i xi_i, so that latency = a latency_in + (1-a) latency_out
+    win = [N[i] * (1 - xi[i]) for i in range(C)]
+    wout = [N[i] * xi[i] for i in range(C)]
     met = dict(latency=lat,
-               latency_in=sum(N[i] * Lin[i] for i in range(C)) / Nt,
-               latency_out=sum(N[i] * (Lout[i] + Wc[i] + Wd[i]) for i in range(C)) / Nt,
-               W_c=sum(N[i] * Wc[i] for i in range(C)) / Nt,
-               W_d=sum(N[i] * Wd[i] for i in range(C)) / Nt)
+               latency_in=sum(win[i] * Lin[i] for i in range(C)) / sum(win),
+               latency_out=sum(wout[i] * (Lout[i] + Wc[i] + Wd[i]) for i in range(C)) / sum(wout),
+               W_c=sum(wout[i] * Wc[i] for i in range(C)) / sum(wout),
+               W_d=sum(wout[i] * Wd[i] for i in range(C)) / sum(wout))
     for i in range(C):
         met[f"latency_{i}"] = Lat[i]
     # alternative aggregate definitions (G-8), for diagnosing definitional differences

@@ -179,7 +179,9 @@ def poisson_closed_ch4(p):
             sts.append((lE, om * tE[0]))
             c0, B = chain(sts)
             parts.append((Pp[a - 1] * Pq[q - 1], c0, B))
-            tauo += Pp[a - 1] * Pq[q - 1] * (sum(s[1] for s in sts) / om)
+            icn_k = [(a <= k < a + 2 * q) if p.get("stage_map", "w27") == "w27" else (a - 1 <= k < a + 2 * q - 1)
+                     for k in range(1, K)]
+            tauo += Pp[a - 1] * Pq[q - 1] * (sum(tI[1] if x else tE[1] for x in icn_k) + tE[0])   # literal (4.26), D-1
     Wout, Tout = pk(xi * lb, parts)
     lcd = (N * xi if p.get("cd", "derived") == "derived" else N * xi * dd(Pq) / (ch * nc)) * lb
     Wc = lcd * (om * tI[1]) ** 2 / (2 * (1 - lcd * om * tI[1]))

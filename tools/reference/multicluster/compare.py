@@ -241,9 +241,28 @@ def sat():
         me = R[c["name"]]["status"]
         ok = me == rs.get("status")
         agree += ok
+        extra = ""
+        if me == "ok" and rs.get("status") == "ok":
+            mm = R[c["name"]]["metrics"]
+            e = max(abs(rs["metrics"][k] - v) / abs(v) for k, v in mm.items())
+            extra = f"latency {mm['latency']:.8g}/{rs['metrics']['latency']:.8g}, worst rel over all metrics {e:.1e}"
         print(f"{c['name']:<55s} lambda1 {c['params']['lambda1']:.8g}: reference {me:<9s} repro {rs.get('status')}"
-              f"{'' if ok else '   <-- DIFFERENT'}  {rs.get('reason', '') or R[c['name']]['reason']}")
-    print(f"saturation status agreement: {agree}/{len(d['saturation'])}")
+              f"{'' if ok else '   <-- DIFFERENT'}  {extra or rs.get('reason', '') or R[c['name']]['reason']}")
+    print(f"saturation status agreement at +-0.1 %: {agree}/{len(d['saturation'])}")
+    # tighter brackets around the same lambda* (bisected to rel 1e-8): +-1e-5 and +-1e-6
+    agree = tot = 0
+    for c in d["saturation"]:
+        if c["frac"] != 0.999:
+            continue
+        for fr in (1 - 1e-5, 1 + 1e-5, 1 - 1e-6, 1 + 1e-6):
+            p = dict(c["params"], lambda1=fr * c["lambda_star"])
+            me = model.solve(p)["status"]
+            rs = rust(p).get("status")
+            tot += 1
+            agree += me == rs
+            print(f"{c['name'].rsplit(' 0.999x', 1)[0]:<45s} {fr:.6f} x lambda*: reference {me:<9s} repro {rs}"
+                  f"{'' if me == rs else '   <-- DIFFERENT'}")
+    print(f"saturation status agreement at +-1e-5 and +-1e-6: {agree}/{tot}")
 
 
 if __name__ == "__main__":

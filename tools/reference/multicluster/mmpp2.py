@@ -127,9 +127,10 @@ def hl_fit(lam, idc_t, idc_inf, g3, t, Qhint=None):
         note = "psi=0"
     else:
         e = lam * tau ** 3 * w / (2 * psi * psi)            # W-10
-        p1 = tau / 2 * (1 + 1 / math.sqrt(4 * e + 1))
+        r = math.sqrt(4 * e + 1)
+        p1 = tau / 2 * (1 + 1 / r)
         p2 = tau - p1
-        d = psi / (p1 - p2)
+        d = psi * r / tau          # = psi/(phi1 - phi2), without the cancellation in phi1 - phi2
     l2 = lam - d * p2 / tau
     l1 = l2 + d
     if l2 < 0 or l1 < 0:

@@ -18,7 +18,7 @@ for fr in (0.2, 0.5, 0.8):
 p = ch4_params("wu-4.5b", 1024, None, phi1=0.0005, phi2=0.0005)
 cases.append(("very slow modulation phi .0005 0.7sat", p, 0.7))
 cases.append(("very low load 1e-3 sat", ch4_params("wu-4.6a", 512, None), 1e-3))
-cases.append(("lambda2 > lambda1 (phase 2 busy)", ch4_params("wu-4.6b", 512, None, lambda2=0.0015), 0.5))
+cases.append(("lambda2 > lambda1 (phase 2 busy)", ch4_params("wu-4.6b", 512, None, lambda2=0.0005), 0.5))
 cl = [{"m": 4, "n": 2, "user_level": 0.9, "acn": netA}] * 2 + [{"m": 4, "n": 3, "user_level": 0.6, "acn": netB}] * 2
 cases.append(("ch5 user levels .9/.6 (xi s up to 9)", dict(clusters=cl, m_c=4, ecn=netB, icn=netA, omega=16, Lf=512,
               phi1=0.3, phi2=0.1, lambda2=0.0), 0.6))

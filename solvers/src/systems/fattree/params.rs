@@ -178,7 +178,7 @@ pub struct Network {
 }
 
 /// An m-port n-tree's size (4.2), (4.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Tree {
     pub m: u32,
     pub n: u32,

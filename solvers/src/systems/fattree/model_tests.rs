@@ -282,3 +282,32 @@ fn solver_refuses_bad_input_naming_the_field() {
     assert_eq!(o.status, crate::Status::Saturated);
     assert!(o.note.is_some());
 }
+
+#[test]
+fn tail_time_is_the_physical_link_count_under_both_stage_maps() {
+    // E ≠ I timings (mcref D-1, D-4): τ_out = Σ P_p P_q ((2p − 2) t_cs^E + 2q t_cs^I + t_cn^E).
+    let nets =
+        json!({"icn": {"bandwidth": 1000, "network_latency": 0.01, "switch_latency": 0.005}});
+    let mut v = nets.clone();
+    v["lambda1"] = json!(1e-9);
+    let get = |r: &super::model::ModelResult| r.parts.iter().find(|x| x.0 == "tau_out").unwrap().1;
+    let w = run(v.clone()).unwrap();
+    v["stage_map"] = json!("physical");
+    let p = run(v).unwrap();
+    let (e_cs, e_cn, i_cs) = (
+        0.05 + 512.0 / 600.0,
+        0.05 + 512.0 / 600.0,
+        0.005 + 512.0 / 1000.0,
+    );
+    let t = Tree { m: 4, n: 3 }.distance_probs();
+    let mut want = 0.0;
+    for (pp, &a) in t.iter().enumerate().skip(1) {
+        for (q, &b) in t.iter().enumerate().skip(1) {
+            want += a * b * ((2 * pp - 2) as f64 * e_cs + 2.0 * q as f64 * i_cs + e_cn);
+        }
+    }
+    assert!((get(&w) - want).abs() < 1e-12, "{} vs {want}", get(&w));
+    assert!((get(&p) - want).abs() < 1e-12);
+    // The stage map still changes the stage services.
+    assert!((w.latency - p.latency).abs() > 1e-6);
+}

@@ -22,6 +22,11 @@ use serde::Deserialize;
 
 /// Largest node count either solver accepts (whole system).
 pub const MAX_NODES: u64 = 1 << 20;
+/// Most clusters of a ch.5 system.
+pub const MAX_CLUSTERS: usize = 64;
+/// Most (source, destination, a, r, u) path classes of a ch.5 system
+/// (Fig 5.5's scenario (4) has 32·32·5·5·4 = 102,400).
+pub const MAX_PATH_CLASSES: u64 = 2_000_000;
 
 /// One network's raw timings (Tables 4.2 / 5.2). All three are required
 /// wherever a network is given; a missing one is a [`SolveError`] naming it.
@@ -333,14 +338,21 @@ fn network(field: &str, p: Option<NetParams>, lf: f64) -> Result<Network, SolveE
         &format!("{field}.switch_latency"),
         get("switch_latency", p.switch_latency)?,
     )?;
+    let times = LinkTimes {
+        t_cn: 0.5 * network_latency + lf / bandwidth,
+        t_cs: switch_latency + lf / bandwidth,
+    };
+    if !(times.t_cn.is_finite() && times.t_cs.is_finite() && times.t_cs > 0.0 && times.t_cn > 0.0) {
+        return Err(SolveError::param(
+            &format!("{field}.bandwidth"),
+            format!("the flit times 0.5θ_n + L_f/B and θ_s + L_f/B must be finite and > 0, got {} and {}", times.t_cn, times.t_cs),
+        ));
+    }
     Ok(Network {
         bandwidth,
         network_latency,
         switch_latency,
-        times: LinkTimes {
-            t_cn: 0.5 * network_latency + lf / bandwidth,
-            t_cs: switch_latency + lf / bandwidth,
-        },
+        times,
     })
 }
 
@@ -437,6 +449,15 @@ pub fn validate(p: &Params) -> Result<System, SolveError> {
             "eta_in",
             "ch.5 destinations are uniform; eta_in is a ch.4 parameter",
         )?;
+        if cl.len() > MAX_CLUSTERS {
+            return Err(SolveError::param(
+                "clusters",
+                format!(
+                    "at most {MAX_CLUSTERS} clusters (the model solves C(C − 1) path families), got {}",
+                    cl.len()
+                ),
+            ));
+        }
         if cl.len() < 2 {
             return Err(SolveError::param(
                 "clusters",
@@ -478,6 +499,15 @@ pub fn validate(p: &Params) -> Result<System, SolveError> {
             }
         };
         let it = icn_tree("clusters", out.len(), m_c)?;
+        // Path classes of the model: Σ_i Σ_v n_i n_c n_v.
+        let ns: u64 = out.iter().map(|c| c.tree.n as u64).sum();
+        let classes = ns * ns * it.n as u64;
+        if classes > MAX_PATH_CLASSES {
+            return Err(SolveError::param(
+                "clusters",
+                format!("{classes} inter-cluster path classes; the limit is {MAX_PATH_CLASSES}"),
+            ));
+        }
         if out.iter().map(|c| c.nodes).sum::<u64>() > MAX_NODES {
             return Err(SolveError::param(
                 "clusters",

@@ -201,3 +201,18 @@ fn extras_are_split_off_before_the_strict_parse() {
     assert_eq!(extra["warmup"], json!(100));
     assert!(parse_system(&v).is_err());
 }
+
+#[test]
+fn refuses_too_many_clusters_and_unusable_timings() {
+    let cl: Vec<Value> = (0..128)
+        .map(|_| json!({"m": 4, "n": 1, "acn": net(600.0, 0.04, 0.06)}))
+        .collect();
+    assert_eq!(
+        err_field(json!({"clusters": cl, "lambda1": 0.001})),
+        "clusters"
+    );
+    assert_eq!(
+        err_field(json!({"lambda1": 0.001, "Lf": 1e308, "acn": net(1e-10, 0.0, 0.0)})),
+        "acn.bandwidth"
+    );
+}

@@ -837,6 +837,9 @@ fn solve(args: SolveArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     if !outcome.series.is_empty() {
         out["series"] = serde_json::json!(outcome.series);
     }
+    if let Some(note) = &outcome.note {
+        out["note"] = serde_json::json!(note);
+    }
     println!("{}", serde_json::to_string_pretty(&out)?);
     Ok(ExitCode::from(exit::OK))
 }

@@ -3,6 +3,7 @@
 use crate::Registry;
 
 pub mod credit;
+pub mod fattree;
 pub mod ibcc;
 pub mod ratecc;
 pub mod threshold;
@@ -11,6 +12,7 @@ pub mod wireless;
 
 pub fn register(r: &mut Registry) {
     credit::register(r);
+    fattree::register(r);
     ibcc::register(r);
     ratecc::register(r);
     threshold::register(r);

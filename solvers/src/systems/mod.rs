@@ -3,6 +3,7 @@
 use crate::Registry;
 
 pub mod credit;
+pub mod fattree;
 pub mod ibcc;
 pub mod threshold;
 pub mod torus;
@@ -10,6 +11,7 @@ pub mod wireless;
 
 pub fn register(r: &mut Registry) {
     credit::register(r);
+    fattree::register(r);
     ibcc::register(r);
     threshold::register(r);
     torus::register(r);

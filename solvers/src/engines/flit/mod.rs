@@ -28,6 +28,7 @@ pub mod traffic;
 
 pub use sim::{run, Counters, Finish};
 pub mod fattree;
+mod onoff;
 pub use traffic::{Clustered, HotSpot, Uniform};
 
 use crate::des::{RunLength, Stream};
@@ -237,6 +238,8 @@ pub enum Source {
     /// Poisson arrivals of rate `rate` per cycle.
     Poisson { rate: f64 },
     /// Two-state MMPP (Wu eq 2.1), phase started from its stationary law.
+    /// With λ2 = 0 the next arrival is drawn in O(1) whatever the phase
+    /// changes in between (`onoff.rs`); otherwise the phase chain is stepped.
     Mmpp {
         phi1: f64,
         phi2: f64,

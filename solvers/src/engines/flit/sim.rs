@@ -101,11 +101,12 @@ struct Msg {
     gen: u64,
     inject: u64,
     hops: u32,
-    /// Flits of the current leg available at its source (ω at a node; the
-    /// flits landed so far at a cut-through relay).
-    avail: u32,
-    /// Relay still absorbing this message's flits (NONE otherwise).
-    relay_at: u32,
+    /// Relays still absorbing this message's flits (NONE = free slot) and
+    /// the flits landed at each: a relay injects only flits that landed. A
+    /// long message may span two relays at once (a concentrator and the
+    /// dispatcher after it); a third at once is refused.
+    rel: [u32; 2],
+    got: [u32; 2],
     /// Legs started (0 until the header leaves the node).
     legs: u32,
     /// When it joined a relay's FIFO.
@@ -114,6 +115,7 @@ struct Msg {
 
 enum Gen {
     Bernoulli(f64),
+    OnOff(Vec<super::onoff::OnOff>),
     Poisson(Vec<PoissonSource>),
     Mmpp(Vec<Mmpp2Source>),
 }
@@ -282,6 +284,27 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             phi2,
             lambda1,
             lambda2,
+        } if lambda2 == 0.0 && lambda1 > 0.0 => {
+            crate::traffic::mmpp::Mmpp2::new(phi1, phi2, lambda1, lambda2)?;
+            Gen::OnOff(
+                (0..n_src)
+                    .map(|i| {
+                        let s = dests.rate_scale(i as u32);
+                        super::onoff::OnOff::new(
+                            phi1,
+                            phi2,
+                            lambda1 * s,
+                            Stream::new(sc.seed, 1 + i as u64),
+                        )
+                    })
+                    .collect(),
+            )
+        }
+        Source::Mmpp {
+            phi1,
+            phi2,
+            lambda1,
+            lambda2,
         } => Gen::Mmpp(
             (0..n_src)
                 .map(|i| {
@@ -310,6 +333,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         }
         Gen::Poisson(s) => s.iter_mut().map(|x| x.next_arrival()).collect(),
         Gen::Mmpp(s) => s.iter_mut().map(|x| x.next_arrival()).collect(),
+        Gen::OnOff(s) => s.iter_mut().map(|x| x.next_arrival()).collect(),
     };
 
     let mut c = Counters {
@@ -374,16 +398,24 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         for &(i, f) in &landing {
             let r = ivc_router[i as usize] as usize;
             let m = (f >> 2) as usize;
-            if msgs[m].dst as usize == r || msgs[m].relay_at as usize == r {
+            let r32 = r as u32;
+            let slot = if msgs[m].rel[0] == r32 {
+                0
+            } else if msgs[m].rel[1] == r32 {
+                1
+            } else {
+                2
+            };
+            if msgs[m].dst == r32 || slot < 2 {
                 in_net -= 1;
                 credit_next.push(up[i as usize]);
                 // A relay absorbs the message's flits into its FIFO.
-                if msgs[m].relay_at as usize == r {
+                if slot < 2 {
                     c.flits_relayed += 1;
                     let msg = &mut msgs[m];
-                    msg.avail += 1;
+                    msg.got[slot] += 1;
                     if f & 1 == 1 {
-                        msg.relay_at = NONE;
+                        msg.rel[slot] = NONE;
                         if !cut_through {
                             msg.enq = cycle;
                             let q = relay_queue(r);
@@ -414,9 +446,16 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         msg.dst = leg.dst;
                         msg.tag = leg.tag;
                         msg.aux = leg.aux;
-                        msg.avail = 1;
                         let tail = f & 1 == 1;
-                        msg.relay_at = if tail { NONE } else { r as u32 };
+                        if !tail {
+                            let Some(s) = msg.rel.iter().position(|&x| x == NONE) else {
+                                return Err(SolveError::Numerical(format!(
+                                    "message spans more than two relays at once (at router {r})"
+                                )));
+                            };
+                            msg.rel[s] = r32;
+                            msg.got[s] = 1;
+                        }
                         if cut_through || tail {
                             msg.enq = cycle;
                             let q = relay_queue(r);
@@ -518,8 +557,8 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         gen: g,
                         inject: 0,
                         hops: 0,
-                        avail: omega,
-                        relay_at: NONE,
+                        rel: [NONE; 2],
+                        got: [0; 2],
                         legs: 0,
                         enq: 0,
                     };
@@ -547,6 +586,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         Gen::Bernoulli(p) => next_t[n] + rng.geometric(*p) as f64,
                         Gen::Poisson(s) => s[n].next_arrival(),
                         Gen::Mmpp(s) => s[n].next_arrival(),
+                        Gen::OnOff(s) => s[n].next_arrival(),
                     };
                 }
                 next_min = next_min.min(next_t[n]);
@@ -691,7 +731,15 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         let m = inj_msg[j];
                         let left = inj_left[j];
                         // A cut-through relay sends only flits that landed.
-                        if omega - left >= msgs[m as usize].avail {
+                        let msg = &msgs[m as usize];
+                        let avail = if msg.rel[0] == r32 {
+                            msg.got[0]
+                        } else if msg.rel[1] == r32 {
+                            msg.got[1]
+                        } else {
+                            omega
+                        };
+                        if omega - left >= avail {
                             continue;
                         }
                         let head = left == omega;

@@ -12,6 +12,9 @@
 use crate::Registry;
 
 pub mod params;
+mod sim;
+
+pub use sim::bench_run;
 
 pub use params::{
     parse_system, parse_with_extras, Cluster, LinkTimes, Locality, Network, Params, System, Tree,
@@ -19,7 +22,8 @@ pub use params::{
 };
 
 /// Registers this system's solvers.
-pub fn register(_r: &mut Registry) {
+pub fn register(r: &mut Registry) {
+    r.add(sim::MulticlusterSim);
     // `multicluster.model` is registered here once the model lands.
 }
 

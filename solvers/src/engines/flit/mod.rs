@@ -27,6 +27,8 @@ pub mod torus;
 pub mod traffic;
 
 pub use sim::{run, Counters, Finish};
+pub mod fattree;
+mod onoff;
 pub use traffic::{Clustered, HotSpot, Uniform};
 
 use crate::des::{RunLength, Stream};
@@ -36,8 +38,17 @@ use crate::des::{RunLength, Stream};
 /// `link(r, p).0`, where it enters input port `link(r, p).1`.
 pub trait Topology {
     fn routers(&self) -> usize;
-    /// Output (and input) network ports per router; unused ports return `None`.
+    /// Output (and input) network ports of the router with the most; unused
+    /// ports return `None`.
     fn ports(&self) -> usize;
+    /// Ports of one router (default: [`Topology::ports`] for all). An
+    /// indirect network's switches, nodes and concentrators differ; the
+    /// engine lays its channel arrays out by these counts, so a router pays
+    /// only for its own ports. `link(r, p)` is asked for `p < ports_of(r)`
+    /// and must lead to an input port below the downstream router's count.
+    fn ports_of(&self, _router: u32) -> usize {
+        self.ports()
+    }
     fn link(&self, router: u32, port: u32) -> Option<(u32, u32)>;
 }
 
@@ -46,11 +57,14 @@ pub trait Topology {
 /// must wait this cycle. `free(port, vc)` says whether that output VC may be
 /// allocated now. Called again every cycle while the header waits, so
 /// adaptive functions see the current state (Duato's dynamic routing).
+/// `tag` is the message's current leg's routing data ([`Leg::tag`]; 0 for
+/// plug-ins that do not set it).
 pub trait Routing {
     fn route<F: Fn(u32, u32) -> bool>(
         &self,
         cur: u32,
         dst: u32,
+        tag: u32,
         rng: &mut Stream,
         free: F,
     ) -> Option<(u32, u32)>;
@@ -131,9 +145,74 @@ impl LinkTiming for PerChannelTiming {
 /// switches only (an indirect network's). `pick` returns a destination
 /// `!= src` among `0..nodes()`; it is called once per message, in
 /// generation order, with the engine's stream.
+///
+/// Beyond a plain destination, a plug-in may give each message a route of
+/// several legs through *relays* (a multi-cluster system's concentrators and
+/// dispatchers): [`Destinations::route`] gives the first leg, and when a
+/// leg's header lands at its target, [`Destinations::next_leg`] either ends
+/// the message there (false: the final destination) or rewrites the leg
+/// (true): the router is then a relay, an infinite FIFO of messages served
+/// one at a time by its injection queue of class 0, which re-injects the
+/// message towards the new target. Cut-through (default): the message joins
+/// the FIFO when its header lands and the relay sends no flit before it has
+/// landed; store-and-forward: it joins when its tail lands. Contract: the
+/// routers a message's earlier leg still passes through are never its later
+/// legs' targets (legs in different networks).
 pub trait Destinations {
     fn nodes(&self) -> u32;
     fn pick(&self, src: u32, rng: &mut Stream) -> u32;
+    /// The first leg of a new message from `src` (default: to `pick`, class
+    /// 0, tag 0, group 0).
+    #[inline]
+    fn route(&self, src: u32, rng: &mut Stream) -> Leg {
+        Leg {
+            dst: self.pick(src, rng),
+            class: 0,
+            tag: 0,
+            group: 0,
+            aux: 0,
+        }
+    }
+    /// Called when a header lands at its leg's target `at`: rewrite `leg`
+    /// and return true to relay the message at `at`, or false to deliver it.
+    #[inline]
+    fn next_leg(&self, _at: u32, _leg: &mut Leg) -> bool {
+        false
+    }
+    /// Relays forward cut-through (true) or store-and-forward (false).
+    fn cut_through(&self) -> bool {
+        true
+    }
+    /// Multiplier of node `node`'s source rates (Wu ch.5's 1/(1 − ϕ_i)).
+    fn rate_scale(&self, _node: u32) -> f64 {
+        1.0
+    }
+    /// Message groups for per-group latency ([`Counters::group_latency`]).
+    fn groups(&self) -> usize {
+        1
+    }
+    /// Relay statistic slots and the slot of relay router `r`.
+    fn relay_slots(&self) -> usize {
+        0
+    }
+    fn relay_slot(&self, _r: u32) -> usize {
+        0
+    }
+}
+
+/// One leg of a message's route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Leg {
+    /// Target router of the leg (the final one a node `< nodes()`).
+    pub dst: u32,
+    /// Injection queue at the source (with [`Injection::Classes`]).
+    pub class: u32,
+    /// Routing data passed to [`Routing::route`].
+    pub tag: u32,
+    /// Statistics group, `< groups()`.
+    pub group: u32,
+    /// The plug-in's own data, carried from leg to leg.
+    pub aux: u32,
 }
 
 /// How messages wait at their source.
@@ -145,6 +224,10 @@ pub enum Injection {
     /// One infinite FIFO per node; its head message takes whichever injection
     /// VC is idle.
     Shared,
+    /// `k` injection queues per router, each with its own injection VC; a
+    /// message joins the queue of its first leg's class (Wu ch.4's ACN and
+    /// ECN queues). Relays use class 0.
+    Classes(usize),
 }
 
 /// Message generation process of every node (independent copies).
@@ -155,6 +238,8 @@ pub enum Source {
     /// Poisson arrivals of rate `rate` per cycle.
     Poisson { rate: f64 },
     /// Two-state MMPP (Wu eq 2.1), phase started from its stationary law.
+    /// With λ2 = 0 the next arrival is drawn in O(1) whatever the phase
+    /// changes in between (`onoff.rs`); otherwise the phase chain is stepped.
     Mmpp {
         phi1: f64,
         phi2: f64,

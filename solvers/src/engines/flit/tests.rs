@@ -52,6 +52,7 @@ impl Routing for Line {
         &self,
         cur: u32,
         dst: u32,
+        _tag: u32,
         _: &mut Stream,
         free: F,
     ) -> Option<(u32, u32)> {

@@ -116,6 +116,7 @@ impl Routing for Dor<'_> {
         &self,
         cur: u32,
         dst: u32,
+        _tag: u32,
         rng: &mut Stream,
         free: F,
     ) -> Option<(u32, u32)> {
@@ -159,6 +160,7 @@ impl Routing for Duato<'_> {
         &self,
         cur: u32,
         dst: u32,
+        _tag: u32,
         rng: &mut Stream,
         free: F,
     ) -> Option<(u32, u32)> {

@@ -16,6 +16,9 @@ use crate::{Kind, Outcome, ParamDoc, Registry, SolveError, Solver, SolverDoc, Ta
 
 pub mod model;
 pub mod params;
+mod sim;
+
+pub use sim::bench_run;
 
 pub use params::{
     parse_system, parse_with_extras, Cluster, LinkTimes, Locality, Network, Params, System, Tree,
@@ -26,6 +29,7 @@ pub use params::{
 pub fn register(r: &mut Registry) {
     r.add(MulticlusterModel);
     r.add(MulticlusterConfig);
+    r.add(sim::MulticlusterSim);
 }
 
 /// The parameter documentation shared by `multicluster.model` and

@@ -465,7 +465,9 @@ impl Solver for TorusSim {
     }
     fn version(&self) -> u32 {
         // 2: in-task replications near saturation; metric `replications`.
-        2
+        // 3: MMPP sources with λ2 = 0 draw each next arrival in O(1)
+        // (engines/flit/onoff.rs): same law, other random draws.
+        3
     }
     fn kind(&self) -> Kind {
         Kind::Simulation

@@ -165,6 +165,7 @@ impl Routing for NoDateline<'_> {
         &self,
         cur: u32,
         dst: u32,
+        _tag: u32,
         _: &mut Stream,
         free: F,
     ) -> Option<(u32, u32)> {

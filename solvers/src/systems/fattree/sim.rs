@@ -1,0 +1,387 @@
+//! `multicluster.sim`: Wu ch.4–5 multi-cluster systems on the flit engine
+//! (catalogue §6 SIM-5). The shared parameters ([`super::params`]) are
+//! validated into a typed [`System`]; this file maps it to the engine's
+//! multi-cluster plug-in ([`crate::engines::flit::fattree`]) on a clock of
+//! `cycles_per_flit` cycles per fastest link time, and the counters to an
+//! outcome in the paper's time units.
+
+use super::params::{parse_with_extras, Locality as PLocality, SourceLaw, System, Variants};
+use crate::des::{ci95, RunLength};
+use crate::engines::flit::fattree::{ClusterSpec, Locality, MultiCluster, NetTiming, Spec, Tree};
+use crate::engines::flit::{run, Counters, Finish, Injection, Scenario, Source};
+use crate::params::count;
+use crate::{Kind, Outcome, ParamDoc, SolveError, Solver, SolverDoc, TaskContext};
+
+/// Catalogue §3.2: 80k messages per point (8,000 warm-up, 10 × 8,000).
+const FULL: RunLength = RunLength::new(8_000, 10, 8_000);
+const QUICK: RunLength = RunLength::new(500, 10, 800);
+const EXTRAS: &[&str] = &["warmup", "batches", "batch_len", "cycles_per_flit", "relay"];
+
+/// A validated simulation task.
+#[derive(Debug, Clone)]
+pub(crate) struct SimTask {
+    pub spec: Spec,
+    pub sc: Scenario,
+    /// Time units per cycle.
+    pub dt: f64,
+    pub ch5: bool,
+}
+
+fn num(
+    extra: &serde_json::Map<String, serde_json::Value>,
+    k: &str,
+) -> Result<Option<f64>, SolveError> {
+    match extra.get(k) {
+        None => Ok(None),
+        Some(v) => v
+            .as_f64()
+            .map(Some)
+            .ok_or_else(|| SolveError::param(k, "must be a number")),
+    }
+}
+
+pub(crate) fn validate(
+    params: &serde_json::Value,
+    ctx: &TaskContext,
+) -> Result<SimTask, SolveError> {
+    let (sys, extra) = parse_with_extras(params, EXTRAS)?;
+    if sys.variants != Variants::default() {
+        return Err(SolveError::param(
+            "channels",
+            "model variants (channels, cd, ecn_num, stage_map, inflow, weights, dispatcher, ecn_leg2) are not simulator parameters: the simulated system is one",
+        ));
+    }
+    let cpf = match num(&extra, "cycles_per_flit")? {
+        Some(x) => count("cycles_per_flit", x, 1)?,
+        None => 8,
+    };
+    if cpf > 1000 {
+        return Err(SolveError::param("cycles_per_flit", "must be <= 1000"));
+    }
+    let cut_through = match extra.get("relay") {
+        None => true,
+        Some(v) => match v.as_str() {
+            Some("cut_through") => true,
+            Some("store_forward") => false,
+            _ => {
+                return Err(SolveError::param(
+                    "relay",
+                    "cut_through (default) or store_forward",
+                ))
+            }
+        },
+    };
+    let run_len = RunLength::resolve(
+        num(&extra, "warmup")?,
+        num(&extra, "batches")?,
+        num(&extra, "batch_len")?,
+        ctx.fidelity,
+        FULL,
+        QUICK,
+    )?;
+    let msgs = run_len.warmup as f64 + run_len.batches as f64 * run_len.batch_len as f64;
+    if msgs > 1e8 {
+        return Err(SolveError::param(
+            "batch_len",
+            format!("warmup + batches x batch_len = {msgs} messages exceeds 1e8"),
+        ));
+    }
+    build(&sys, cpf, cut_through, run_len, ctx.seed)
+}
+
+/// The engine scenario of a validated system.
+pub(crate) fn build(
+    sys: &System,
+    cpf: usize,
+    cut_through: bool,
+    run_len: RunLength,
+    seed: u64,
+) -> Result<SimTask, SolveError> {
+    // The clock: the fastest link time over cpf.
+    let mut fastest = sys
+        .ecn
+        .times
+        .t_cn
+        .min(sys.ecn.times.t_cs)
+        .min(sys.icn.times.t_cs);
+    for c in &sys.clusters {
+        fastest = fastest.min(c.acn.times.t_cn).min(c.acn.times.t_cs);
+    }
+    if !(fastest.is_finite() && fastest > 0.0) {
+        return Err(SolveError::param(
+            "acn",
+            "every per-flit link time t_cn, t_cs must be > 0",
+        ));
+    }
+    let dt = fastest / cpf as f64;
+    let cyc = |t: f64| t / dt;
+    let net = |n: &super::params::Network| NetTiming {
+        t_cn: cyc(n.times.t_cn),
+        t_cs: cyc(n.times.t_cs),
+    };
+    let tree = |t: &super::params::Tree| Tree::new(t.m, t.n).map_err(|e| SolveError::param("m", e));
+    let clusters = sys
+        .clusters
+        .iter()
+        .map(|c| {
+            Ok(ClusterSpec {
+                tree: tree(&c.tree)?,
+                acn: net(&c.acn),
+                rate_scale: 1.0 / (1.0 - c.user_level),
+            })
+        })
+        .collect::<Result<Vec<_>, SolveError>>()?;
+    let (locality, ch5) = match sys.locality {
+        PLocality::Ch4 { xi, eta_in } => (Locality::Ch4 { xi, eta_in }, false),
+        PLocality::Ch5 => (Locality::Uniform, true),
+    };
+    let spec = Spec {
+        clusters,
+        icn: tree(&sys.icn_tree)?,
+        ecn: net(&sys.ecn),
+        icn_cs: cyc(sys.icn.times.t_cs),
+        locality,
+        cut_through,
+    };
+    let s = sys.source;
+    if s.mean_rate() <= 0.0 {
+        return Err(SolveError::param(
+            "lambda1",
+            "the simulator needs a mean rate > 0",
+        ));
+    }
+    let source = match sys.source_law {
+        SourceLaw::Poisson => Source::Poisson {
+            rate: s.mean_rate() * dt,
+        },
+        SourceLaw::Mmpp => Source::Mmpp {
+            phi1: s.phi1 * dt,
+            phi2: s.phi2 * dt,
+            lambda1: s.lambda1 * dt,
+            lambda2: s.lambda2 * dt,
+        },
+    };
+    let n_tot = sys.total_nodes() as f64;
+    let mean_scale = sys
+        .clusters
+        .iter()
+        .map(|c| c.nodes as f64 / (1.0 - c.user_level))
+        .sum::<f64>()
+        / n_tot;
+    let msgs = run_len.warmup as f64 + run_len.batches as f64 * run_len.batch_len as f64;
+    let expect = msgs / (n_tot * source.mean_rate() * mean_scale);
+    let max_cycles = 4.0 * expect + 100_000.0 * cpf as f64;
+    if max_cycles > 1e13 {
+        return Err(SolveError::param(
+            "lambda1",
+            format!("mean rate too low: {msgs} messages would take {max_cycles:e} cycles"),
+        ));
+    }
+    let slowest = spec
+        .clusters
+        .iter()
+        .map(|c| c.acn.t_cn.max(c.acn.t_cs))
+        .fold(spec.ecn.t_cn.max(spec.ecn.t_cs).max(spec.icn_cs), f64::max);
+    Ok(SimTask {
+        sc: Scenario {
+            vcs: 1,
+            buffer: 2,
+            msg_len: sys.omega,
+            injection: Injection::Classes(2),
+            source,
+            run: run_len,
+            max_cycles: max_cycles as u64,
+            // Messages waiting at sources and in C/D FIFOs: a concentrator
+            // past its bound grows its FIFO without limit while the
+            // network around it stays fluid, so the limit is one batch.
+            backlog_limit: (20 * n_tot as u64 + 1000).min(run_len.batch_len.max(100)),
+            stall_cycles: 20_000 + (100.0 * sys.omega as f64 * slowest) as u64,
+            seed,
+        },
+        spec,
+        dt,
+        ch5,
+    })
+}
+
+pub(crate) fn simulate(
+    task: &SimTask,
+    ctx: &TaskContext,
+) -> Result<(Counters, MultiCluster), SolveError> {
+    let mc = MultiCluster::new(task.spec.clone()).map_err(|e| SolveError::param("clusters", e))?;
+    let c = run(&task.sc, &mc, &mc, &mc, &mc, ctx)?;
+    Ok((c, mc))
+}
+
+/// Batch means of the groups selected by `pick`, in time units; `None`
+/// if some batch saw none of them.
+fn group_means(c: &Counters, dt: f64, pick: impl Fn(usize) -> bool) -> Option<Vec<f64>> {
+    c.group_latency
+        .iter()
+        .map(|b| {
+            let (s, n) = b
+                .iter()
+                .enumerate()
+                .filter(|(g, _)| pick(*g))
+                .fold((0.0, 0u64), |a, (_, x)| (a.0 + x.0, a.1 + x.1));
+            (n > 0).then(|| s / n as f64 * dt)
+        })
+        .collect()
+}
+
+fn wait_means(c: &Counters, dt: f64, pick: impl Fn(usize) -> bool) -> Option<Vec<f64>> {
+    c.relay_wait
+        .iter()
+        .map(|b| {
+            let (s, n) = b
+                .iter()
+                .enumerate()
+                .filter(|(g, _)| pick(*g))
+                .fold((0.0, 0u64), |a, (_, x)| (a.0 + x.0, a.1 + x.1));
+            (n > 0).then(|| s / n as f64 * dt)
+        })
+        .collect()
+}
+
+pub(crate) fn outcome(task: &SimTask, c: &Counters) -> Result<Outcome, SolveError> {
+    match &c.finish {
+        Finish::Completed => {}
+        Finish::Saturated(why) => {
+            let mut o = Outcome::saturated();
+            o.note = Some(why.clone());
+            return Ok(o);
+        }
+        Finish::Stalled {
+            cycle,
+            flits_in_network,
+        } => {
+            return Err(SolveError::Numerical(format!(
+                "deadlock: no flit moved for {} cycles up to cycle {cycle} with {flits_in_network} flits in the network",
+                task.sc.stall_cycles
+            )))
+        }
+    }
+    let dt = task.dt;
+    let mut o = Outcome::new();
+    let est = |o: Outcome, name: &str, v: Option<Vec<f64>>| match v {
+        Some(v) if v.len() >= 2 => {
+            let (m, h) = ci95(&v);
+            o.with_estimate(name, m, h, v.len() as u64)
+        }
+        _ => o,
+    };
+    let scaled = |v: &[f64], f: f64| v.iter().map(|x| x * f).collect::<Vec<_>>();
+    o = est(o, "latency", Some(scaled(&c.latency, dt)));
+    o = est(o, "network_latency", Some(scaled(&c.network_latency, dt)));
+    // Flits delivered per node per time unit.
+    o = est(o, "throughput", Some(scaled(&c.throughput, 1.0 / dt)));
+    o = est(o, "hops", Some(c.hops.clone()));
+    o = est(o, "latency_in", group_means(c, dt, |g| g % 2 == 0));
+    o = est(o, "latency_out", group_means(c, dt, |g| g % 2 == 1));
+    o = est(o, "W_c", wait_means(c, dt, |s| s % 2 == 0));
+    o = est(o, "W_d", wait_means(c, dt, |s| s % 2 == 1));
+    if task.ch5 {
+        for i in 0..task.spec.clusters.len() {
+            o = est(
+                o,
+                &format!("latency_{i}"),
+                group_means(c, dt, |g| g / 2 == i),
+            );
+            o = est(o, &format!("W_c_{i}"), wait_means(c, dt, |s| s == 2 * i));
+            o = est(
+                o,
+                &format!("W_d_{i}"),
+                wait_means(c, dt, |s| s == 2 * i + 1),
+            );
+        }
+    }
+    let qmax = |odd: usize| {
+        c.relay_max_queue
+            .iter()
+            .enumerate()
+            .filter(|(s, _)| s % 2 == odd)
+            .map(|(_, &q)| q)
+            .max()
+            .unwrap_or(0) as f64
+    };
+    o = o
+        .with("Q_c_max", qmax(0))
+        .with("Q_d_max", qmax(1))
+        .with("cycle_length", dt)
+        .with("cycles", c.cycles as f64)
+        .with("stepped_cycles", c.stepped_cycles as f64)
+        .with("flits", c.flits_delivered as f64);
+    o.checked("multicluster.sim")
+}
+
+pub(super) struct MulticlusterSim;
+
+impl Solver for MulticlusterSim {
+    fn name(&self) -> &'static str {
+        "multicluster.sim"
+    }
+    fn version(&self) -> u32 {
+        1
+    }
+    fn kind(&self) -> Kind {
+        Kind::Simulation
+    }
+    fn doc(&self) -> SolverDoc {
+        SolverDoc {
+            summary: "Flit-level wormhole simulation of Wu ch.4–5 multi-cluster systems (SIM-5): per-cluster ACN/ECN m-port n-trees, ICN tree, concentrator/dispatcher FIFOs, Up*/Down* d-mod-k routing, 2-flit buffers, no VCs; MMPP or Poisson sources; batch means in time units",
+            params: vec![
+                ParamDoc { name: "m, n, C, clusters, m_c, acn, ecn, icn, omega, Lf, lambda1, lambda2, phi1, phi2, source, xi, eta_in", doc: "the system, as multicluster.model (issue 22's table); model variants are refused" },
+                ParamDoc { name: "cycles_per_flit", doc: "clock resolution: cycles per fastest per-flit link time (integer >= 1, default 8); rounding adds < 1 cycle per hop to a header" },
+                ParamDoc { name: "relay", doc: "cut_through (default: C/D forward a message while it arrives) or store_forward" },
+                ParamDoc { name: "warmup", doc: "delivered messages discarded (default 8000; quick 500)" },
+                ParamDoc { name: "batches", doc: "number of batches (default 10)" },
+                ParamDoc { name: "batch_len", doc: "delivered messages per batch (default 8000; quick 800)" },
+            ],
+            metrics: vec![
+                "latency",
+                "latency_in",
+                "latency_out",
+                "W_c",
+                "W_d",
+                "latency_<i> (ch.5)",
+                "W_c_<i>, W_d_<i> (ch.5)",
+                "Q_c_max",
+                "Q_d_max",
+                "network_latency",
+                "throughput",
+                "hops",
+                "cycle_length",
+                "cycles",
+                "stepped_cycles",
+                "flits",
+            ],
+        }
+    }
+    fn solve(&self, params: &serde_json::Value, ctx: &TaskContext) -> Result<Outcome, SolveError> {
+        let task = validate(params, ctx)?;
+        let (c, _) = simulate(&task, ctx)?;
+        outcome(&task, &c)
+    }
+}
+
+/// The speed benchmark (`benches/fattree.rs`): the Wu ch.4 256-node system
+/// (16 clusters of 4-port 3-trees) at `lambda1` (Poisson), `msgs`
+/// delivered messages. Returns (cycles, stepped cycles, flit-hops).
+pub fn bench_run(lambda: f64, omega: u32, msgs: u64) -> Result<(u64, u64, u64), SolveError> {
+    let params = serde_json::json!({
+        "m": 4, "n": 3, "C": 16, "omega": omega, "Lf": 512,
+        "lambda1": lambda, "source": "poisson", "xi": 0.5, "eta_in": 0.6,
+        "warmup": 0, "batches": 10, "batch_len": msgs / 10,
+    });
+    let ctx = TaskContext::new(1, crate::Fidelity::Full);
+    let task = validate(&params, &ctx)?;
+    let (c, _) = simulate(&task, &ctx)?;
+    if c.finish != Finish::Completed {
+        return Err(SolveError::Numerical(format!("{:?}", c.finish)));
+    }
+    Ok((c.cycles, c.stepped_cycles, c.channel_flits.iter().sum()))
+}
+
+#[cfg(test)]
+#[path = "sim_tests.rs"]
+mod tests;

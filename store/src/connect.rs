@@ -65,9 +65,6 @@ pub(crate) async fn begin_write<P: BeginWrite>(
     pool.begin_write_tx(lock).await
 }
 
-/// Writes one task record (row, metrics, series, link to its run) inside
-/// the open write transaction `$tx`; shared by [`Store::record_task`] and the
-
 /// What a store location names.
 enum Location {
     Sqlite(SqliteConnectOptions),

@@ -10,6 +10,8 @@ use crate::{
     SeriesPointRow, Store, StoreError, TaskRecord, KEY_CHUNK, MAX_BINDS,
 };
 
+/// Writes one task record (row, metrics, series, link to its run) inside
+/// the open write transaction `$tx`; shared by [`Store::record_task`] and the
 /// queue's completion, which must commit the result and the queue row together.
 macro_rules! write_task {
     ($tx:ident, $DB:ident, $run:expr, $t:expr) => {{

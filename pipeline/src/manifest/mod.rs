@@ -164,6 +164,5 @@ impl Manifest {
     }
 }
 
-
 #[cfg(test)]
 mod tests;

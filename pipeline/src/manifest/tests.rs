@@ -18,8 +18,8 @@ sweep:
 series:
   model: { solver: credit.ctmc }
   sim:
-solver: credit.sim
-params: { batch_len: 1000 }
+    solver: credit.sim
+    params: { batch_len: 1000 }
 compare:
   - { metric: L1, reference: sim, candidate: model, tolerance: 0.05 }
 figures:

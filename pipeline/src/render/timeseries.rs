@@ -3,7 +3,7 @@
 
 use crate::manifest::Figure as FigureSpec;
 use crate::manifest::FigureKind;
-use crate::results::ExperimentResults;
+use crate::measure::ExperimentResults;
 use reports::{Figure, FigureSeries, SeriesStyle, Value};
 use solvers::{Kind, Registry};
 

@@ -7,15 +7,12 @@
 //! solvers and the store; solvers never see the store, the store never sees a
 //! solver, and reports only renders what the pipeline hands it.
 
-pub mod exec;
-pub mod explain;
+pub mod execute;
 pub mod manifest;
 pub mod measure;
 pub mod plan;
 pub mod render;
-pub mod slurm;
 pub mod store_open;
-pub mod worker;
 
 pub use measure::compare::{compare, CompareRow};
 pub use plan::list::{list, ListEntry};
@@ -86,14 +83,14 @@ pub enum Dispatch {
     /// Through the store's task queue, by workers that `launch` starts
     /// (`--executor queue|slurm`); `detach` returns once they are started.
     Queue {
-        launch: worker::Launch,
+        launch: execute::queue::Launch,
         detach: bool,
     },
 }
 
 #[derive(Debug)]
 pub struct RunReport {
-    pub exec: exec::ExecSummary,
+    pub exec: execute::ExecSummary,
     pub error_measures: Vec<ErrorMeasureRow>,
     pub manifests: Vec<Manifest>,
     /// `--detach`: the Slurm job that runs the tasks; nothing was measured or rendered.
@@ -148,23 +145,23 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
         manifests = manifests.len(),
         "planned"
     );
-    let exec_opts = exec::ExecOptions {
+    let exec_opts = execute::ExecOptions {
         jobs: opts.jobs,
         force: opts.force,
         fidelity: opts.fidelity,
         progress: opts.progress,
     };
     let summary = match &opts.dispatch {
-        Dispatch::Local => exec::execute(&plan, registry, &store, run_id, &exec_opts).await?,
+        Dispatch::Local => execute::execute(&plan, registry, &store, run_id, &exec_opts).await?,
         Dispatch::Queue { launch, detach } => {
-            let q = worker::QueuedRun {
+            let q = execute::queue::QueuedRun {
                 force: opts.force,
                 progress: opts.progress,
                 launch: launch.clone(),
                 detach: *detach,
             };
             let (summary, job) =
-                worker::execute_queued(&plan, registry, &store, run_id, &q).await?;
+                execute::queue::execute_queued(&plan, registry, &store, run_id, &q).await?;
             if *detach {
                 store.finish_run(run_id, "detached").await?;
                 store.close().await;

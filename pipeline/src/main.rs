@@ -102,7 +102,7 @@ struct RunArgs {
     #[command(flatten)]
     experiments: ExperimentsArg,
     #[command(flatten)]
-    slurm: pipeline::slurm::SlurmArgs,
+    slurm: pipeline::execute::slurm::SlurmArgs,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

@@ -18,11 +18,17 @@ pub(crate) fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOption
         Executor::Local => pipeline::Dispatch::Local,
         // Detached: only enqueue; workers are started by hand (`repro worker`).
         Executor::Queue => pipeline::Dispatch::Queue {
-            launch: pipeline::worker::Launch::InProcess(if run.slurm.detach { 0 } else { jobs }),
+            launch: pipeline::execute::queue::Launch::InProcess(if run.slurm.detach {
+                0
+            } else {
+                jobs
+            }),
             detach: run.slurm.detach,
         },
         Executor::Slurm => pipeline::Dispatch::Queue {
-            launch: pipeline::worker::Launch::Slurm(run.slurm.resolve(&run.results.results)?),
+            launch: pipeline::execute::queue::Launch::Slurm(
+                run.slurm.resolve(&run.results.results)?,
+            ),
             detach: run.slurm.detach,
         },
     };
@@ -102,7 +108,7 @@ pub(crate) fn run(args: RunArgs, registry: &Registry) -> anyhow::Result<ExitCode
 
 /// `repro run --dry-run`: the plan, per experiment; nothing runs, nothing is stored.
 pub(crate) fn dry_run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<ExitCode> {
-    let entries = runtime()?.block_on(pipeline::explain::dry_run(opts, registry))?;
+    let entries = runtime()?.block_on(pipeline::plan::explain::dry_run(opts, registry))?;
     println!(
         "{:<28} {:>3} {:>7} {:>7} {:>12} {:>12}",
         "id", "v", "tasks", "cached", "to run: sim", "to run: model"

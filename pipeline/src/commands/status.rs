@@ -10,7 +10,7 @@ use std::process::ExitCode;
 pub(crate) fn status(args: StatusArgs, _registry: &Registry) -> anyhow::Result<ExitCode> {
     let s = runtime()?.block_on(async {
         let store = pipeline::open_existing_store(&args.store.store).await?;
-        let s = pipeline::worker::status(&store).await;
+        let s = pipeline::execute::queue::status(&store).await;
         store.close().await;
         s
     })?;
@@ -22,7 +22,7 @@ pub(crate) fn status(args: StatusArgs, _registry: &Registry) -> anyhow::Result<E
     if !s.running.is_empty() {
         println!("running:");
         for r in &s.running {
-            let solver = pipeline::worker::task_of(&r.task_key, &r.spec)
+            let solver = pipeline::execute::queue::task_of(&r.task_key, &r.spec)
                 .map_or("?".to_string(), |t| t.solver.to_string());
             let lease = match r.lease_until {
                 Some(t) if t >= s.now_ms => {

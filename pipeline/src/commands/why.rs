@@ -22,7 +22,7 @@ pub(crate) fn why(args: WhyArgs, registry: &Registry) -> anyhow::Result<ExitCode
         args: String::new(),
         dispatch: pipeline::Dispatch::Local,
     };
-    let (m, entries) = runtime()?.block_on(pipeline::explain::why(
+    let (m, entries) = runtime()?.block_on(pipeline::plan::explain::why(
         &opts,
         args.series.as_deref(),
         args.point.as_deref(),

@@ -11,14 +11,19 @@ use std::process::ExitCode;
 pub(crate) fn worker(args: WorkerArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     runtime()?.block_on(async {
         let store = pipeline::open_store(&args.store.store).await?;
-        let opts = pipeline::worker::WorkerOptions {
+        let opts = pipeline::execute::queue::WorkerOptions {
             lease: std::time::Duration::from_secs(args.lease),
             max_tasks: args.max_tasks,
             ..Default::default()
         };
         let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let workers =
-            pipeline::worker::spawn_workers(&store, registry, args.jobs, &opts, cancel.clone());
+        let workers = pipeline::execute::queue::spawn_workers(
+            &store,
+            registry,
+            args.jobs,
+            &opts,
+            cancel.clone(),
+        );
         // Ctrl-C, or SIGTERM from scancel or a time limit: hand the running
         // tasks back to the queue instead of leaving them to their leases.
         let stop = {
@@ -39,7 +44,7 @@ pub(crate) fn worker(args: WorkerArgs, registry: &Registry) -> anyhow::Result<Ex
                 cancel.store(true, std::sync::atomic::Ordering::Relaxed);
             })
         };
-        let mut total = pipeline::worker::WorkerSummary::default();
+        let mut total = pipeline::execute::queue::WorkerSummary::default();
         for w in workers {
             let s = w.await.context("worker task")??;
             total.completed += s.completed;
@@ -51,7 +56,7 @@ pub(crate) fn worker(args: WorkerArgs, registry: &Registry) -> anyhow::Result<Ex
         let interrupted = cancel.load(std::sync::atomic::Ordering::Relaxed);
         eprintln!(
             "worker {}: {} results stored ({} failed tasks), {} tasks lost to other workers{}",
-            pipeline::worker::worker_id(0),
+            pipeline::execute::queue::worker_id(0),
             total.completed,
             total.failed,
             total.lost,

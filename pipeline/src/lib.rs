@@ -7,24 +7,28 @@
 //! solvers and the store; solvers never see the store, the store never sees a
 //! solver, and reports only renders what the pipeline hands it.
 
-pub mod exec;
-pub mod explain;
-pub mod junit;
+pub mod execute;
 pub mod manifest;
+pub mod measure;
 pub mod plan;
-pub mod reference;
 pub mod render;
-pub mod results;
-pub mod slurm;
-pub mod timeseries;
-pub mod worker;
+pub mod store_open;
 
-use anyhow::{bail, Context};
-use manifest::{Manifest, ManifestError};
+pub use measure::compare::{compare, CompareRow};
+pub use plan::list::{list, ListEntry};
+pub use render::export::export;
+pub use render::fidelity_dir;
+pub use render::index::report;
+pub use store_open::{open_existing_store, open_store};
+
+use anyhow::Context;
+use manifest::{discover, load_or_input_error, Manifest};
+use plan::{plan_rows, plan_rows_iter};
+use render::write_full_index;
 use solvers::{Fidelity, Registry};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use store::{ErrorMeasureRow, ExperimentRow, PlanRow, Store};
+use std::path::PathBuf;
+use store::{ErrorMeasureRow, ExperimentRow};
 
 /// Package version and the git commit the binary was built from.
 pub const CODE_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("REPRO_GIT_REV"));
@@ -55,167 +59,6 @@ impl std::fmt::Display for InputError {
 }
 impl std::error::Error for InputError {}
 
-/// Resolves command-line targets (ids, files, folders) to manifest paths.
-/// No targets = every `*.yaml` in `experiments_dir`.
-pub fn discover(targets: &[String], experiments_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    fn yaml_in(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-        let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-            .with_context(|| format!("cannot read the manifest folder {}", dir.display()))?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "yaml" || x == "yml"))
-            .collect();
-        v.sort();
-        Ok(v)
-    }
-    let no_folder = || {
-        InputError(format!(
-            "no manifest folder `{}` here; run repro from the project root or pass --experiments DIR",
-            experiments_dir.display()
-        ))
-    };
-    if targets.is_empty() {
-        if !experiments_dir.is_dir() {
-            return Err(no_folder().into());
-        }
-        return yaml_in(experiments_dir);
-    }
-    let mut out = Vec::new();
-    for t in targets {
-        let p = PathBuf::from(t);
-        // A target that looks like a path is only ever a path: never
-        // `experiments/<path>.yaml`.
-        let looks_like_path = t.contains('/')
-            || t.contains(std::path::MAIN_SEPARATOR)
-            || t.ends_with(".yaml")
-            || t.ends_with(".yml");
-        if p.is_dir() {
-            out.extend(yaml_in(&p)?);
-        } else if p.is_file() {
-            out.push(p);
-        } else if looks_like_path {
-            return Err(InputError(format!("no manifest file or folder `{t}`")).into());
-        } else {
-            let by_id = experiments_dir.join(format!("{t}.yaml"));
-            if by_id.is_file() {
-                out.push(by_id);
-            } else if !experiments_dir.is_dir() {
-                return Err(InputError(format!("no manifest `{t}`: {}", no_folder())).into());
-            } else {
-                let ids: Vec<String> = yaml_in(experiments_dir)?
-                    .iter()
-                    .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
-                    .collect();
-                return Err(InputError(unknown_id_message(
-                    &format!("no experiment `{t}` in {}", experiments_dir.display()),
-                    t,
-                    &ids,
-                ))
-                .into());
-            }
-        }
-    }
-    out.sort();
-    out.dedup();
-    Ok(out)
-}
-
-/// Levenshtein distance (ids are short).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
-/// `what`, then "did you mean `x`?" for the closest known ids (within a third of
-/// the id's length, or containing it), then every known id.
-pub fn unknown_id_message(what: &str, id: &str, known: &[String]) -> String {
-    let mut close: Vec<(usize, &String)> = known
-        .iter()
-        .map(|k| (edit_distance(id, k), k))
-        .filter(|(d, k)| *d <= (id.chars().count() / 3).max(2) || k.contains(id))
-        .collect();
-    close.sort();
-    let mut msg = what.to_string();
-    if let Some((_, best)) = close.first() {
-        msg.push_str(&format!("; did you mean `{best}`?"));
-    }
-    if known.is_empty() {
-        msg.push_str(" (there are none)");
-    } else {
-        msg.push_str(&format!("\nknown ids: {}", known.join(", ")));
-    }
-    msg
-}
-
-/// Loads and validates every manifest before anything runs; reports all errors at once.
-pub fn load_all(
-    paths: &[PathBuf],
-    registry: &Registry,
-) -> Result<Vec<Manifest>, Vec<ManifestError>> {
-    let mut ok = Vec::new();
-    let mut errs = Vec::new();
-    for p in paths {
-        match manifest::load(p, registry) {
-            Ok(m) => ok.push(m),
-            Err(e) => errs.push(e),
-        }
-    }
-    // Ids are unique across manifests, and so are figure and table ids.
-    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
-    for m in &ok {
-        let ids = std::iter::once(("id".to_string(), m.id.clone()))
-            .chain(
-                m.figures
-                    .iter()
-                    .map(|f| ("figures".to_string(), f.id.clone())),
-            )
-            .chain(
-                m.tables
-                    .iter()
-                    .map(|t| ("tables".to_string(), t.id.clone())),
-            );
-        for (key, id) in ids {
-            let tag = format!("{}:{id}", if key == "id" { "manifest" } else { "output" });
-            if let Some(other) = seen.get(&tag) {
-                errs.push(ManifestError {
-                    file: m.path.clone(),
-                    line: manifest::locate(&m.text, &key),
-                    key,
-                    message: format!("id `{id}` is already used by {}", other.display()),
-                });
-            } else {
-                seen.insert(tag, m.path.clone());
-            }
-        }
-    }
-    if errs.is_empty() {
-        Ok(ok)
-    } else {
-        Err(errs)
-    }
-}
-
-fn load_or_input_error(paths: &[PathBuf], registry: &Registry) -> anyhow::Result<Vec<Manifest>> {
-    load_all(paths, registry).map_err(|errs| {
-        let n = errs.len();
-        let text = errs
-            .iter()
-            .map(|e| format!("error: {e}"))
-            .collect::<Vec<_>>()
-            .join("\n");
-        InputError(format!("{text}\n{n} manifest error(s); nothing was run")).into()
-    })
-}
-
 #[derive(Debug, Clone)]
 pub struct RunOptions {
     pub targets: Vec<String>,
@@ -240,57 +83,18 @@ pub enum Dispatch {
     /// Through the store's task queue, by workers that `launch` starts
     /// (`--executor queue|slurm`); `detach` returns once they are started.
     Queue {
-        launch: worker::Launch,
+        launch: execute::queue::Launch,
         detach: bool,
     },
 }
 
 #[derive(Debug)]
 pub struct RunReport {
-    pub exec: exec::ExecSummary,
+    pub exec: execute::ExecSummary,
     pub error_measures: Vec<ErrorMeasureRow>,
     pub manifests: Vec<Manifest>,
     /// `--detach`: the Slurm job that runs the tasks; nothing was measured or rendered.
     pub detached: Option<String>,
-}
-
-/// The SQLite file behind a store location, if it names one.
-fn sqlite_file(location: &str) -> Option<PathBuf> {
-    if location.contains("://") && !location.starts_with("sqlite://") {
-        return None;
-    }
-    let path = location.trim_start_matches("sqlite://");
-    let path = path.split('?').next().unwrap_or(path);
-    (!path.is_empty() && !path.starts_with(':')).then(|| PathBuf::from(path))
-}
-
-/// Opens an existing store for reading commands: never creates one, and opens
-/// it read-only, so a store the user may not write (a read-only share, a
-/// results database downloaded with a paper) can be read.
-pub async fn open_existing_store(location: &str) -> anyhow::Result<Store> {
-    if let Some(f) = sqlite_file(location) {
-        if !f.is_file() {
-            return Err(InputError(format!(
-                "no result store at {}: run `repro run` first (or pass --store)",
-                f.display()
-            ))
-            .into());
-        }
-    }
-    store_error(Store::open_read_only(location).await)
-}
-
-pub async fn open_store(location: &str) -> anyhow::Result<Store> {
-    store_error(Store::open(location).await)
-}
-
-fn store_error(r: store::Result<Store>) -> anyhow::Result<Store> {
-    r.map_err(|e| match e {
-        store::StoreError::TooNew { .. } | store::StoreError::Open { .. } => {
-            InputError(e.to_string()).into()
-        }
-        other => anyhow::Error::new(other),
-    })
 }
 
 fn host() -> String {
@@ -302,112 +106,6 @@ fn host() -> String {
                 .map(|s| s.trim().to_string())
         })
         .unwrap_or_else(|| "unknown".into())
-}
-
-/// Where the pages of a fidelity go: full results in `results/`, quick (CI)
-/// results in `results/quick/`, so a quick run never overwrites the paper figures.
-pub fn fidelity_dir(results_dir: &Path, fidelity: Fidelity) -> PathBuf {
-    match fidelity {
-        Fidelity::Full => results_dir.to_path_buf(),
-        Fidelity::Quick => results_dir.join("quick"),
-    }
-}
-
-/// The plan rows of one experiment, as the store keeps them.
-fn plan_rows(plan: &plan::Plan, m: &Manifest) -> Vec<PlanRow> {
-    plan_rows_iter(plan, m).collect()
-}
-
-/// The plan rows of one manifest, made one at a time (see
-/// [`Store::replace_plan_rows`]).
-fn plan_rows_iter<'a>(
-    plan: &'a plan::Plan,
-    m: &'a Manifest,
-) -> impl Iterator<Item = PlanRow> + Send + 'a {
-    plan.uses
-        .iter()
-        .filter(|u| *u.experiment == *m.id)
-        .map(|u| PlanRow {
-            experiment: u.experiment.to_string(),
-            version: u.version,
-            point: m
-                .points
-                .get(u.point_index)
-                .map(|p| p.json())
-                .unwrap_or_default(),
-            point_index: u.point_index as i64,
-            series: u.series.to_string(),
-            replication: u.replication as i64,
-            task_key: plan.task_key(u).to_string(),
-        })
-}
-
-/// Results of an experiment at one fidelity, planned afresh rather than read from
-/// the stored plan (which is whatever ran last). `None` when the store holds no
-/// task of that fidelity for it (analytic tasks, fidelity "any", count only for
-/// experiments without simulations).
-async fn collect_at(
-    store: &Store,
-    m: &Manifest,
-    registry: &Registry,
-    fidelity: Fidelity,
-) -> anyhow::Result<Option<results::ExperimentResults>> {
-    let p = plan::plan(std::slice::from_ref(m), registry, fidelity)
-        .map_err(|e| InputError(format!("error: {e}")))?;
-    let r = results::collect_plan(store, m, &plan_rows(&p, m)).await?;
-    let simulates = p.tasks.iter().any(|t| t.kind == solvers::Kind::Simulation);
-    let shown = r.tasks.values().any(|t| t.fidelity == fidelity.as_str())
-        || (!simulates && !r.tasks.is_empty());
-    Ok(shown.then_some(r))
-}
-
-/// Results of an experiment at one fidelity for the reading commands (`export`,
-/// `compare`): the stored plan when the tasks it names are of that fidelity (it
-/// then also finds the results of an older manifest version whose task keys a
-/// fresh plan would no longer produce), otherwise a fresh plan at that fidelity.
-/// An error names the fidelity the store does hold when it is not the one asked.
-async fn collect_fidelity(
-    store: &Store,
-    m: &Manifest,
-    registry: &Registry,
-    fidelity: Fidelity,
-) -> anyhow::Result<results::ExperimentResults> {
-    let stored = results::collect(store, m).await?;
-    let of = |r: &results::ExperimentResults, f: &str| r.tasks.values().any(|t| t.fidelity == f);
-    let simulates = |r: &results::ExperimentResults| {
-        r.tasks
-            .values()
-            .any(|t| t.fidelity == "quick" || t.fidelity == "full")
-    };
-    if of(&stored, fidelity.as_str()) || (!stored.tasks.is_empty() && !simulates(&stored)) {
-        return Ok(stored);
-    }
-    if let Some(r) = collect_at(store, m, registry, fidelity).await? {
-        return Ok(r);
-    }
-    let other = match fidelity {
-        Fidelity::Full => Fidelity::Quick,
-        Fidelity::Quick => Fidelity::Full,
-    };
-    let hint = if of(&stored, other.as_str()) {
-        format!(
-            "; the store holds its {} results: {}",
-            other.as_str(),
-            match other {
-                Fidelity::Quick => "add --quick",
-                Fidelity::Full => "leave out --quick",
-            }
-        )
-    } else {
-        String::new()
-    };
-    Err(InputError(format!(
-        "no {}-fidelity results of {} v{} in the store{hint}",
-        fidelity.as_str(),
-        m.id,
-        m.version
-    ))
-    .into())
 }
 
 /// `repro run` (and the first half of `repro check`).
@@ -447,23 +145,23 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
         manifests = manifests.len(),
         "planned"
     );
-    let exec_opts = exec::ExecOptions {
+    let exec_opts = execute::ExecOptions {
         jobs: opts.jobs,
         force: opts.force,
         fidelity: opts.fidelity,
         progress: opts.progress,
     };
     let summary = match &opts.dispatch {
-        Dispatch::Local => exec::execute(&plan, registry, &store, run_id, &exec_opts).await?,
+        Dispatch::Local => execute::execute(&plan, registry, &store, run_id, &exec_opts).await?,
         Dispatch::Queue { launch, detach } => {
-            let q = worker::QueuedRun {
+            let q = execute::queue::QueuedRun {
                 force: opts.force,
                 progress: opts.progress,
                 launch: launch.clone(),
                 detach: *detach,
             };
             let (summary, job) =
-                worker::execute_queued(&plan, registry, &store, run_id, &q).await?;
+                execute::queue::execute_queued(&plan, registry, &store, run_id, &q).await?;
             if *detach {
                 store.finish_run(run_id, "detached").await?;
                 store.close().await;
@@ -492,8 +190,8 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
     let measured: anyhow::Result<()> = async {
         let mut rendered = BTreeMap::new();
         for m in &manifests {
-            let r = results::collect_plan(&store, m, &plan_rows(&plan, m)).await?;
-            let ems = results::error_measures(&r);
+            let r = measure::collect_plan(&store, m, &plan_rows(&plan, m)).await?;
+            let ems = measure::error_measures(&r);
             store.replace_error_measures(&m.id, m.version, &ems).await?;
             let entry = render::render_experiment(&r, &ems, registry, &out_dir, opts.fidelity)?;
             rendered.insert(m.id.clone(), entry);
@@ -517,429 +215,5 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
         error_measures: all_em,
         manifests,
         detached: None,
-    })
-}
-
-/// Latest version of every experiment in the store, as parsed manifests.
-async fn stored_manifests(store: &Store, registry: &Registry) -> anyhow::Result<Vec<Manifest>> {
-    let mut latest: BTreeMap<String, ExperimentRow> = BTreeMap::new();
-    for e in store.experiments().await? {
-        match latest.get(&e.id) {
-            Some(x) if x.version >= e.version => {}
-            _ => {
-                latest.insert(e.id.clone(), e);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    for e in latest.values() {
-        let path = PathBuf::from(format!("{}.yaml", e.id));
-        match manifest::parse(&path, &e.manifest_text, registry) {
-            Ok(m) => out.push(m),
-            Err(err) => tracing::warn!(
-                "stored manifest {} v{} no longer loads: {err}",
-                e.id,
-                e.version
-            ),
-        }
-    }
-    Ok(out)
-}
-
-/// The index of a fidelity lists every experiment in the store with results at
-/// that fidelity; those not just rendered are summarised from the store without
-/// redrawing their figures.
-async fn write_full_index(
-    store: &Store,
-    registry: &Registry,
-    results_dir: &Path,
-    fidelity: Fidelity,
-    mut rendered: BTreeMap<String, reports::IndexExperiment>,
-) -> anyhow::Result<()> {
-    let out_dir = fidelity_dir(results_dir, fidelity);
-    for m in stored_manifests(store, registry).await? {
-        if rendered.contains_key(&m.id) {
-            continue;
-        }
-        let Some(r) = collect_at(store, &m, registry, fidelity).await? else {
-            continue;
-        };
-        let ems = results::error_measures(&r);
-        let all_present = m.figures.iter().all(|f| {
-            out_dir
-                .join("figures")
-                .join(format!("{}.png", f.id))
-                .is_file()
-        });
-        let entry = if all_present {
-            render::index_entry_without_files(&r, &ems, registry, &out_dir, fidelity)
-        } else {
-            render::render_experiment(&r, &ems, registry, &out_dir, fidelity)?
-        };
-        rendered.insert(m.id.clone(), entry);
-    }
-    render::write_index(
-        rendered.into_values().collect(),
-        results_dir,
-        fidelity,
-        false,
-    )
-}
-
-/// `repro report`: re-render everything in the store without solving anything.
-pub async fn report(
-    store_loc: &str,
-    results_dir: &Path,
-    registry: &Registry,
-) -> anyhow::Result<usize> {
-    let store = open_existing_store(store_loc).await?;
-    let manifests = stored_manifests(&store, registry).await?;
-    if manifests.is_empty() {
-        bail!(InputError(format!(
-            "the store {store_loc} holds no experiments yet; run `repro run` first"
-        )));
-    }
-    // Each fidelity into its own folder (see `fidelity_dir`).
-    let mut indexes = Vec::new();
-    for fidelity in [Fidelity::Full, Fidelity::Quick] {
-        let out_dir = fidelity_dir(results_dir, fidelity);
-        let mut rendered = BTreeMap::new();
-        for m in &manifests {
-            let Some(r) = collect_at(&store, m, registry, fidelity).await? else {
-                continue;
-            };
-            let ems = results::error_measures(&r);
-            rendered.insert(
-                m.id.clone(),
-                render::render_experiment(&r, &ems, registry, &out_dir, fidelity)?,
-            );
-        }
-        if !rendered.is_empty() {
-            indexes.push((fidelity, rendered));
-        }
-    }
-    let pages = indexes.iter().map(|(_, r)| r.len()).sum();
-    let both = indexes.len() == 2;
-    for (fidelity, rendered) in indexes {
-        render::write_index(
-            rendered.into_values().collect(),
-            results_dir,
-            fidelity,
-            both,
-        )?;
-    }
-    store.close().await;
-    Ok(pages)
-}
-
-/// `repro export --format csv`: tidy rows of the latest version of each (selected) experiment.
-pub async fn export(
-    store_loc: &str,
-    ids: &[String],
-    registry: &Registry,
-    fidelity: Fidelity,
-) -> anyhow::Result<Vec<reports::TidyRow>> {
-    let store = open_existing_store(store_loc).await?;
-    let manifests = stored_manifests(&store, registry).await?;
-    for id in ids {
-        if !manifests.iter().any(|m| &m.id == id) {
-            let known: Vec<String> = manifests.iter().map(|m| m.id.clone()).collect();
-            bail!(InputError(unknown_id_message(
-                &format!("no experiment `{id}` in the store {store_loc}"),
-                id,
-                &known
-            )));
-        }
-    }
-    let mut rows = Vec::new();
-    let mut skipped = Vec::new();
-    for m in manifests
-        .iter()
-        .filter(|m| ids.is_empty() || ids.contains(&m.id))
-    {
-        let r = match collect_fidelity(&store, m, registry, fidelity).await {
-            Ok(r) => r,
-            // Exporting everything skips what was never run at this fidelity.
-            Err(e) if ids.is_empty() && e.is::<InputError>() => {
-                skipped.push(e.to_string());
-                continue;
-            }
-            Err(e) => return Err(e),
-        };
-        for ((pi, series, metric), a) in &r.values {
-            let s = m.series(series).expect("series of the manifest");
-            rows.push(reports::TidyRow {
-                experiment: m.id.clone(),
-                version: m.version,
-                series: series.clone(),
-                solver: s.solver.clone(),
-                point: m.points.get(*pi).map(|p| p.json()).unwrap_or_default(),
-                metric: metric.clone(),
-                value: a.value,
-                half_width: a.half_width,
-                n: a.n,
-            });
-        }
-    }
-    if rows.is_empty() && !skipped.is_empty() {
-        return Err(InputError(format!(
-            "nothing to export at {} fidelity: {}",
-            fidelity.as_str(),
-            skipped.join("; ")
-        ))
-        .into());
-    }
-    for why in &skipped {
-        tracing::info!("skipped: {why}");
-    }
-    // Sweep order, then series and metric, so exports diff cleanly.
-    rows.sort_by(|a, b| {
-        (
-            a.experiment.as_str(),
-            point_order(&manifests, a),
-            a.series.as_str(),
-            a.metric.as_str(),
-        )
-            .cmp(&(
-                b.experiment.as_str(),
-                point_order(&manifests, b),
-                b.series.as_str(),
-                b.metric.as_str(),
-            ))
-    });
-    store.close().await;
-    Ok(rows)
-}
-
-fn point_order(ms: &[Manifest], r: &reports::TidyRow) -> usize {
-    ms.iter()
-        .find(|m| m.id == r.experiment)
-        .and_then(|m| m.points.iter().position(|p| p.json() == r.point))
-        .unwrap_or(usize::MAX)
-}
-
-/// One line of `repro list`.
-#[derive(Debug, Clone)]
-pub struct ListEntry {
-    pub id: String,
-    pub version: i64,
-    pub title: String,
-    pub points: usize,
-    pub tasks_full: usize,
-    pub cached_full: usize,
-    pub tasks_quick: usize,
-    pub cached_quick: usize,
-    /// Versions of this id in the store (what `repro compare ID@V` accepts).
-    pub stored_versions: Vec<i64>,
-}
-
-pub async fn list(
-    experiments_dir: &Path,
-    targets: &[String],
-    store_loc: &str,
-    registry: &Registry,
-) -> anyhow::Result<Vec<ListEntry>> {
-    let paths = discover(targets, experiments_dir)?;
-    let manifests = load_or_input_error(&paths, registry)?;
-    // Listing never creates a store: with none yet, nothing is cached.
-    let store = match sqlite_file(store_loc) {
-        Some(f) if !f.is_file() => None,
-        _ => Some(open_existing_store(store_loc).await?),
-    };
-    let stored = match &store {
-        Some(s) => s.experiments().await?,
-        None => Vec::new(),
-    };
-    let mut out = Vec::new();
-    for m in &manifests {
-        let mut stored_versions: Vec<i64> = stored
-            .iter()
-            .filter(|e| e.id == m.id)
-            .map(|e| e.version)
-            .collect();
-        stored_versions.sort_unstable();
-        stored_versions.dedup();
-        // One plan at a time, keeping only its keys: a manifest at the task
-        // limit is listed within bounded memory.
-        let keys = |fidelity| -> anyhow::Result<Vec<String>> {
-            let p = plan::plan(std::slice::from_ref(m), registry, fidelity)
-                .map_err(|e| InputError(format!("error: {e}")))?;
-            Ok(p.tasks.into_iter().map(|t| t.key).collect())
-        };
-        let kf = keys(Fidelity::Full)?;
-        let cached_full = cached_count(store.as_ref(), &kf).await?;
-        let tasks_full = kf.len();
-        drop(kf);
-        // Without simulations the quick plan is the full one (analytic tasks are
-        // shared between profiles): no need to plan it again.
-        let has_sim = m.series.iter().any(|s| {
-            registry
-                .get(&s.solver)
-                .is_some_and(|x| x.kind() == solvers::Kind::Simulation)
-        });
-        let kq = if has_sim {
-            keys(Fidelity::Quick)?
-        } else {
-            Vec::new()
-        };
-        let (tasks_quick, cached_quick) = if has_sim {
-            (kq.len(), cached_count(store.as_ref(), &kq).await?)
-        } else {
-            (tasks_full, cached_full)
-        };
-        out.push(ListEntry {
-            id: m.id.clone(),
-            version: m.version,
-            title: m.title.clone(),
-            points: m.points.len(),
-            tasks_full,
-            cached_full,
-            tasks_quick,
-            cached_quick,
-            stored_versions,
-        });
-    }
-    if let Some(s) = store {
-        s.close().await;
-    }
-    Ok(out)
-}
-
-/// One line of `repro compare`: the same (point, series, metric) in two experiment versions or variants.
-#[derive(Debug, Clone)]
-pub struct CompareRow {
-    pub point: String,
-    pub series: String,
-    pub metric: String,
-    pub a: Option<results::Agg>,
-    pub b: Option<results::Agg>,
-}
-
-/// Resolves `id` or `id@version` against the store (no version = latest).
-async fn stored_manifest(
-    store: &Store,
-    registry: &Registry,
-    spec: &str,
-) -> anyhow::Result<Manifest> {
-    let (id, version) = match spec.split_once('@') {
-        Some((id, v)) => {
-            let v: i64 = v.parse().map_err(|_| {
-                InputError(format!("`{spec}`: the version after @ must be an integer"))
-            })?;
-            (id, Some(v))
-        }
-        None => (spec, None),
-    };
-    let all = store.experiments().await?;
-    let mut known_ids: Vec<String> = all.iter().map(|e| e.id.clone()).collect();
-    known_ids.dedup();
-    let rows: Vec<ExperimentRow> = all.into_iter().filter(|e| e.id == id).collect();
-    let known_here: Vec<String> = rows.iter().map(|e| e.version.to_string()).collect();
-    let row = match version {
-        Some(v) => rows.into_iter().find(|e| e.version == v),
-        None => rows.into_iter().max_by_key(|e| e.version),
-    }
-    .ok_or_else(|| {
-        InputError(if version.is_some() && !known_here.is_empty() {
-            format!(
-                "no version `{spec}` in the store; stored versions of {id}: {}",
-                known_here.join(", ")
-            )
-        } else {
-            unknown_id_message(
-                &format!("no experiment `{spec}` in the store; `repro list` shows the stored versions of each id"),
-                id,
-                &known_ids,
-            )
-        })
-    })?;
-    manifest::parse(
-        Path::new(&format!("{}.yaml", row.id)),
-        &row.manifest_text,
-        registry,
-    )
-    .map_err(|e| anyhow::anyhow!("stored manifest {spec} no longer loads: {e}"))
-}
-
-/// `repro compare A B`: two experiment versions (`id@1` vs `id@2`) or two variants
-/// (different ids over the same axes) side by side, joined on point, series and metric.
-pub async fn compare(
-    store_loc: &str,
-    a: &str,
-    b: &str,
-    metrics: &[String],
-    registry: &Registry,
-    fidelity: Fidelity,
-) -> anyhow::Result<Vec<CompareRow>> {
-    let store = open_existing_store(store_loc).await?;
-    let (ma, mb) = (
-        stored_manifest(&store, registry, a).await?,
-        stored_manifest(&store, registry, b).await?,
-    );
-    let (ra, rb) = (
-        collect_fidelity(&store, &ma, registry, fidelity).await?,
-        collect_fidelity(&store, &mb, registry, fidelity).await?,
-    );
-    store.close().await;
-    let key = |r: &results::ExperimentResults| -> BTreeMap<(String, String, String), results::Agg> {
-        r.values
-            .iter()
-            .map(|((pi, s, m), v)| {
-                (
-                    (
-                        r.manifest
-                            .points
-                            .get(*pi)
-                            .map(|p| p.json())
-                            .unwrap_or_default(),
-                        s.clone(),
-                        m.clone(),
-                    ),
-                    *v,
-                )
-            })
-            .collect()
-    };
-    let (ka, kb) = (key(&ra), key(&rb));
-    let mut keys: Vec<&(String, String, String)> = ka.keys().chain(kb.keys()).collect();
-    keys.sort();
-    keys.dedup();
-    let order = |p: &str| {
-        ma.points
-            .iter()
-            .position(|x| x.json() == p)
-            .or_else(|| {
-                mb.points
-                    .iter()
-                    .position(|x| x.json() == p)
-                    .map(|i| i + ma.points.len())
-            })
-            .unwrap_or(usize::MAX)
-    };
-    let mut rows: Vec<CompareRow> = keys
-        .into_iter()
-        .filter(|(_, _, m)| metrics.is_empty() || metrics.contains(m))
-        .map(|k| CompareRow {
-            point: k.0.clone(),
-            series: k.1.clone(),
-            metric: k.2.clone(),
-            a: ka.get(k).copied(),
-            b: kb.get(k).copied(),
-        })
-        .collect();
-    rows.sort_by(|x, y| {
-        (x.series.as_str(), x.metric.as_str(), order(&x.point)).cmp(&(
-            y.series.as_str(),
-            y.metric.as_str(),
-            order(&y.point),
-        ))
-    });
-    Ok(rows)
-}
-
-async fn cached_count(store: Option<&Store>, keys: &[String]) -> anyhow::Result<usize> {
-    Ok(match store {
-        Some(s) => s.cached_keys(keys).await?.len(),
-        None => 0,
     })
 }

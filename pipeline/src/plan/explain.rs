@@ -4,8 +4,10 @@
 //! version differs from the nearest stored task).
 
 use crate::manifest::Manifest;
+use crate::manifest::{discover, load_or_input_error};
 use crate::plan::{self, Task};
-use crate::{discover, load_or_input_error, open_store, sqlite_file, InputError, RunOptions};
+use crate::store_open::{open_store, sqlite_file};
+use crate::{InputError, RunOptions};
 use serde_json::Value as Json;
 use solvers::{Kind, Registry};
 use std::collections::{BTreeMap, HashSet};

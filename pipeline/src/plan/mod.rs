@@ -6,6 +6,12 @@
 //! enter a key. Analytic tasks have seed 0 and fidelity "any", so `--quick`
 //! and full runs share them.
 
+pub mod explain;
+pub mod list;
+mod rows;
+
+pub use rows::{plan_rows, plan_rows_iter};
+
 use crate::manifest::{limits, Manifest};
 use serde_json::{json, Value as Json};
 use sha2::{Digest, Sha256};

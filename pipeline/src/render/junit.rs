@@ -4,7 +4,8 @@
 //! points. Inconclusive points fail, as they do for `repro check`. Failed tasks
 //! get a suite of their own.
 
-use crate::RunReport;
+use crate::manifest::Manifest;
+use crate::plan::Task;
 use store::ErrorMeasureRow;
 
 fn xml_escape(s: &str) -> String {
@@ -72,13 +73,17 @@ fn case(xml: &mut String, suite: &str, name: &str, rows: &[&ErrorMeasureRow]) ->
     failed
 }
 
-/// The JUnit XML of a `check` run.
-pub fn junit_xml(report: &RunReport) -> String {
+/// The JUnit XML of a `check` run: its manifests, their error measures and
+/// the tasks that failed (with their errors).
+pub fn junit_xml(
+    manifests: &[Manifest],
+    error_measures: &[ErrorMeasureRow],
+    failed: &[(Task, String)],
+) -> String {
     let mut suites = String::new();
     let (mut total_tests, mut total_failures) = (0, 0);
-    for m in &report.manifests {
-        let ems: Vec<&ErrorMeasureRow> = report
-            .error_measures
+    for m in manifests {
+        let ems: Vec<&ErrorMeasureRow> = error_measures
             .iter()
             .filter(|r| r.experiment == m.id && r.version == m.version)
             .collect();
@@ -116,7 +121,6 @@ pub fn junit_xml(report: &RunReport) -> String {
         total_tests += tests;
         total_failures += failures;
     }
-    let failed = &report.exec.failed;
     if !failed.is_empty() {
         let mut body = String::new();
         for (t, err) in failed {

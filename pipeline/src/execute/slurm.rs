@@ -1,6 +1,6 @@
 //! The Slurm launcher: `repro run --executor slurm` submits an `sbatch` job
 //! array whose elements each run `repro worker`, which pulls tasks from the
-//! store's queue (see [`crate::worker`]). Slurm only starts workers; what runs
+//! store's queue (see [`crate::execute::queue`]). Slurm only starts workers; what runs
 //! where is decided by the queue, so a worker lost to a node failure or a
 //! time limit costs one task's lease, not the run.
 //!

@@ -15,9 +15,8 @@
 //! have one point, or numbers that do not depend on the swept parameter).
 //! Nothing here is ever computed: the numbers enter the results as they are.
 
-use crate::manifest::locate;
-use crate::manifest::ManifestError;
-use crate::results::Agg;
+use super::locate;
+use super::ManifestError;
 use serde::Deserialize;
 use serde_yaml::{Mapping, Value as Yaml};
 use std::collections::BTreeMap;
@@ -110,32 +109,6 @@ pub fn parse(
         });
     }
     Ok(out)
-}
-
-/// Puts every reference value into the results at every point, as exact
-/// values with status "done", so compare entries, value tables and figures
-/// read them like any series.
-pub fn inject(
-    refs: &[Reference],
-    points: usize,
-    values: &mut BTreeMap<(usize, String, String), Agg>,
-    status: &mut BTreeMap<(usize, String), String>,
-) {
-    for r in refs {
-        for p in 0..points {
-            status.insert((p, r.name.clone()), "done".to_string());
-            for (m, v) in &r.values {
-                values.insert(
-                    (p, r.name.clone(), m.clone()),
-                    Agg {
-                        value: *v,
-                        half_width: None,
-                        n: None,
-                    },
-                );
-            }
-        }
-    }
 }
 
 /// Reads the optional top-level `reference_data` mapping out of the manifest text.

@@ -1,6 +1,11 @@
 //! Measure: joins the stored tasks of an experiment into per-point values
 //! (replications combined), and computes error measures between series.
 
+pub mod compare;
+mod stored;
+
+pub use stored::{collect_at, collect_fidelity, stored_manifest, stored_manifests};
+
 use crate::manifest::{Manifest, Point};
 use anyhow::Context;
 use reports::em;
@@ -153,7 +158,7 @@ pub async fn collect_plan(
             }
         }
     }
-    crate::reference::inject(
+    inject(
         &manifest.references,
         manifest.points.len(),
         &mut values,
@@ -167,6 +172,32 @@ pub async fn collect_plan(
         tasks,
         keys: by_cell,
     })
+}
+
+/// Puts every reference value into the results at every point, as exact
+/// values with status "done", so compare entries, value tables and figures
+/// read them like any series.
+pub fn inject(
+    refs: &[crate::manifest::Reference],
+    points: usize,
+    values: &mut BTreeMap<(usize, String, String), Agg>,
+    status: &mut BTreeMap<(usize, String), String>,
+) {
+    for r in refs {
+        for p in 0..points {
+            status.insert((p, r.name.clone()), "done".to_string());
+            for (m, v) in &r.values {
+                values.insert(
+                    (p, r.name.clone(), m.clone()),
+                    Agg {
+                        value: *v,
+                        half_width: None,
+                        n: None,
+                    },
+                );
+            }
+        }
+    }
 }
 
 /// Error measures of every `compare` entry at every point.

@@ -11,7 +11,7 @@
 //! worker still holds a task it waits, because that worker may die and its
 //! task must then be reclaimed by someone.
 
-use crate::exec::{self, ExecSummary};
+use crate::execute::{self as exec, ExecSummary};
 use crate::plan::{Plan, Task};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -312,7 +312,7 @@ pub enum Launch {
     /// `n` workers in this process.
     InProcess(usize),
     /// An sbatch job array.
-    Slurm(crate::slurm::SlurmOptions),
+    Slurm(crate::execute::slurm::SlurmOptions),
 }
 
 /// The tasks of `plan` that must run (not cached, or all with `force`),
@@ -424,7 +424,7 @@ pub async fn execute_queued(
             local_workers = spawn_workers(store, registry, n, &worker_opts, cancel.clone());
         }
         Launch::Slurm(opts) => {
-            let id = crate::slurm::submit(&opts, store.location())?;
+            let id = crate::execute::slurm::submit(&opts, store.location())?;
             eprintln!(
                 "submitted Slurm job {id}: {} workers for {} tasks (logs in {})",
                 opts.workers,
@@ -481,7 +481,7 @@ pub async fn execute_queued(
         if let Some(j) = &job {
             if last_job_check.elapsed() > Duration::from_secs(5) {
                 last_job_check = Instant::now();
-                if !crate::slurm::job_alive(j)? {
+                if !crate::execute::slurm::job_alive(j)? {
                     // Give the last commits a moment to become visible.
                     tokio::time::sleep(POLL).await;
                     let c = store.queue_counts(Some(&keys)).await?;
@@ -494,7 +494,7 @@ pub async fn execute_queued(
                             c.open(),
                             c.pending,
                             c.running,
-                            crate::slurm::log_dir_hint()
+                            crate::execute::slurm::log_dir_hint()
                         );
                     }
                     continue;
@@ -507,7 +507,7 @@ pub async fn execute_queued(
                 cancel.store(true, Ordering::Relaxed);
                 summary.cancelled = true;
                 if let Some(j) = &job {
-                    crate::slurm::cancel(j);
+                    crate::execute::slurm::cancel(j);
                     bar.suspend(|| eprintln!("interrupted: cancelled Slurm job {j}; finished tasks are kept, unfinished ones go back to the queue when their leases expire"));
                 } else {
                     bar.suspend(|| eprintln!("interrupted: handing the running tasks back to the queue; finished tasks are kept"));

@@ -1,0 +1,108 @@
+//! `repro check`: `run`, then a verdict over every compared point.
+
+use super::{run::dry_run, run::print_run_summary, run::run_options, runtime};
+use crate::{CheckArgs, OutputFormat};
+use anyhow::Context;
+use pipeline::exit;
+use solvers::Registry;
+use std::process::ExitCode;
+
+/// `repro check`: `run`, then a verdict over every compared point.
+pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
+    let opts = run_options(&args.run, "check")?;
+    if args.run.dry_run {
+        return dry_run(&opts, registry);
+    }
+    let report = runtime()?.block_on(pipeline::run(&opts, registry))?;
+    print_run_summary(
+        &report,
+        &pipeline::fidelity_dir(&opts.results_dir, opts.fidelity),
+    );
+    if let Some(path) = &args.junit {
+        std::fs::write(
+            path,
+            pipeline::render::junit::junit_xml(
+                &report.manifests,
+                &report.error_measures,
+                &report.exec.failed,
+            ),
+        )
+        .with_context(|| format!("writing JUnit XML to {}", path.display()))?;
+    }
+    if report.exec.cancelled {
+        return Ok(ExitCode::from(exit::INTERRUPTED));
+    }
+    let bad: Vec<&store::ErrorMeasureRow> = report
+        .error_measures
+        .iter()
+        .filter(|r| r.verdict == "fail" || r.verdict == "inconclusive")
+        .collect();
+    let checked = report
+        .error_measures
+        .iter()
+        .filter(|r| r.verdict != "unchecked")
+        .count();
+    let code = if !bad.is_empty() {
+        exit::CHECK_FAILED
+    } else if report.exec.failed.is_empty() {
+        exit::OK
+    } else {
+        exit::TASKS_FAILED
+    };
+    if args.format == OutputFormat::Json {
+        let failed_tasks: Vec<serde_json::Value> = report
+            .exec
+            .failed
+            .iter()
+            .map(|(t, e)| serde_json::json!({"key": t.key, "solver": t.solver.to_string(), "error": e, "rerun": t.solve_command()}))
+            .collect();
+        let out = serde_json::json!({
+            "passed": bad.is_empty(),
+            "exit_code": code,
+            "fidelity": opts.fidelity.as_str(),
+            "compared_points": checked,
+            "failing_points": bad,
+            "tasks": {
+                "total": report.exec.total,
+                "cached": report.exec.cached,
+                "run": report.exec.executed,
+                "failed": failed_tasks,
+            },
+        });
+        println!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::from(code));
+    }
+    if bad.is_empty() {
+        println!("check passed: {checked} compared points within tolerance");
+        return Ok(ExitCode::from(code));
+    }
+    println!(
+        "check FAILED: {} of {checked} compared points fail or are inconclusive",
+        bad.len()
+    );
+    println!(
+        "{:<28} {:<22} {:<8} {:>24} {:>14} {:>9} {:>9}  verdict",
+        "experiment", "point", "metric", "reference ± 95% CI", "candidate", "EM", "tol"
+    );
+    for r in bad {
+        let refv = match (r.reference_value, r.reference_half_width) {
+            (Some(v), Some(h)) => format!("{v:.6} ± {h:.2e}"),
+            (Some(v), None) => format!("{v:.6}"),
+            _ => "missing".into(),
+        };
+        println!(
+            "{:<28} {:<22} {:<8} {:>24} {:>14} {:>9} {:>9}  {}",
+            format!("{} v{}", r.experiment, r.version),
+            r.point,
+            r.metric,
+            refv,
+            r.candidate_value
+                .map_or("missing".into(), |v| format!("{v:.6}")),
+            r.em.map_or("—".into(), |e| format!("{:.3}%", e * 100.0)),
+            r.tolerance
+                .map_or("—".into(), |t| format!("{:.2}%", t * 100.0)),
+            r.verdict
+        );
+    }
+    Ok(ExitCode::from(exit::CHECK_FAILED))
+}

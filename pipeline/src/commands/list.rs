@@ -1,0 +1,62 @@
+//! `repro list`: manifests (current version, stored versions, cache state) or solvers.
+
+use super::{runtime, solve::solver_listing};
+use crate::{ListArgs, OutputFormat};
+use pipeline::exit;
+use solvers::Registry;
+use std::process::ExitCode;
+
+/// `repro list`: manifests (current version, stored versions, cache state) or solvers.
+pub(crate) fn list(args: ListArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
+    if args.solvers {
+        print!("{}", solver_listing(registry));
+        return Ok(ExitCode::from(exit::OK));
+    }
+    let entries = runtime()?.block_on(pipeline::list(
+        &args.experiments.experiments,
+        &args.targets,
+        &args.store.store,
+        registry,
+    ))?;
+    if args.format == OutputFormat::Json {
+        let v: Vec<serde_json::Value> = entries
+            .iter()
+            .map(|e| {
+                serde_json::json!({
+                    "id": e.id, "version": e.version, "stored_versions": e.stored_versions,
+                    "title": e.title, "points": e.points,
+                    "tasks_full": e.tasks_full, "cached_full": e.cached_full,
+                    "tasks_quick": e.tasks_quick, "cached_quick": e.cached_quick,
+                })
+            })
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::from(exit::OK));
+    }
+    println!(
+        "{:<28} {:>3} {:>8} {:>6} {:>14} {:>14}  title",
+        "id", "v", "stored", "points", "cached full", "cached quick"
+    );
+    for e in entries {
+        let stored = if e.stored_versions.is_empty() {
+            "—".to_string()
+        } else {
+            e.stored_versions
+                .iter()
+                .map(|v| v.to_string())
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        println!(
+            "{:<28} {:>3} {:>8} {:>6} {:>14} {:>14}  {}",
+            e.id,
+            e.version,
+            stored,
+            e.points,
+            format!("{}/{}", e.cached_full, e.tasks_full),
+            format!("{}/{}", e.cached_quick, e.tasks_quick),
+            e.title
+        );
+    }
+    Ok(ExitCode::from(exit::OK))
+}

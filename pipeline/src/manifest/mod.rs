@@ -1,0 +1,168 @@
+//! Experiment manifests: YAML in, a validated [`Manifest`] out.
+//!
+//! Every error names the file, the line (where it can be found) and the key.
+//! serde_yaml reports the line of syntax and type errors itself; for semantic
+//! errors found after parsing (unknown solver, empty sweep, a figure naming a
+//! series that does not exist) the line is looked up from the key path.
+//!
+//! Every size is bounded before anything is allocated for it ([`limits`]),
+//! and every series' merged parameters are checked against its solver's
+//! documented parameters (`SolverDoc::params`) at load time, so a typo such
+//! as `batch_lenn` is reported with its file, line and key and nothing runs.
+
+mod discover;
+pub mod figure;
+pub mod limits;
+mod locate;
+mod parse;
+mod raw;
+pub mod reference;
+mod sweep;
+mod validate;
+mod values;
+
+pub use discover::{discover, load_all, load_or_input_error, unknown_id_message};
+pub use figure::FigureKind;
+pub use locate::locate;
+pub use parse::{load, parse};
+pub use reference::Reference;
+pub use sweep::Points;
+pub use values::{canonical_number, yaml_to_json};
+
+use serde::Deserialize;
+use serde_json::Value as Json;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ManifestError {
+    pub file: PathBuf,
+    pub line: Option<usize>,
+    /// Dotted key path, e.g. `series.sim.solver`; empty when it concerns the whole file.
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ManifestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file.display())?;
+        if let Some(l) = self.line {
+            write!(f, ":{l}")?;
+        }
+        if self.key.is_empty() {
+            write!(f, ": {}", self.message)
+        } else {
+            write!(f, ": key `{}`: {}", self.key, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ManifestError {}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Compare {
+    pub metric: String,
+    pub reference: String,
+    pub candidate: String,
+    #[serde(default)]
+    pub tolerance: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TableSpec {
+    pub id: String,
+    pub kind: TableKind,
+    #[serde(default)]
+    pub title: Option<String>,
+    /// `values` tables: which series and metrics to tabulate (default: all series, every metric).
+    #[serde(default)]
+    pub series: Vec<String>,
+    #[serde(default)]
+    pub metrics: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TableKind {
+    ErrorMeasures,
+    Values,
+}
+
+/// One series: a solver with its parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    pub name: String,
+    pub solver: String,
+    pub label: String,
+    pub params: BTreeMap<String, Json>,
+    pub replications: u32,
+    pub seed: u64,
+    pub quick_params: BTreeMap<String, Json>,
+    pub quick_replications: Option<u32>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    pub id: String,
+    pub title: String,
+    pub x: String,
+    pub y: Vec<String>,
+    pub series: Vec<String>,
+    pub xlabel: String,
+    pub ylabel: String,
+    pub log_y: bool,
+    /// What the x-axis is ([`figure`]): a sweep axis by default.
+    pub kind: FigureKind,
+    pub x_per: Option<String>,
+    pub x_values: Vec<f64>,
+}
+
+/// One point of the sweep: its index in sweep order and the axis values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    pub index: usize,
+    pub values: BTreeMap<String, Json>,
+}
+
+impl Point {
+    /// Canonical JSON object of the axis values.
+    pub fn json(&self) -> String {
+        serde_json::to_string(&self.values).expect("point serialises")
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Manifest {
+    pub path: PathBuf,
+    pub text: String,
+    /// Hex SHA-256 of `text`.
+    pub hash: String,
+    pub id: String,
+    pub title: String,
+    pub source: String,
+    pub description: String,
+    pub version: i64,
+    pub params: BTreeMap<String, Json>,
+    /// Names of the sweep axes (zipped members included), in order.
+    pub axes: Vec<String>,
+    /// Every sweep point, computed from its index on demand.
+    pub points: Points,
+    pub series: Vec<Series>,
+    pub compare: Vec<Compare>,
+    pub figures: Vec<Figure>,
+    pub tables: Vec<TableSpec>,
+    /// Paper numbers ([`reference`]).
+    pub references: Vec<Reference>,
+}
+
+impl Manifest {
+    pub fn series(&self, name: &str) -> Option<&Series> {
+        self.series.iter().find(|s| s.name == name)
+    }
+}
+
+#[cfg(test)]
+mod tests;

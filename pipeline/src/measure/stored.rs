@@ -1,0 +1,151 @@
+//! Results as the reading commands see them: the stored manifests (latest
+//! version, or `id@version`), and an experiment's results at one fidelity
+//! (the stored plan when it is of that fidelity, else a plan made afresh).
+
+use crate::manifest::{self, unknown_id_message, Manifest};
+use crate::plan::{self, plan_rows};
+use crate::InputError;
+use solvers::{Fidelity, Registry};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use store::{ExperimentRow, Store};
+
+/// Results of an experiment at one fidelity, planned afresh rather than read from
+/// the stored plan (which is whatever ran last). `None` when the store holds no
+/// task of that fidelity for it (analytic tasks, fidelity "any", count only for
+/// experiments without simulations).
+pub async fn collect_at(
+    store: &Store,
+    m: &Manifest,
+    registry: &Registry,
+    fidelity: Fidelity,
+) -> anyhow::Result<Option<super::ExperimentResults>> {
+    let p = plan::plan(std::slice::from_ref(m), registry, fidelity)
+        .map_err(|e| InputError(format!("error: {e}")))?;
+    let r = super::collect_plan(store, m, &plan_rows(&p, m)).await?;
+    let simulates = p.tasks.iter().any(|t| t.kind == solvers::Kind::Simulation);
+    let shown = r.tasks.values().any(|t| t.fidelity == fidelity.as_str())
+        || (!simulates && !r.tasks.is_empty());
+    Ok(shown.then_some(r))
+}
+
+/// Results of an experiment at one fidelity for the reading commands (`export`,
+/// `compare`): the stored plan when the tasks it names are of that fidelity (it
+/// then also finds the results of an older manifest version whose task keys a
+/// fresh plan would no longer produce), otherwise a fresh plan at that fidelity.
+/// An error names the fidelity the store does hold when it is not the one asked.
+pub async fn collect_fidelity(
+    store: &Store,
+    m: &Manifest,
+    registry: &Registry,
+    fidelity: Fidelity,
+) -> anyhow::Result<super::ExperimentResults> {
+    let stored = super::collect(store, m).await?;
+    let of = |r: &super::ExperimentResults, f: &str| r.tasks.values().any(|t| t.fidelity == f);
+    let simulates = |r: &super::ExperimentResults| {
+        r.tasks
+            .values()
+            .any(|t| t.fidelity == "quick" || t.fidelity == "full")
+    };
+    if of(&stored, fidelity.as_str()) || (!stored.tasks.is_empty() && !simulates(&stored)) {
+        return Ok(stored);
+    }
+    if let Some(r) = collect_at(store, m, registry, fidelity).await? {
+        return Ok(r);
+    }
+    let other = match fidelity {
+        Fidelity::Full => Fidelity::Quick,
+        Fidelity::Quick => Fidelity::Full,
+    };
+    let hint = if of(&stored, other.as_str()) {
+        format!(
+            "; the store holds its {} results: {}",
+            other.as_str(),
+            match other {
+                Fidelity::Quick => "add --quick",
+                Fidelity::Full => "leave out --quick",
+            }
+        )
+    } else {
+        String::new()
+    };
+    Err(InputError(format!(
+        "no {}-fidelity results of {} v{} in the store{hint}",
+        fidelity.as_str(),
+        m.id,
+        m.version
+    ))
+    .into())
+}
+
+/// Latest version of every experiment in the store, as parsed manifests.
+pub async fn stored_manifests(store: &Store, registry: &Registry) -> anyhow::Result<Vec<Manifest>> {
+    let mut latest: BTreeMap<String, ExperimentRow> = BTreeMap::new();
+    for e in store.experiments().await? {
+        match latest.get(&e.id) {
+            Some(x) if x.version >= e.version => {}
+            _ => {
+                latest.insert(e.id.clone(), e);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for e in latest.values() {
+        let path = PathBuf::from(format!("{}.yaml", e.id));
+        match manifest::parse(&path, &e.manifest_text, registry) {
+            Ok(m) => out.push(m),
+            Err(err) => tracing::warn!(
+                "stored manifest {} v{} no longer loads: {err}",
+                e.id,
+                e.version
+            ),
+        }
+    }
+    Ok(out)
+}
+
+/// Resolves `id` or `id@version` against the store (no version = latest).
+pub async fn stored_manifest(
+    store: &Store,
+    registry: &Registry,
+    spec: &str,
+) -> anyhow::Result<Manifest> {
+    let (id, version) = match spec.split_once('@') {
+        Some((id, v)) => {
+            let v: i64 = v.parse().map_err(|_| {
+                InputError(format!("`{spec}`: the version after @ must be an integer"))
+            })?;
+            (id, Some(v))
+        }
+        None => (spec, None),
+    };
+    let all = store.experiments().await?;
+    let mut known_ids: Vec<String> = all.iter().map(|e| e.id.clone()).collect();
+    known_ids.dedup();
+    let rows: Vec<ExperimentRow> = all.into_iter().filter(|e| e.id == id).collect();
+    let known_here: Vec<String> = rows.iter().map(|e| e.version.to_string()).collect();
+    let row = match version {
+        Some(v) => rows.into_iter().find(|e| e.version == v),
+        None => rows.into_iter().max_by_key(|e| e.version),
+    }
+    .ok_or_else(|| {
+        InputError(if version.is_some() && !known_here.is_empty() {
+            format!(
+                "no version `{spec}` in the store; stored versions of {id}: {}",
+                known_here.join(", ")
+            )
+        } else {
+            unknown_id_message(
+                &format!("no experiment `{spec}` in the store; `repro list` shows the stored versions of each id"),
+                id,
+                &known_ids,
+            )
+        })
+    })?;
+    manifest::parse(
+        Path::new(&format!("{}.yaml", row.id)),
+        &row.manifest_text,
+        registry,
+    )
+    .map_err(|e| anyhow::anyhow!("stored manifest {spec} no longer loads: {e}"))
+}

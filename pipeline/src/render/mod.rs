@@ -1,0 +1,269 @@
+//! Render: figures, tables, index.html, JUnit and export from measured results.
+//!
+//! `figures` and `timeseries` draw (a new figure kind is drawn in
+//! `timeseries`), `tables` tabulates, `index` writes index.html, `junit` the
+//! JUnit XML of `check`, `export` the tidy rows of `repro export`.
+
+pub mod export;
+pub mod figures;
+pub mod index;
+pub mod junit;
+pub mod tables;
+pub mod timeseries;
+
+pub use figures::figures;
+pub use index::{catalogue, report, write_full_index, write_index};
+pub use tables::{em_summary, tables};
+
+use crate::measure::ExperimentResults;
+use anyhow::Context;
+use reports::{IndexExperiment, IndexFigure, IndexTable, OutputEm};
+use solvers::{Fidelity, Kind, Registry};
+use std::path::{Component, Path, PathBuf};
+use store::ErrorMeasureRow;
+
+/// Where the pages of a fidelity go: full results in `results/`, quick (CI)
+/// results in `results/quick/`, so a quick run never overwrites the paper figures.
+pub fn fidelity_dir(results_dir: &Path, fidelity: Fidelity) -> PathBuf {
+    match fidelity {
+        Fidelity::Full => results_dir.to_path_buf(),
+        Fidelity::Quick => results_dir.join("quick"),
+    }
+}
+
+/// Renders one experiment into `out_dir` (the folder of its fidelity, see
+/// [`fidelity_dir`]); returns its index entry.
+pub fn render_experiment(
+    r: &ExperimentResults,
+    ems: &[ErrorMeasureRow],
+    registry: &Registry,
+    out_dir: &Path,
+    fidelity: Fidelity,
+) -> anyhow::Result<IndexExperiment> {
+    build(r, ems, registry, out_dir, true, fidelity)
+}
+
+/// The index entry of an experiment whose files are already in `out_dir`.
+pub fn index_entry_without_files(
+    r: &ExperimentResults,
+    ems: &[ErrorMeasureRow],
+    registry: &Registry,
+    out_dir: &Path,
+    fidelity: Fidelity,
+) -> IndexExperiment {
+    build(r, ems, registry, out_dir, false, fidelity).expect("nothing is written, nothing can fail")
+}
+
+/// Error measures over the rows that `keep` selects (`None` when it selects none).
+fn output_em(ems: &[ErrorMeasureRow], keep: impl Fn(&ErrorMeasureRow) -> bool) -> Option<OutputEm> {
+    let rows: Vec<&ErrorMeasureRow> = ems.iter().filter(|e| keep(e)).collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let (mean_em, max_em) = reports::em::summarise(&rows.iter().map(|r| r.em).collect::<Vec<_>>());
+    let count = |v: &str| rows.iter().filter(|r| r.verdict == v).count();
+    Some(OutputEm {
+        mean_em,
+        max_em,
+        passed: count("pass"),
+        failed: count("fail"),
+        inconclusive: count("inconclusive"),
+    })
+}
+
+/// `to` relative to the folder `from` (both made absolute against the current
+/// directory), with `/` separators, for links in index.html.
+fn relative_href(from: &Path, to: &Path) -> Option<String> {
+    let from = std::path::absolute(from).ok()?;
+    let to = std::path::absolute(to).ok()?;
+    let norm = |p: &Path| -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for c in p.components() {
+            match c {
+                Component::ParentDir => {
+                    v.pop();
+                }
+                Component::Normal(x) => v.push(x.to_string_lossy().into_owned()),
+                _ => {}
+            }
+        }
+        v
+    };
+    let (f, t) = (norm(&from), norm(&to));
+    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".to_string(); f.len() - common];
+    parts.extend(t[common..].iter().cloned());
+    Some(parts.join("/"))
+}
+
+/// The model documents behind an experiment: `docs/models/NAME.md` files its
+/// manifest mentions or whose NAME is the family of one of its solvers
+/// (`credit.ctmc` -> `credit.md`). Only files that exist here are linked, so a
+/// results folder moved elsewhere gets no broken links.
+fn model_docs(m: &crate::manifest::Manifest, out_dir: &Path) -> Vec<(String, String)> {
+    let dir = PathBuf::from("docs/models");
+    let mut names: Vec<String> = m
+        .text
+        .match_indices("docs/models/")
+        .filter_map(|(i, pat)| {
+            let rest = &m.text[i + pat.len()..];
+            let end = rest.find(".md")?;
+            let name = &rest[..end];
+            name.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                .then(|| name.to_string())
+        })
+        .collect();
+    names.extend(
+        m.series
+            .iter()
+            .filter_map(|s| s.solver.split('.').next().map(str::to_string)),
+    );
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .filter_map(|n| {
+            let f = dir.join(format!("{n}.md"));
+            f.is_file()
+                .then(|| relative_href(out_dir, &f).map(|h| (format!("{n}.md"), h)))
+                .flatten()
+        })
+        .collect()
+}
+
+fn build(
+    r: &ExperimentResults,
+    ems: &[ErrorMeasureRow],
+    registry: &Registry,
+    out_dir: &Path,
+    write: bool,
+    fidelity: Fidelity,
+) -> anyhow::Result<IndexExperiment> {
+    let m = &r.manifest;
+    let results_dir = write.then_some(out_dir);
+    let mut index_figs = Vec::new();
+    for mut f in figures(r, registry) {
+        let spec = m.figures.iter().find(|x| x.id == f.id);
+        let em = output_em(ems, |e| {
+            spec.is_some_and(|s| {
+                s.y.contains(&e.metric)
+                    && s.series.contains(&e.reference)
+                    && s.series.contains(&e.candidate)
+            })
+        });
+        if fidelity == Fidelity::Quick {
+            // Every quick figure says so on its face, wherever it is copied to.
+            f.title = format!("{} [quick]", f.title);
+        }
+        if let Some(dir) = results_dir {
+            reports::render_figure(&f, &dir.join("figures"))
+                .with_context(|| format!("rendering figure {}", f.id))?;
+        }
+        index_figs.push(IndexFigure {
+            id: f.id.clone(),
+            title: f.title.clone(),
+            png: format!("figures/{}.png", f.id),
+            svg: format!("figures/{}.svg", f.id),
+            em,
+        });
+    }
+    let mut index_tabs = Vec::new();
+    for mut t in tables(r, ems) {
+        let em = match m.tables.iter().find(|x| x.id == t.id).map(|x| &x.kind) {
+            Some(crate::manifest::TableKind::ErrorMeasures) => output_em(ems, |_| true),
+            _ => None,
+        };
+        if fidelity == Fidelity::Quick {
+            t.notes.insert(
+                0,
+                "Quick (CI) fidelity: not the paper's numbers.".to_string(),
+            );
+        }
+        if let Some(dir) = results_dir {
+            reports::write_table(&t, &dir.join("tables"))
+                .with_context(|| format!("writing table {}", t.id))?;
+        }
+        index_tabs.push(IndexTable {
+            id: t.id.clone(),
+            title: t.title.clone(),
+            markdown: format!("tables/{}.md", t.id),
+            csv: format!("tables/{}.csv", t.id),
+            table: t,
+            em,
+        });
+    }
+    let sims: Vec<&crate::manifest::Series> = m
+        .series
+        .iter()
+        .filter(|s| {
+            registry
+                .get(&s.solver)
+                .is_some_and(|x| x.kind() == Kind::Simulation)
+        })
+        .collect();
+    let mut provenance = vec![
+        ("manifest".to_string(), m.path.display().to_string()),
+        ("manifest sha256".to_string(), m.hash.clone()),
+        ("points".to_string(), m.points.len().to_string()),
+        ("tasks".to_string(), r.tasks.len().to_string()),
+        (
+            "task wall time (sum)".to_string(),
+            format!(
+                "{:.3} s",
+                r.tasks.values().map(|t| t.wall_ms).sum::<f64>() / 1e3
+            ),
+        ),
+    ];
+    for s in &m.series {
+        let keys: Vec<&String> = r
+            .keys
+            .iter()
+            .filter(|((_, sn), _)| *sn == s.name)
+            .flat_map(|(_, k)| k)
+            .collect();
+        let recs: Vec<&store::TaskRecord> = keys.iter().filter_map(|k| r.tasks.get(*k)).collect();
+        let wall: f64 = recs.iter().map(|t| t.wall_ms).sum();
+        let mut line = format!(
+            "{} (v{}), {} tasks, {:.3} s",
+            s.solver,
+            recs.first().map_or(0, |t| t.solver_version),
+            recs.len(),
+            wall / 1e3
+        );
+        if sims.iter().any(|x| x.name == s.name) {
+            let fid: Vec<&str> = recs.iter().map(|t| t.fidelity.as_str()).collect();
+            let seeds: Vec<String> = recs.iter().take(3).map(|t| t.seed.to_string()).collect();
+            line.push_str(&format!(
+                ", base seed {}, fidelity {}, seeds {}{}",
+                s.seed,
+                fid.first().copied().unwrap_or("?"),
+                seeds.join(", "),
+                if recs.len() > 3 { ", …" } else { "" }
+            ));
+        }
+        for st in ["undefined", "saturated", "failed", "missing"] {
+            let n = r
+                .status
+                .iter()
+                .filter(|((_, sn), v)| *sn == s.name && v.as_str() == st)
+                .count();
+            if n > 0 {
+                line.push_str(&format!("; {st} at {n} of {} points", m.points.len()));
+            }
+        }
+        provenance.push((format!("series {}", s.name), line));
+    }
+    Ok(IndexExperiment {
+        id: m.id.clone(),
+        version: m.version,
+        title: m.title.clone(),
+        source: m.source.clone(),
+        manifest_hash: m.hash.clone(),
+        figures: index_figs,
+        tables: index_tabs,
+        provenance,
+        em_summary: em_summary(ems),
+        docs: model_docs(m, out_dir),
+    })
+}

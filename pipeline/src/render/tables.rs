@@ -1,0 +1,210 @@
+//! Tables: error measures (with their summary) and values per point.
+
+use crate::measure::ExperimentResults;
+use reports::{format_em as fmt_pct, format_percent, format_tick as fmt_num};
+use reports::{EmSummaryLine, Table};
+use store::ErrorMeasureRow;
+
+fn fmt_val(v: Option<f64>, hw: Option<f64>) -> String {
+    match (v, hw) {
+        (Some(v), Some(h)) if h.is_finite() => format!("{} ± {}", fmt_num(v), fmt_num(h)),
+        (Some(v), _) => fmt_num(v),
+        (None, _) => "—".into(),
+    }
+}
+
+/// The point's axis values as "n=4, m=4".
+fn point_label(point_json: &str) -> String {
+    serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(point_json)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_else(|_| point_json.to_string())
+}
+
+pub fn em_summary(rows: &[ErrorMeasureRow]) -> Vec<EmSummaryLine> {
+    let mut out: Vec<EmSummaryLine> = Vec::new();
+    for row in rows {
+        let pos = out.iter().position(|l| {
+            l.metric == row.metric && l.reference == row.reference && l.candidate == row.candidate
+        });
+        let i = match pos {
+            Some(i) => i,
+            None => {
+                out.push(EmSummaryLine {
+                    metric: row.metric.clone(),
+                    reference: row.reference.clone(),
+                    candidate: row.candidate.clone(),
+                    mean_em: None,
+                    max_em: None,
+                    tolerance: row.tolerance,
+                    passed: 0,
+                    failed: 0,
+                    inconclusive: 0,
+                });
+                out.len() - 1
+            }
+        };
+        match row.verdict.as_str() {
+            "pass" => out[i].passed += 1,
+            "fail" => out[i].failed += 1,
+            "inconclusive" => out[i].inconclusive += 1,
+            _ => {}
+        }
+    }
+    for l in &mut out {
+        let ems: Vec<Option<f64>> = rows
+            .iter()
+            .filter(|r| {
+                r.metric == l.metric && r.reference == l.reference && r.candidate == l.candidate
+            })
+            .map(|r| r.em)
+            .collect();
+        let (mean, max) = reports::em::summarise(&ems);
+        l.mean_em = mean;
+        l.max_em = max;
+    }
+    out
+}
+
+pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> Vec<Table> {
+    let m = &r.manifest;
+    let mut out = Vec::new();
+    for t in &m.tables {
+        let title = t.title.clone().unwrap_or_else(|| m.title.clone());
+        match t.kind {
+            crate::manifest::TableKind::ErrorMeasures => {
+                let header = [
+                    "point",
+                    "metric",
+                    "reference",
+                    "reference value (±95% CI)",
+                    "candidate",
+                    "candidate value",
+                    "EM",
+                    "tolerance",
+                    "verdict",
+                ]
+                .map(String::from)
+                .to_vec();
+                let rows = ems
+                    .iter()
+                    .map(|e| {
+                        vec![
+                            point_label(&e.point),
+                            e.metric.clone(),
+                            e.reference.clone(),
+                            fmt_val(e.reference_value, e.reference_half_width),
+                            e.candidate.clone(),
+                            fmt_val(e.candidate_value, None),
+                            fmt_pct(e.em),
+                            e.tolerance.map_or("—".into(), format_percent),
+                            e.verdict.clone(),
+                        ]
+                    })
+                    .collect();
+                let notes = em_summary(ems)
+                    .iter()
+                    .map(|l| {
+                        format!(
+                            "{} ({} vs {}): mean EM {}, max EM {}; {} pass, {} fail, {} inconclusive",
+                            l.metric,
+                            l.candidate,
+                            l.reference,
+                            fmt_pct(l.mean_em),
+                            fmt_pct(l.max_em),
+                            l.passed,
+                            l.failed,
+                            l.inconclusive
+                        )
+                    })
+                    .collect();
+                let mut table = Table {
+                    id: t.id.clone(),
+                    title,
+                    header,
+                    rows,
+                    notes,
+                };
+                reports::unify_number_columns(&mut table);
+                out.push(table);
+            }
+            crate::manifest::TableKind::Values => {
+                let series: Vec<String> = if t.series.is_empty() {
+                    m.series.iter().map(|s| s.name.clone()).collect()
+                } else {
+                    t.series.clone()
+                };
+                let metrics: Vec<String> = if t.metrics.is_empty() {
+                    let mut v: Vec<String> = r.values.keys().map(|(_, _, k)| k.clone()).collect();
+                    v.sort();
+                    v.dedup();
+                    v
+                } else {
+                    t.metrics.clone()
+                };
+                let mut header: Vec<String> = m.axes.clone();
+                for s in &series {
+                    for k in &metrics {
+                        header.push(format!("{s}: {k}"));
+                    }
+                }
+                let rows = m
+                    .points
+                    .iter()
+                    .map(|p| {
+                        let mut row: Vec<String> = m
+                            .axes
+                            .iter()
+                            .map(|a| p.values.get(a).map_or("—".into(), |v| v.to_string()))
+                            .collect();
+                        for s in &series {
+                            let st = r
+                                .status
+                                .get(&(p.index, s.clone()))
+                                .map_or("missing", String::as_str);
+                            for k in &metrics {
+                                row.push(match st {
+                                    "done" => {
+                                        let a = r.get(p.index, s, k);
+                                        fmt_val(a.map(|a| a.value), a.and_then(|a| a.half_width))
+                                    }
+                                    other => other.to_string(),
+                                });
+                            }
+                        }
+                        row
+                    })
+                    .collect();
+                // Where a series has no value, say why, point by point.
+                let mut notes = Vec::new();
+                for p in &m.points {
+                    for s in &series {
+                        let key = (p.index, s.clone());
+                        let st = r.status.get(&key).map_or("missing", String::as_str);
+                        if st != "done" {
+                            let why = r
+                                .reasons
+                                .get(&key)
+                                .map_or(String::new(), |w| format!(": {w}"));
+                            notes.push(format!("{} — `{s}` {st}{why}", point_label(&p.json())));
+                        }
+                    }
+                }
+                let mut table = Table {
+                    id: t.id.clone(),
+                    title,
+                    header,
+                    rows,
+                    notes,
+                };
+                reports::unify_number_columns(&mut table);
+                out.push(table);
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,428 @@
+//! Task results (one row per task key, with its metrics and series), the cache
+//! lookup by key, and the error measures of each experiment version.
+
+use std::collections::{HashMap, HashSet};
+
+use sqlx::QueryBuilder;
+
+use crate::{
+    begin_write, db, now_rfc3339, on_pool, push_keys, ErrorMeasureRow, MetricRow, Result,
+    SeriesPointRow, Store, StoreError, TaskRecord, KEY_CHUNK, MAX_BINDS,
+};
+
+/// Writes one task record (row, metrics, series, link to its run) inside
+/// the open write transaction `$tx`; shared by [`Store::record_task`] and the
+/// queue's completion, which must commit the result and the queue row together.
+macro_rules! write_task {
+    ($tx:ident, $DB:ident, $run:expr, $t:expr) => {{
+        sqlx::query(
+            "INSERT INTO tasks \
+               (key, solver, solver_version, params, seed, fidelity, status, wall_ms, error, created) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
+             ON CONFLICT (key) DO UPDATE SET \
+               solver = excluded.solver, \
+               solver_version = excluded.solver_version, \
+               params = excluded.params, \
+               seed = excluded.seed, \
+               fidelity = excluded.fidelity, \
+               status = excluded.status, \
+               wall_ms = excluded.wall_ms, \
+               error = excluded.error, \
+               created = excluded.created",
+        )
+        .bind(&$t.key)
+        .bind(&$t.solver)
+        .bind($t.solver_version)
+        .bind(&$t.params)
+        .bind($t.seed)
+        .bind(&$t.fidelity)
+        .bind(&$t.status)
+        .bind($t.wall_ms)
+        .bind(&$t.error)
+        .bind(now_rfc3339())
+        .execute(&mut *$tx)
+        .await
+        .map_err(db("record task"))?;
+
+        sqlx::query("DELETE FROM metrics WHERE task_key = $1")
+            .bind(&$t.key)
+            .execute(&mut *$tx)
+            .await
+            .map_err(db("delete old metrics"))?;
+        sqlx::query("DELETE FROM series WHERE task_key = $1")
+            .bind(&$t.key)
+            .execute(&mut *$tx)
+            .await
+            .map_err(db("delete old series"))?;
+
+        for chunk in $t.metrics.chunks(MAX_BINDS / 5) {
+            let mut qb = QueryBuilder::<$DB>::new(
+                "INSERT INTO metrics (task_key, name, value, half_width, n) ",
+            );
+            qb.push_values(chunk, |mut b, m| {
+                b.push_bind($t.key.as_str())
+                    .push_bind(m.name.as_str())
+                    .push_bind(m.value)
+                    .push_bind(m.half_width.filter(|h| !h.is_nan()))
+                    .push_bind(m.n);
+            });
+            qb.build()
+                .execute(&mut *$tx)
+                .await
+                .map_err(db("record metrics"))?;
+        }
+
+        for (c, chunk) in $t.series.chunks(MAX_BINDS / 5).enumerate() {
+            let base = c * (MAX_BINDS / 5);
+            let mut qb =
+                QueryBuilder::<$DB>::new("INSERT INTO series (task_key, idx, name, x, y) ");
+            qb.push_values(chunk.iter().enumerate(), |mut b, (i, p)| {
+                b.push_bind($t.key.as_str())
+                    .push_bind((base + i) as i64)
+                    .push_bind(p.name.as_str())
+                    .push_bind(p.x)
+                    .push_bind(p.y);
+            });
+            qb.build()
+                .execute(&mut *$tx)
+                .await
+                .map_err(db("record series"))?;
+        }
+
+        sqlx::query(
+            "INSERT INTO run_tasks (run_id, task_key) VALUES ($1, $2) \
+             ON CONFLICT (run_id, task_key) DO NOTHING",
+        )
+        .bind($run)
+        .bind(&$t.key)
+        .execute(&mut *$tx)
+        .await
+        .map_err(|e| StoreError::Db(format!("link task {} to run {}: {e}", $t.key, $run)))?;
+    }};
+}
+pub(crate) use write_task;
+
+type TaskTuple = (
+    String,
+    String,
+    i64,
+    String,
+    i64,
+    String,
+    String,
+    f64,
+    Option<String>,
+);
+
+type MetricTuple = (String, String, f64, Option<f64>, Option<i64>);
+
+type EmTuple = (
+    String,
+    String,
+    String,
+    String,
+    i64,
+    Option<f64>,
+    Option<f64>,
+    Option<f64>,
+    Option<f64>,
+    Option<f64>,
+    String,
+);
+
+impl Store {
+    /// Keys among `keys` whose stored status is "done", "saturated" or "undefined"
+    /// (outcomes, as opposed to failures, which are retried).
+    /// One query per 500 keys.
+    pub async fn cached_keys(&self, keys: &[String]) -> Result<HashSet<String>> {
+        on_pool!(self, |pool, DB| {
+            let mut out = HashSet::new();
+            for chunk in keys.chunks(KEY_CHUNK) {
+                let mut qb = QueryBuilder::<DB>::new(
+                    "SELECT key FROM tasks WHERE status IN ('done', 'saturated', 'undefined') AND key IN (",
+                );
+                push_keys!(qb, chunk);
+                let found: Vec<String> = qb
+                    .build_query_scalar()
+                    .persistent(false)
+                    .fetch_all(pool)
+                    .await
+                    .map_err(db("look up cached tasks"))?;
+                out.extend(found);
+            }
+            Ok(out)
+        })
+    }
+
+    /// Stored wall times (ms) of the given keys, for longest-first ordering.
+    /// Includes failed tasks (their time is still the best estimate there is);
+    /// keys never recorded are absent.
+    pub async fn wall_times(&self, keys: &[String]) -> Result<HashMap<String, f64>> {
+        on_pool!(self, |pool, DB| {
+            let mut out = HashMap::new();
+            for chunk in keys.chunks(KEY_CHUNK) {
+                let mut qb =
+                    QueryBuilder::<DB>::new("SELECT key, wall_ms FROM tasks WHERE key IN (");
+                push_keys!(qb, chunk);
+                let found: Vec<(String, f64)> = qb
+                    .build_query_as()
+                    .persistent(false)
+                    .fetch_all(pool)
+                    .await
+                    .map_err(db("look up wall times"))?;
+                out.extend(found);
+            }
+            Ok(out)
+        })
+    }
+
+    /// Writes one task (row, metrics, series) in its own transaction, replacing
+    /// any earlier record of the same key, and links it to `run`.
+    ///
+    /// `run` must be an id returned by [`Store::begin_run`]. `status` must be
+    /// "done", "saturated" or "failed". `wall_ms`, metric values and series
+    /// coordinates must not be NaN (half-widths may be; they are stored as NULL).
+    pub async fn record_task(&self, run: i64, t: &TaskRecord) -> Result<()> {
+        validate_task(t)?;
+        on_pool!(self, |pool, DB| {
+            let mut tx = begin_write(pool, None).await?;
+            write_task!(tx, DB, run, t);
+            tx.commit().await.map_err(db("commit task"))?;
+            Ok(())
+        })
+    }
+
+    /// Full records of the stored tasks among `keys`, in the order of `keys`
+    /// (duplicates and unknown keys skipped). Metrics are sorted by name, series
+    /// points are in the order they were recorded.
+    pub async fn tasks(&self, keys: &[String]) -> Result<Vec<TaskRecord>> {
+        on_pool!(self, |pool, DB| {
+            let mut found: HashMap<String, TaskRecord> = HashMap::new();
+            for chunk in keys.chunks(KEY_CHUNK) {
+                let mut qb = QueryBuilder::<DB>::new(
+                    "SELECT key, solver, solver_version, params, seed, fidelity, status, wall_ms, error \
+                     FROM tasks WHERE key IN (",
+                );
+                push_keys!(qb, chunk);
+                let rows: Vec<TaskTuple> = qb
+                    .build_query_as()
+                    .persistent(false)
+                    .fetch_all(pool)
+                    .await
+                    .map_err(db("read tasks"))?;
+                for (key, solver, solver_version, params, seed, fidelity, status, wall_ms, error) in
+                    rows
+                {
+                    found.insert(
+                        key.clone(),
+                        TaskRecord {
+                            key,
+                            solver,
+                            solver_version,
+                            params,
+                            seed,
+                            fidelity,
+                            status,
+                            wall_ms,
+                            error,
+                            metrics: Vec::new(),
+                            series: Vec::new(),
+                        },
+                    );
+                }
+
+                let mut qb = QueryBuilder::<DB>::new(
+                    "SELECT task_key, name, value, half_width, n FROM metrics WHERE task_key IN (",
+                );
+                push_keys!(qb, chunk);
+                let rows: Vec<MetricTuple> = qb
+                    .build_query_as()
+                    .persistent(false)
+                    .fetch_all(pool)
+                    .await
+                    .map_err(db("read metrics"))?;
+                for (key, name, value, half_width, n) in rows {
+                    if let Some(t) = found.get_mut(&key) {
+                        t.metrics.push(MetricRow {
+                            name,
+                            value,
+                            half_width,
+                            n,
+                        });
+                    }
+                }
+
+                let mut qb = QueryBuilder::<DB>::new(
+                    "SELECT task_key, name, x, y FROM series WHERE task_key IN (",
+                );
+                push_keys!(qb, chunk);
+                qb.push(" ORDER BY task_key, idx");
+                let rows: Vec<(String, String, f64, f64)> = qb
+                    .build_query_as()
+                    .persistent(false)
+                    .fetch_all(pool)
+                    .await
+                    .map_err(db("read series"))?;
+                for (key, name, x, y) in rows {
+                    if let Some(t) = found.get_mut(&key) {
+                        t.series.push(SeriesPointRow { name, x, y });
+                    }
+                }
+            }
+            let mut out = Vec::with_capacity(found.len());
+            for key in keys {
+                if let Some(mut t) = found.remove(key) {
+                    t.metrics.sort_by(|a, b| a.name.cmp(&b.name));
+                    out.push(t);
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    /// Replaces the error measures of one experiment version. Every row must
+    /// carry that experiment and version; their order is kept. NaN values are
+    /// stored as NULL (read back as `None`).
+    pub async fn replace_error_measures(
+        &self,
+        experiment: &str,
+        version: i64,
+        rows: &[ErrorMeasureRow],
+    ) -> Result<()> {
+        on_pool!(self, |pool, DB| {
+            if let Some(r) = rows
+                .iter()
+                .find(|r| r.experiment != experiment || r.version != version)
+            {
+                return Err(StoreError::Db(format!(
+                    "replace error measures of {experiment} v{version}: got a row of {} v{}",
+                    r.experiment, r.version
+                )));
+            }
+            let not_nan = |v: Option<f64>| v.filter(|x| !x.is_nan());
+            let mut tx = begin_write(pool, Some(experiment)).await?;
+            sqlx::query("DELETE FROM error_measures WHERE experiment = $1 AND version = $2")
+                .bind(experiment)
+                .bind(version)
+                .execute(&mut *tx)
+                .await
+                .map_err(db("delete old error measures"))?;
+            const COLS: usize = 14;
+            for (c, chunk) in rows.chunks(MAX_BINDS / COLS).enumerate() {
+                let base = c * (MAX_BINDS / COLS);
+                let mut qb = QueryBuilder::<DB>::new(
+                    "INSERT INTO error_measures \
+                     (experiment, version, seq, metric, reference, candidate, point, point_index, \
+                      reference_value, reference_half_width, candidate_value, em, tolerance, verdict) ",
+                );
+                qb.push_values(chunk.iter().enumerate(), |mut b, (i, r)| {
+                    b.push_bind(r.experiment.as_str())
+                        .push_bind(r.version)
+                        .push_bind((base + i) as i64)
+                        .push_bind(r.metric.as_str())
+                        .push_bind(r.reference.as_str())
+                        .push_bind(r.candidate.as_str())
+                        .push_bind(r.point.as_str())
+                        .push_bind(r.point_index)
+                        .push_bind(not_nan(r.reference_value))
+                        .push_bind(not_nan(r.reference_half_width))
+                        .push_bind(not_nan(r.candidate_value))
+                        .push_bind(not_nan(r.em))
+                        .push_bind(not_nan(r.tolerance))
+                        .push_bind(r.verdict.as_str());
+                });
+                qb.build()
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db("write error measures"))?;
+            }
+            tx.commit().await.map_err(db("commit error measures"))?;
+            Ok(())
+        })
+    }
+
+    /// The error measures of one experiment version, in the order they were
+    /// given to [`Store::replace_error_measures`].
+    pub async fn error_measures(
+        &self,
+        experiment: &str,
+        version: i64,
+    ) -> Result<Vec<ErrorMeasureRow>> {
+        on_pool!(self, |pool, DB| {
+            let rows: Vec<EmTuple> = sqlx::query_as(
+                "SELECT metric, reference, candidate, point, point_index, reference_value, \
+                        reference_half_width, candidate_value, em, tolerance, verdict \
+                 FROM error_measures WHERE experiment = $1 AND version = $2 ORDER BY seq",
+            )
+            .bind(experiment)
+            .bind(version)
+            .fetch_all(pool)
+            .await
+            .map_err(db("read error measures"))?;
+            Ok(rows
+                .into_iter()
+                .map(
+                    |(
+                        metric,
+                        reference,
+                        candidate,
+                        point,
+                        point_index,
+                        reference_value,
+                        reference_half_width,
+                        candidate_value,
+                        em,
+                        tolerance,
+                        verdict,
+                    )| ErrorMeasureRow {
+                        experiment: experiment.to_string(),
+                        version,
+                        metric,
+                        reference,
+                        candidate,
+                        point,
+                        point_index,
+                        reference_value,
+                        reference_half_width,
+                        candidate_value,
+                        em,
+                        tolerance,
+                        verdict,
+                    },
+                )
+                .collect())
+        })
+    }
+}
+
+/// Refuses a task record the store must not hold (unknown status, NaN values).
+pub(crate) fn validate_task(t: &TaskRecord) -> Result<()> {
+    if !matches!(
+        t.status.as_str(),
+        "done" | "saturated" | "undefined" | "failed"
+    ) {
+        return Err(StoreError::Db(format!(
+            "record task {}: status {:?} is not one of done, saturated, undefined, failed",
+            t.key, t.status
+        )));
+    }
+    if t.wall_ms.is_nan() {
+        return Err(StoreError::Db(format!(
+            "record task {}: wall_ms is NaN",
+            t.key
+        )));
+    }
+    if let Some(m) = t.metrics.iter().find(|m| m.value.is_nan()) {
+        return Err(StoreError::Db(format!(
+            "record task {}: metric {} is NaN",
+            t.key, m.name
+        )));
+    }
+    if let Some(p) = t.series.iter().find(|p| p.x.is_nan() || p.y.is_nan()) {
+        return Err(StoreError::Db(format!(
+            "record task {}: series {} has a NaN point",
+            t.key, p.name
+        )));
+    }
+    Ok(())
+}

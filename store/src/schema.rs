@@ -1,0 +1,150 @@
+//! The schema: migrations embedded per backend, the schema-version check that
+//! refuses a store written by a newer binary, and running the migrations.
+
+use std::time::Duration;
+
+use sqlx::migrate::{Migration, MigrationType, Migrator};
+use sqlx::SqlSafeStr;
+
+use crate::{on_pool, Backend, Result, Store, StoreError};
+
+/// Schema version this binary understands. A store with a higher version is refused.
+/// 2: the task queue.
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// The migrations of one backend, embedded at compile time. Version and
+/// description follow the file names (`0001_init.sql` -> 1, "init"), as
+/// `sqlx::migrate!` named them, so stores created by earlier binaries (which
+/// used that macro) see the same versions and checksums.
+fn migrator(files: &[(i64, &'static str, &'static str)]) -> Migrator {
+    Migrator::with_migrations(
+        files
+            .iter()
+            .map(|&(version, description, sql)| {
+                Migration::new(
+                    version,
+                    description.into(),
+                    MigrationType::Simple,
+                    sql.into_sql_str(),
+                    false,
+                )
+            })
+            .collect(),
+    )
+}
+
+fn sqlite_migrator() -> Migrator {
+    migrator(&[
+        (
+            1,
+            "init",
+            include_str!("../migrations/sqlite/0001_init.sql"),
+        ),
+        (
+            2,
+            "queue",
+            include_str!("../migrations/sqlite/0002_queue.sql"),
+        ),
+    ])
+}
+
+fn postgres_migrator() -> Migrator {
+    migrator(&[
+        (
+            1,
+            "init",
+            include_str!("../migrations/postgres/0001_init.sql"),
+        ),
+        (
+            2,
+            "queue",
+            include_str!("../migrations/postgres/0002_queue.sql"),
+        ),
+    ])
+}
+
+impl Store {
+    /// Checks the stored schema version, then (unless `read_only`) migrates.
+    pub(crate) async fn prepare(&self, read_only: bool) -> Result<()> {
+        let open_err = |reason: String| StoreError::Open {
+            location: self.location.clone(),
+            reason,
+        };
+        let has_meta: bool = match &self.backend {
+            Backend::Sqlite(pool) => sqlx::query_scalar::<_, String>(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'",
+            )
+            .fetch_optional(pool)
+            .await
+            .map_err(|e| open_err(e.to_string()))?
+            .is_some(),
+            Backend::Postgres(pool) => sqlx::query_scalar(
+                "SELECT EXISTS (SELECT 1 FROM information_schema.tables \
+                 WHERE table_schema = current_schema() AND table_name = 'meta')",
+            )
+            .fetch_one(pool)
+            .await
+            .map_err(|e| open_err(e.to_string()))?,
+        };
+        let mut found = None;
+        if has_meta {
+            let stored: Option<String> = on_pool!(self, |pool, DB| {
+                sqlx::query_scalar("SELECT value FROM meta WHERE key = 'schema_version'")
+                    .fetch_optional(pool)
+                    .await
+                    .map_err(|e| open_err(format!("cannot read the schema version: {e}")))?
+            });
+            if let Some(stored) = stored {
+                let v: i64 = stored.trim().parse().map_err(|_| {
+                    open_err(format!("schema version {stored:?} is not an integer"))
+                })?;
+                if v > SCHEMA_VERSION {
+                    return Err(StoreError::TooNew {
+                        location: self.location.clone(),
+                        found: v,
+                        supported: SCHEMA_VERSION,
+                    });
+                }
+                found = Some(v);
+            }
+        }
+        if read_only {
+            // Versions 1 and later hold every table the reading commands use.
+            return match found {
+                Some(_) => Ok(()),
+                None => Err(open_err(
+                    "not a repro result store (no schema version); run `repro run` first".into(),
+                )),
+            };
+        }
+        match &self.backend {
+            Backend::Sqlite(pool) => {
+                // sqlx takes no lock around SQLite migrations, so two processes
+                // creating one store at once can both try migration 1; the
+                // loser's transaction rolls back, and once the winner has
+                // committed a retry finds nothing left to do.
+                let migrator = sqlite_migrator();
+                let mut attempt = 0;
+                loop {
+                    match migrator.run(pool).await {
+                        Ok(()) => break,
+                        Err(e) if attempt >= 4 => {
+                            return Err(open_err(format!("migration failed: {e}")))
+                        }
+                        Err(e) => {
+                            tracing::debug!("migration attempt {attempt} failed, retrying: {e}");
+                            attempt += 1;
+                            tokio::time::sleep(Duration::from_millis(100 * attempt)).await;
+                        }
+                    }
+                }
+            }
+            // PostgreSQL: the migrator holds an advisory lock while it runs.
+            Backend::Postgres(pool) => postgres_migrator()
+                .run(pool)
+                .await
+                .map_err(|e| open_err(format!("migration failed: {e}")))?,
+        }
+        Ok(())
+    }
+}

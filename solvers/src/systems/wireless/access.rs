@@ -640,9 +640,14 @@ impl Solver for AccessConfigSolver {
         metrics.extend_from_slice(&N_RING);
         metrics.extend_from_slice(&N_EQ_RING);
         metrics.extend_from_slice(&MU_RING);
+        let mut params = common_docs();
+        params.push(ParamDoc {
+            name: "output",
+            doc: "accepted so that a wlan_access.model parameter set can be passed unchanged (`auto` or `finite`); no effect on the configuration",
+        });
         SolverDoc {
             summary: "Wu Table 7.2: rings N_i by enumeration (checked against (7.2)/(7.3)), WLANs and stations (checked against the ring sums), derived service rates per ring (6.7)",
-            params: common_docs(),
+            params,
             metrics,
         }
     }

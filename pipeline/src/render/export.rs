@@ -8,6 +8,9 @@ use crate::InputError;
 use anyhow::bail;
 use solvers::{Fidelity, Registry};
 
+/// The `solver` column of rows that carry a paper's printed numbers.
+const REFERENCE_SOLVER: &str = "reference_data";
+
 /// `repro export --format csv`: tidy rows of the latest version of each (selected) experiment.
 pub async fn export(
     store_loc: &str,
@@ -43,12 +46,18 @@ pub async fn export(
             Err(e) => return Err(e),
         };
         for ((pi, series, metric), a) in &r.values {
-            let s = m.series(series).expect("series of the manifest");
+            // A name that is no series is one of the manifest's
+            // `reference_data` entries (a paper's printed numbers), which the
+            // measure stage joins in like a series.
+            let solver = match m.series(series) {
+                Some(s) => s.solver.clone(),
+                None => REFERENCE_SOLVER.to_string(),
+            };
             rows.push(reports::TidyRow {
                 experiment: m.id.clone(),
                 version: m.version,
                 series: series.clone(),
-                solver: s.solver.clone(),
+                solver,
                 point: m.points.get(*pi).map(|p| p.json()).unwrap_or_default(),
                 metric: metric.clone(),
                 value: a.value,

@@ -1,6 +1,9 @@
 //! `repro list`: manifests (current version, stored versions, cache state) or solvers.
 
-use super::{runtime, solve::solver_listing};
+use super::{
+    runtime,
+    solve::{kind_name, solver_listing},
+};
 use crate::{ListArgs, OutputFormat};
 use pipeline::exit;
 use solvers::Registry;
@@ -9,7 +12,11 @@ use std::process::ExitCode;
 /// `repro list`: manifests (current version, stored versions, cache state) or solvers.
 pub(crate) fn list(args: ListArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     if args.solvers {
-        print!("{}", solver_listing(registry));
+        if args.format == OutputFormat::Json {
+            println!("{}", serde_json::to_string_pretty(&solvers_json(registry))?);
+        } else {
+            print!("{}", solver_listing(registry));
+        }
         return Ok(ExitCode::from(exit::OK));
     }
     let entries = runtime()?.block_on(pipeline::list(
@@ -59,4 +66,25 @@ pub(crate) fn list(args: ListArgs, registry: &Registry) -> anyhow::Result<ExitCo
         );
     }
     Ok(ExitCode::from(exit::OK))
+}
+
+/// `repro list --solvers --format json`: the interface of every solver, for
+/// tools and for checks that call `repro solve`. A parameter's default and
+/// rule are in its `doc` text.
+fn solvers_json(registry: &Registry) -> serde_json::Value {
+    registry
+        .iter()
+        .map(|x| {
+            let d = x.doc();
+            let params: Vec<serde_json::Value> = d
+                .params
+                .iter()
+                .map(|p| serde_json::json!({ "name": p.name, "doc": p.doc }))
+                .collect();
+            serde_json::json!({
+                "name": x.name(), "version": x.version(), "kind": kind_name(x.kind()),
+                "summary": d.summary, "params": params, "metrics": d.metrics,
+            })
+        })
+        .collect()
 }

@@ -554,3 +554,66 @@ fn reading_commands_never_create_a_store() {
     }
     assert!(!p.path().join("results").exists());
 }
+
+#[test]
+fn export_of_everything_includes_reference_data_rows() {
+    // `repro export` with no ids used to panic on a manifest whose
+    // `reference_data` joins the series (gran-s1, gran-s2).
+    let p = project(&[]);
+    let text = r#"
+id: printed
+title: a model beside a paper's printed number
+version: 1
+params: { lambda: 5.0, mu1: 6.0, mu2: 8.0, m: 4, n: 4 }
+series:
+  model: { solver: credit.ctmc }
+reference_data:
+  paper:
+    source: "a number printed in a paper"
+    values: { L1: 1.7 }
+compare:
+  - { metric: L1, reference: paper, candidate: model, tolerance: 0.5 }
+"#;
+    write_manifest(p.path(), "printed", text);
+    ok(&repro(p.path(), &["run", "--quick"]));
+    let o = repro(p.path(), &["export", "--quick", "--format", "csv"]);
+    ok(&o);
+    let out = stdout(&o);
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("printed,1,paper,reference_data,"))
+        .unwrap_or_else(|| panic!("no reference row in:\n{out}"));
+    assert!(row.contains(",L1,1.7,"), "{row}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("printed,1,model,credit.ctmc,")),
+        "{out}"
+    );
+}
+
+#[test]
+fn list_solvers_as_json_gives_every_solver_interface() {
+    let p = project(&[]);
+    let o = repro(p.path(), &["list", "--solvers", "--format", "json"]);
+    ok(&o);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o))
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", stdout(&o)));
+    let solvers = v.as_array().expect("an array of solvers");
+    let text = repro(p.path(), &["list", "--solvers"]);
+    for s in solvers {
+        let name = s["name"].as_str().unwrap();
+        assert!(stdout(&text).contains(&format!("  {name} (v")), "{name}");
+    }
+    let credit = solvers
+        .iter()
+        .find(|s| s["name"] == "credit.ctmc")
+        .expect("credit.ctmc listed");
+    assert_eq!(credit["kind"], "analytic");
+    assert!(credit["version"].as_u64().unwrap() >= 1);
+    assert!(credit["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|p| p["name"] == "lambda" && !p["doc"].as_str().unwrap().is_empty()));
+    assert!(!credit["metrics"].as_array().unwrap().is_empty());
+}

@@ -606,6 +606,18 @@ pub fn parse_with_extras(
             taken.insert((*k).to_string(), v);
         }
     }
-    let sys = parse_system(&serde_json::Value::Object(obj))?;
+    let sys = parse_system(&serde_json::Value::Object(obj)).map_err(|e| list_extras(e, extra))?;
     Ok((sys, taken))
+}
+
+/// serde's answer to an unknown key lists the fields of [`Params`] only; the
+/// solver accepts `extra` too, so the list the user sees names them as well.
+fn list_extras(e: SolveError, extra: &[&str]) -> SolveError {
+    match e {
+        SolveError::BadParams(msg) if msg.contains("expected one of ") && !extra.is_empty() => {
+            let more: Vec<String> = extra.iter().map(|k| format!("`{k}`")).collect();
+            SolveError::BadParams(format!("{msg}, {}", more.join(", ")))
+        }
+        other => other,
+    }
 }

@@ -328,15 +328,18 @@ impl Solver for MulticlusterSim {
     }
     fn doc(&self) -> SolverDoc {
         SolverDoc {
-            summary: "Flit-level wormhole simulation of Wu ch.4–5 multi-cluster systems (SIM-5): per-cluster ACN/ECN m-port n-trees, ICN tree, concentrator/dispatcher FIFOs, Up*/Down* d-mod-k routing, 2-flit buffers, no VCs; MMPP or Poisson sources; batch means in time units",
-            params: vec![
-                ParamDoc { name: "m, n, C, clusters, m_c, acn, ecn, icn, omega, Lf, lambda1, lambda2, phi1, phi2, source, xi, eta_in", doc: "the system, as multicluster.model (issue 22's table); model variants are refused" },
+            summary: "Flit-level wormhole simulation of Wu ch.4–5 multi-cluster systems (SIM-5): per-cluster ACN/ECN m-port n-trees, ICN tree, concentrator/dispatcher FIFOs, Up*/Down* d-mod-k routing, 2-flit buffers, no VCs; MMPP or Poisson sources; batch means in time units. The system parameters are multicluster.model's; its model-variant flags (channels, cd, ecn_num, stage_map, inflow, weights, dispatcher, ecn_leg2) are accepted only at their defaults",
+            params: [
+                super::param_docs(),
+                vec![
                 ParamDoc { name: "cycles_per_flit", doc: "clock resolution: cycles per fastest per-flit link time (integer >= 1, default 8); rounding adds < 1 cycle per hop to a header" },
                 ParamDoc { name: "relay", doc: "cut_through (default: C/D forward a message while it arrives) or store_forward" },
                 ParamDoc { name: "warmup", doc: "delivered messages discarded (default 8000; quick 500)" },
                 ParamDoc { name: "batches", doc: "number of batches (default 10)" },
                 ParamDoc { name: "batch_len", doc: "delivered messages per batch (default 8000; quick 800)" },
-            ],
+                ],
+            ]
+            .concat(),
             metrics: vec![
                 "latency",
                 "latency_in",

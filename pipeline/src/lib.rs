@@ -14,8 +14,8 @@ pub mod plan;
 pub mod render;
 pub mod store_open;
 
-pub use measure::compare::{compare, CompareRow};
 pub use plan::list::{list, ListEntry};
+pub use render::compare::{compare, Comparison};
 pub use render::export::export;
 pub use render::fidelity_dir;
 pub use render::index::report;

@@ -187,14 +187,37 @@ struct CompareArgs {
     /// Only these metrics (repeatable; default: all).
     #[arg(long = "metric")]
     metrics: Vec<String>,
-    /// Output format.
+    /// Output format: an aligned text table, or the same numbers (with B − A and
+    /// the EM between the versions) as JSON, CSV or Parquet.
     #[arg(long, value_enum, default_value = "text")]
-    format: OutputFormat,
+    format: CompareFormat,
+    /// Write the output to FILE instead of stdout (required for parquet).
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+    /// Also draw each figure of the experiment with both versions overlaid
+    /// (A solid, B dashed) and write the per-point difference table, into
+    /// `<results>/compare/<A>-vs-<B>/` (`<results>/quick/...` with --quick).
+    #[arg(long)]
+    figure: bool,
     /// Compare the quick (CI) fidelity results instead of the full ones.
     #[arg(long)]
     quick: bool,
     #[command(flatten)]
     store: StoreArg,
+    #[command(flatten)]
+    results: ResultsArg,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+enum CompareFormat {
+    /// Aligned columns for people.
+    Text,
+    /// One JSON document: what differs, and the rows.
+    Json,
+    /// One row per (point, series, metric): A, B, B − A, EM.
+    Csv,
+    /// The same columns as CSV, typed, as a Parquet file (needs --out).
+    Parquet,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -207,6 +230,9 @@ struct ExportArgs {
     /// Export the quick (CI) fidelity results instead of the full ones.
     #[arg(long)]
     quick: bool,
+    /// Write to FILE instead of stdout (required for parquet and arrow).
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
     #[command(flatten)]
     store: StoreArg,
 }
@@ -259,7 +285,7 @@ enum Command {
     List(ListArgs),
     /// Two experiment versions (`ID@1 ID@2`) or variants (two ids over the same axes) side by side.
     Compare(CompareArgs),
-    /// Write tidy results (experiment, version, series, solver, one column per sweep axis, metric, value, half_width, ci_n) to stdout.
+    /// Write tidy results (experiment, version, series, solver, one column per sweep axis, metric, value, half_width, ci_n; parquet/arrow add status, fidelity, code_version) to stdout or --out.
     Export(ExportArgs),
     /// Run one task and print its outcome as JSON (the command a failed task prints).
     Solve(SolveArgs),
@@ -278,8 +304,11 @@ enum ExportFormat {
     Csv,
     /// A JSON array of rows, the point as an object of axis values.
     Json,
-    /// Not built yet.
+    /// Parquet: typed columns (one per sweep axis), plus status, fidelity and
+    /// code version; needs --out.
     Parquet,
+    /// Arrow IPC file (Feather v2), the same columns as parquet; needs --out.
+    Arrow,
 }
 
 fn init_tracing() {

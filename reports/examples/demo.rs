@@ -307,6 +307,7 @@ fn main() {
             }],
             provenance: vec![("seeds".into(), "1".into())],
             docs: vec![],
+            comparison: None,
             em_summary: vec![EmSummaryLine {
                 metric: "L".into(),
                 reference: "sim".into(),

@@ -40,8 +40,9 @@ fn field(v: Option<&Json>) -> String {
 
 /// The CSV header name of an axis: the axis name, or `axis.NAME` when the name
 /// is one of the fixed columns.
-fn axis_header(name: &str) -> String {
-    if TIDY_HEADER.contains(&name) || TIDY_TAIL.contains(&name) {
+pub(crate) fn axis_header(name: &str) -> String {
+    if TIDY_HEADER.contains(&name) || TIDY_TAIL.contains(&name) || crate::FRAME_TAIL.contains(&name)
+    {
         format!("axis.{name}")
     } else {
         name.to_string()

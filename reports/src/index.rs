@@ -11,7 +11,8 @@
 use crate::format::{format_em, format_percent};
 use crate::table::{n_cols, numeric_columns};
 use crate::{
-    write_err, CatalogueEntry, EmSummaryLine, Index, IndexExperiment, IndexTable, OutputEm, Result,
+    write_err, CatalogueEntry, EmSummaryLine, Index, IndexComparison, IndexExperiment, IndexFigure,
+    IndexTable, OutputEm, Result,
 };
 use std::fmt::Write as _;
 use std::path::Path;
@@ -228,26 +229,57 @@ fn experiment(h: &mut String, x: &IndexExperiment) {
     }
 
     if !x.figures.is_empty() {
-        h.push_str("<h3>Figures</h3>\n<div class=\"figs\">\n");
-        for f in &x.figures {
-            let _ = writeln!(
-                h,
-                "<figure id=\"{anchor}\"><a href=\"{svg}\"><img src=\"{png}\" alt=\"{title}\" width=\"960\" height=\"640\" loading=\"lazy\"></a>\
-                 <figcaption><strong>{id}</strong> — {title} (<a href=\"{png}\">PNG</a> · <a href=\"{svg}\">SVG</a>)</figcaption></figure>",
-                svg = e(&url(&f.svg)),
-                png = e(&url(&f.png)),
-                title = e(&f.title),
-                id = e(&f.id),
-                anchor = e(&output_anchor(&f.id)),
-            );
-        }
-        h.push_str("</div>\n");
+        h.push_str("<h3>Figures</h3>\n");
+        figures_block(h, &x.figures);
     }
 
     for t in &x.tables {
         inline_table(h, t);
     }
+    if let Some(c) = &x.comparison {
+        comparison(h, c);
+    }
     h.push_str("</section>\n");
+}
+
+fn figures_block(h: &mut String, figures: &[IndexFigure]) {
+    let e = html_escape;
+    h.push_str("<div class=\"figs\">\n");
+    for f in figures {
+        let _ = writeln!(
+            h,
+            "<figure id=\"{anchor}\"><a href=\"{svg}\"><img src=\"{png}\" alt=\"{title}\" width=\"960\" height=\"640\" loading=\"lazy\"></a>\
+             <figcaption><strong>{id}</strong> — {title} (<a href=\"{png}\">PNG</a> · <a href=\"{svg}\">SVG</a>)</figcaption></figure>",
+            svg = e(&url(&f.svg)),
+            png = e(&url(&f.png)),
+            title = e(&f.title),
+            id = e(&f.id),
+            anchor = e(&output_anchor(&f.id)),
+        );
+    }
+    h.push_str("</div>\n");
+}
+
+/// The previous stored version against this one: what differs, the overlay
+/// figures (collapsed) and the per-point differences.
+fn comparison(h: &mut String, c: &IndexComparison) {
+    let e = html_escape;
+    let _ = writeln!(h, "<h3>Versions: {} vs {}</h3>", e(&c.a), e(&c.b));
+    for d in &c.differences {
+        let _ = writeln!(h, "<p class=\"notes\">{}</p>", e(d));
+    }
+    if !c.figures.is_empty() {
+        let _ = writeln!(
+            h,
+            "<details class=\"points\"><summary>{} overlay figures ({} solid, {} dashed)</summary>",
+            c.figures.len(),
+            e(&c.a),
+            e(&c.b)
+        );
+        figures_block(h, &c.figures);
+        h.push_str("</details>\n");
+    }
+    inline_table(h, &c.table);
 }
 
 fn em_row(h: &mut String, l: &EmSummaryLine) {

@@ -9,25 +9,39 @@
 //! generic over the plotters backend, for PNG and SVG; `axis` picks the ticks,
 //! `fonts` registers the bundled DejaVu Sans, as CI has no system fonts),
 //! `table` (Markdown + CSV), `index` (self-contained `index.html`), `export`
-//! (tidy CSV) and `format` (tick labels, EM percentages).
+//! (tidy CSV and JSON), `frame` (the tidy results table as a polars
+//! `DataFrame`, Parquet and Arrow IPC files), `aggregate` (error-measure
+//! summaries and value-table pivots as polars expressions), `versions` (two
+//! versions of an experiment joined, their differences and overlay figures)
+//! and `format` (tick labels, EM percentages).
 //! `cargo run --release -p reports --example demo [dir]` renders samples of all.
 
 pub mod em;
 
+mod aggregate;
 mod axis;
 mod export;
 mod figure;
 mod fonts;
 mod format;
+mod frame;
 mod index;
 mod table;
+mod versions;
 
+pub use aggregate::{em_summary_lines, output_em, pivot_cells, EmPoint, LongCell};
 pub use export::{axis_columns, tidy_json, write_tidy_csv, TIDY_HEADER, TIDY_TAIL};
 pub use figure::{render_figure, FIGURE_SIZE};
 pub use fonts::{ensure_fonts, FAMILY as FONT_FAMILY};
 pub use format::{format_em, format_percent, format_tick, unify_number_columns};
+pub use frame::{tidy_frame, write_arrow, write_parquet, FRAME_HEAD, FRAME_TAIL};
 pub use index::{html_escape, index_html, write_index};
+/// The data-frame type of [`tidy_frame`] and [`compare_frame`].
+pub use polars::prelude::DataFrame;
 pub use table::{table_csv, table_markdown, write_table};
+pub use versions::{
+    compare_frame, compare_table, overlay_figure, version_diffs, VersionDiff, VersionValue,
+};
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -38,6 +52,9 @@ pub enum ReportError {
     Write { path: String, reason: String },
     #[error("cannot draw figure {id}: {reason}")]
     Draw { id: String, reason: String },
+    /// A data-frame operation (polars) failed.
+    #[error("data frame ({what}): {reason}")]
+    Frame { what: String, reason: String },
 }
 
 pub type Result<T> = std::result::Result<T, ReportError>;
@@ -170,6 +187,23 @@ pub struct IndexExperiment {
     pub em_summary: Vec<EmSummaryLine>,
     /// (name, relative href) of the model documents (`docs/models/*.md`) behind it.
     pub docs: Vec<(String, String)>,
+    /// When the store holds more than one version: the previous version
+    /// against this one.
+    #[serde(default)]
+    pub comparison: Option<IndexComparison>,
+}
+
+/// Two versions of an experiment compared: overlay figures and the per-point
+/// difference table (`repro compare A B --figure`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexComparison {
+    /// `id@version` of each side.
+    pub a: String,
+    pub b: String,
+    /// What differs between them (parameters, solver versions, code version).
+    pub differences: Vec<String>,
+    pub figures: Vec<IndexFigure>,
+    pub table: IndexTable,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -207,7 +241,8 @@ pub struct EmSummaryLine {
     pub inconclusive: usize,
 }
 
-/// One row of the tidy export (`repro export --format csv`).
+/// One row of the tidy export (`repro export`). CSV and JSON carry the
+/// columns up to `n`; the data frame (Parquet, Arrow) all of them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TidyRow {
     pub experiment: String,
@@ -220,4 +255,11 @@ pub struct TidyRow {
     pub value: f64,
     pub half_width: Option<f64>,
     pub n: Option<i64>,
+    /// "done", "saturated", "undefined", ... of the point's series.
+    pub status: String,
+    /// "quick", "full" or "any" (analytic tasks).
+    pub fidelity: String,
+    /// The code version (`git describe`) of the run that computed the value;
+    /// empty when unknown (reference data, a task no run recorded).
+    pub code_version: String,
 }

@@ -351,6 +351,7 @@ fn sample_index() -> Index {
                 ("wall time".into(), "2.5 s".into()),
             ],
             docs: vec![],
+            comparison: None,
             em_summary: vec![
                 EmSummaryLine {
                     metric: "L".into(),
@@ -435,6 +436,9 @@ fn tidy_csv() {
             value: 0.1 + 0.2,
             half_width: Some(1e-7),
             n: Some(10),
+            status: "done".into(),
+            fidelity: "quick".into(),
+            code_version: "v1".into(),
         },
         TidyRow {
             experiment: "lib-mm1k".into(),
@@ -446,6 +450,9 @@ fn tidy_csv() {
             value: 2.0,
             half_width: None,
             n: None,
+            status: "done".into(),
+            fidelity: "any".into(),
+            code_version: "v1".into(),
         },
     ];
     let mut out = Vec::new();

@@ -1,86 +1,156 @@
-//! `repro compare A B`.
+//! `repro compare A B`: text, JSON, CSV or Parquet, and with `--figure` the
+//! overlay figures and difference table.
 
+use super::export::output;
 use super::{fidelity_of, runtime};
-use crate::{CompareArgs, OutputFormat};
+use crate::{CompareArgs, CompareFormat};
 use pipeline::exit;
+use reports::{format_em, format_tick, Value, VersionDiff};
 use solvers::Registry;
+use std::io::Write;
 use std::process::ExitCode;
+
+fn value_json(v: Option<Value>, n: Option<i64>) -> serde_json::Value {
+    match v {
+        Some(x) => serde_json::json!({"value": x.value, "half_width": x.half_width, "n": n}),
+        None => serde_json::Value::Null,
+    }
+}
+
+fn json(c: &pipeline::Comparison) -> serde_json::Value {
+    let rows: Vec<serde_json::Value> = c
+        .diffs
+        .iter()
+        .map(|r| {
+            let point: serde_json::Value =
+                serde_json::from_str(&r.point).unwrap_or(serde_json::Value::Null);
+            serde_json::json!({
+                "point": point, "series": r.series, "metric": r.metric,
+                "a": value_json(r.a, r.a_n), "b": value_json(r.b, r.b_n),
+                "diff": r.diff, "em": r.em,
+            })
+        })
+        .collect();
+    serde_json::json!({"a": c.a, "b": c.b, "differences": c.differences, "rows": rows})
+}
+
+fn csv(c: &pipeline::Comparison, w: &mut dyn Write) -> anyhow::Result<()> {
+    let mut out = ::csv::Writer::from_writer(w);
+    out.write_record([
+        "point",
+        "series",
+        "metric",
+        "value_a",
+        "half_width_a",
+        "ci_n_a",
+        "value_b",
+        "half_width_b",
+        "ci_n_b",
+        "diff",
+        "em",
+    ])?;
+    let f = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
+    let n = |v: Option<i64>| v.map(|x| x.to_string()).unwrap_or_default();
+    for r in &c.diffs {
+        out.write_record([
+            r.point.clone(),
+            r.series.clone(),
+            r.metric.clone(),
+            f(r.a.map(|x| x.value)),
+            f(r.a.and_then(|x| x.half_width)),
+            n(r.a_n),
+            f(r.b.map(|x| x.value)),
+            f(r.b.and_then(|x| x.half_width)),
+            n(r.b_n),
+            f(r.diff),
+            f(r.em),
+        ])?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+fn cell(v: Option<Value>) -> String {
+    match v {
+        Some(x) => match x.half_width {
+            Some(h) if h.is_finite() => format!("{} ± {}", format_tick(x.value), format_tick(h)),
+            _ => format_tick(x.value),
+        },
+        None => "—".into(),
+    }
+}
+
+fn text(c: &pipeline::Comparison, w: &mut dyn Write) -> anyhow::Result<()> {
+    for d in &c.differences {
+        writeln!(w, "{d}")?;
+    }
+    if c.diffs.is_empty() {
+        writeln!(
+            w,
+            "nothing in common to compare between {} and {}",
+            c.a, c.b
+        )?;
+        return Ok(());
+    }
+    writeln!(
+        w,
+        "{:<26} {:<14} {:<10} {:>24} {:>24} {:>12} {:>10}",
+        "point", "series", "metric", c.a, c.b, "B − A", "EM"
+    )?;
+    for r in &c.diffs {
+        let VersionDiff {
+            point,
+            series,
+            metric,
+            a,
+            b,
+            diff,
+            em,
+            ..
+        } = r;
+        writeln!(
+            w,
+            "{point:<26} {series:<14} {metric:<10} {:>24} {:>24} {:>12} {:>10}",
+            cell(*a),
+            cell(*b),
+            diff.map_or("—".into(), format_tick),
+            format_em(*em)
+        )?;
+    }
+    Ok(())
+}
 
 /// `repro compare A B`.
 pub(crate) fn compare(args: CompareArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
-    let CompareArgs {
-        a,
-        b,
-        metrics,
-        format,
-        quick,
-        store,
-    } = args;
-    let rows = runtime()?.block_on(pipeline::compare(
-        &store.store,
-        &a,
-        &b,
-        &metrics,
+    let binary = (args.format == CompareFormat::Parquet).then_some("parquet");
+    let mut w = output(args.out.as_deref(), binary)?;
+    let fidelity = fidelity_of(args.quick);
+    let c = runtime()?.block_on(pipeline::compare(
+        &args.store.store,
+        &args.a,
+        &args.b,
+        &args.metrics,
         registry,
-        fidelity_of(quick),
+        fidelity,
     ))?;
-    if format == OutputFormat::Json {
-        let agg = |v: Option<pipeline::measure::Agg>| {
-            v.map(|x| serde_json::json!({"value": x.value, "half_width": x.half_width, "n": x.n}))
-        };
-        let v: Vec<serde_json::Value> = rows
-            .iter()
-            .map(|r| {
-                let point: serde_json::Value =
-                    serde_json::from_str(&r.point).unwrap_or(serde_json::Value::Null);
-                serde_json::json!({
-                    "point": point, "series": r.series, "metric": r.metric,
-                    "a": agg(r.a), "b": agg(r.b),
-                })
-            })
-            .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({"a": a, "b": b, "rows": v}))?
-        );
-        return Ok(ExitCode::from(exit::OK));
+    match args.format {
+        CompareFormat::Text => text(&c, &mut w)?,
+        CompareFormat::Json => writeln!(w, "{}", serde_json::to_string_pretty(&json(&c))?)?,
+        CompareFormat::Csv => csv(&c, &mut w)?,
+        CompareFormat::Parquet => reports::write_parquet(&mut c.frame.clone(), &mut w)?,
     }
-    if rows.is_empty() {
-        println!("nothing in common to compare between {a} and {b}");
-        return Ok(ExitCode::from(exit::OK));
-    }
-    let cell = |v: Option<pipeline::measure::Agg>| match v {
-        Some(x) => match x.half_width {
-            Some(h) if h.is_finite() => {
-                format!(
-                    "{} ± {}",
-                    reports::format_tick(x.value),
-                    reports::format_tick(h)
-                )
-            }
-            _ => reports::format_tick(x.value),
-        },
-        None => "—".into(),
-    };
-    println!(
-        "{:<26} {:<14} {:<10} {:>24} {:>24} {:>10}",
-        "point", "series", "metric", a, b, "(B−A)/|A|"
-    );
-    for r in rows {
-        let rel = match (r.a, r.b) {
-            (Some(x), Some(y)) if x.value != 0.0 => {
-                reports::format_percent((y.value - x.value) / x.value.abs())
-            }
-            _ => "—".into(),
-        };
-        println!(
-            "{:<26} {:<14} {:<10} {:>24} {:>24} {:>10}",
-            r.point,
-            r.series,
-            r.metric,
-            cell(r.a),
-            cell(r.b),
-            rel
+    w.flush()?;
+    if args.figure {
+        let name = format!("{}-vs-{}", c.a.replace('@', "-v"), c.b.replace('@', "-v"));
+        let dir = pipeline::fidelity_dir(&args.results.results, fidelity)
+            .join("compare")
+            .join(name);
+        let written = pipeline::render::compare::write_comparison(&c, registry, &dir, "")?;
+        eprintln!(
+            "{} overlay figures and the table {} in {}",
+            written.figures.len(),
+            written.table.id,
+            dir.display()
         );
     }
     Ok(ExitCode::from(exit::OK))

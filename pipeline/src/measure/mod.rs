@@ -1,7 +1,6 @@
 //! Measure: joins the stored tasks of an experiment into per-point values
 //! (replications combined), and computes error measures between series.
 
-pub mod compare;
 mod stored;
 
 pub use stored::{collect_at, collect_fidelity, stored_manifest, stored_manifests};

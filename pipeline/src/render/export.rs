@@ -7,6 +7,8 @@ use crate::store_open::open_existing_store;
 use crate::InputError;
 use anyhow::bail;
 use solvers::{Fidelity, Registry};
+use std::collections::BTreeMap;
+use store::Store;
 
 /// The `solver` column of rows that carry a paper's printed numbers.
 const REFERENCE_SOLVER: &str = "reference_data";
@@ -30,6 +32,7 @@ pub async fn export(
             )));
         }
     }
+    let code = code_versions(&store).await?;
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
     for m in manifests
@@ -53,6 +56,7 @@ pub async fn export(
                 Some(s) => s.solver.clone(),
                 None => REFERENCE_SOLVER.to_string(),
             };
+            let (fidelity, code_version) = task_provenance(&r, *pi, series, &code);
             rows.push(reports::TidyRow {
                 experiment: m.id.clone(),
                 version: m.version,
@@ -63,6 +67,13 @@ pub async fn export(
                 value: a.value,
                 half_width: a.half_width,
                 n: a.n,
+                status: r
+                    .status
+                    .get(&(*pi, series.clone()))
+                    .cloned()
+                    .unwrap_or_else(|| "done".to_string()),
+                fidelity,
+                code_version,
             });
         }
     }
@@ -101,4 +112,34 @@ pub fn point_order(ms: &[Manifest], r: &reports::TidyRow) -> usize {
         .find(|m| m.id == r.experiment)
         .and_then(|m| m.points.iter().position(|p| p.json() == r.point))
         .unwrap_or(usize::MAX)
+}
+
+/// Task key -> the code version of the first run that recorded the task.
+pub async fn code_versions(store: &Store) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for run in store.runs().await? {
+        for key in store.run_task_keys(run.id).await? {
+            out.entry(key).or_insert_with(|| run.code_version.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// The fidelity and code version of the tasks behind a (point, series): those
+/// of its first replication; empty for reference data and unrecorded tasks.
+pub fn task_provenance(
+    r: &crate::measure::ExperimentResults,
+    point: usize,
+    series: &str,
+    code: &BTreeMap<String, String>,
+) -> (String, String) {
+    let key = r
+        .keys
+        .get(&(point, series.to_string()))
+        .and_then(|k| k.first());
+    let fidelity = key
+        .and_then(|k| r.tasks.get(k))
+        .map_or(String::new(), |t| t.fidelity.clone());
+    let code_version = key.and_then(|k| code.get(k)).cloned().unwrap_or_default();
+    (fidelity, code_version)
 }

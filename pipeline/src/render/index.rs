@@ -104,12 +104,13 @@ pub async fn write_full_index(
                 .is_file()
         });
         let entry = if all_present {
-            index_entry_without_files(&r, &ems, registry, &out_dir, fidelity)
+            index_entry_without_files(&r, &ems, registry, &out_dir, fidelity)?
         } else {
             render_experiment(&r, &ems, registry, &out_dir, fidelity)?
         };
         rendered.insert(m.id.clone(), entry);
     }
+    super::compare::attach_comparisons(store, registry, &out_dir, fidelity, &mut rendered).await?;
     write_index(
         rendered.into_values().collect(),
         results_dir,
@@ -146,6 +147,8 @@ pub async fn report(
                 render_experiment(&r, &ems, registry, &out_dir, fidelity)?,
             );
         }
+        super::compare::attach_comparisons(&store, registry, &out_dir, fidelity, &mut rendered)
+            .await?;
         if !rendered.is_empty() {
             indexes.push((fidelity, rendered));
         }

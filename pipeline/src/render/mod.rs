@@ -2,8 +2,11 @@
 //!
 //! `figures` and `timeseries` draw (a new figure kind is drawn in
 //! `timeseries`), `tables` tabulates, `index` writes index.html, `junit` the
-//! JUnit XML of `check`, `export` the tidy rows of `repro export`.
+//! JUnit XML of `check`, `export` the tidy rows of `repro export`, `compare`
+//! two versions of an experiment (`repro compare`, and index.html when the
+//! store holds several versions).
 
+pub mod compare;
 pub mod export;
 pub mod figures;
 pub mod index;
@@ -50,25 +53,18 @@ pub fn index_entry_without_files(
     registry: &Registry,
     out_dir: &Path,
     fidelity: Fidelity,
-) -> IndexExperiment {
-    build(r, ems, registry, out_dir, false, fidelity).expect("nothing is written, nothing can fail")
+) -> anyhow::Result<IndexExperiment> {
+    build(r, ems, registry, out_dir, false, fidelity)
 }
 
-/// Error measures over the rows that `keep` selects (`None` when it selects none).
-fn output_em(ems: &[ErrorMeasureRow], keep: impl Fn(&ErrorMeasureRow) -> bool) -> Option<OutputEm> {
-    let rows: Vec<&ErrorMeasureRow> = ems.iter().filter(|e| keep(e)).collect();
-    if rows.is_empty() {
-        return None;
-    }
-    let (mean_em, max_em) = reports::em::summarise(&rows.iter().map(|r| r.em).collect::<Vec<_>>());
-    let count = |v: &str| rows.iter().filter(|r| r.verdict == v).count();
-    Some(OutputEm {
-        mean_em,
-        max_em,
-        passed: count("pass"),
-        failed: count("fail"),
-        inconclusive: count("inconclusive"),
-    })
+/// Error measures over the rows that `keep` selects (`None` when it selects
+/// none), aggregated by polars in `reports`.
+fn output_em(
+    ems: &[ErrorMeasureRow],
+    keep: impl Fn(&ErrorMeasureRow) -> bool,
+) -> anyhow::Result<Option<OutputEm>> {
+    let rows: Vec<ErrorMeasureRow> = ems.iter().filter(|e| keep(e)).cloned().collect();
+    Ok(reports::output_em(&tables::em_points(&rows))?)
 }
 
 /// `to` relative to the folder `from` (both made absolute against the current
@@ -151,7 +147,7 @@ fn build(
                     && s.series.contains(&e.reference)
                     && s.series.contains(&e.candidate)
             })
-        });
+        })?;
         if fidelity == Fidelity::Quick {
             // Every quick figure says so on its face, wherever it is copied to.
             f.title = format!("{} [quick]", f.title);
@@ -169,9 +165,9 @@ fn build(
         });
     }
     let mut index_tabs = Vec::new();
-    for mut t in tables(r, ems) {
+    for mut t in tables(r, ems)? {
         let em = match m.tables.iter().find(|x| x.id == t.id).map(|x| &x.kind) {
-            Some(crate::manifest::TableKind::ErrorMeasures) => output_em(ems, |_| true),
+            Some(crate::manifest::TableKind::ErrorMeasures) => output_em(ems, |_| true)?,
             _ => None,
         };
         if fidelity == Fidelity::Quick {
@@ -263,7 +259,8 @@ fn build(
         figures: index_figs,
         tables: index_tabs,
         provenance,
-        em_summary: em_summary(ems),
+        em_summary: em_summary(ems)?,
         docs: model_docs(m, out_dir),
+        comparison: None,
     })
 }

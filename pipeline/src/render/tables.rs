@@ -1,8 +1,9 @@
 //! Tables: error measures (with their summary) and values per point.
 
 use crate::measure::ExperimentResults;
+use reports::em::Verdict;
 use reports::{format_em as fmt_pct, format_percent, format_tick as fmt_num};
-use reports::{EmSummaryLine, Table};
+use reports::{EmPoint, EmSummaryLine, LongCell, Table};
 use store::ErrorMeasureRow;
 
 fn fmt_val(v: Option<f64>, hw: Option<f64>) -> String {
@@ -25,52 +26,37 @@ fn point_label(point_json: &str) -> String {
         .unwrap_or_else(|_| point_json.to_string())
 }
 
-pub fn em_summary(rows: &[ErrorMeasureRow]) -> Vec<EmSummaryLine> {
-    let mut out: Vec<EmSummaryLine> = Vec::new();
-    for row in rows {
-        let pos = out.iter().position(|l| {
-            l.metric == row.metric && l.reference == row.reference && l.candidate == row.candidate
-        });
-        let i = match pos {
-            Some(i) => i,
-            None => {
-                out.push(EmSummaryLine {
-                    metric: row.metric.clone(),
-                    reference: row.reference.clone(),
-                    candidate: row.candidate.clone(),
-                    mean_em: None,
-                    max_em: None,
-                    tolerance: row.tolerance,
-                    passed: 0,
-                    failed: 0,
-                    inconclusive: 0,
-                });
-                out.len() - 1
-            }
-        };
-        match row.verdict.as_str() {
-            "pass" => out[i].passed += 1,
-            "fail" => out[i].failed += 1,
-            "inconclusive" => out[i].inconclusive += 1,
-            _ => {}
-        }
+/// The verdict of a stored error measure.
+fn verdict_of(text: &str) -> Verdict {
+    match text {
+        "pass" => Verdict::Pass,
+        "fail" => Verdict::Fail,
+        "inconclusive" => Verdict::Inconclusive,
+        _ => Verdict::Unchecked,
     }
-    for l in &mut out {
-        let ems: Vec<Option<f64>> = rows
-            .iter()
-            .filter(|r| {
-                r.metric == l.metric && r.reference == l.reference && r.candidate == l.candidate
-            })
-            .map(|r| r.em)
-            .collect();
-        let (mean, max) = reports::em::summarise(&ems);
-        l.mean_em = mean;
-        l.max_em = max;
-    }
-    out
 }
 
-pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> Vec<Table> {
+/// Stored error measures as the aggregations of `reports` take them.
+pub(crate) fn em_points(rows: &[ErrorMeasureRow]) -> Vec<EmPoint<'_>> {
+    rows.iter()
+        .map(|r| EmPoint {
+            metric: &r.metric,
+            reference: &r.reference,
+            candidate: &r.candidate,
+            em: r.em,
+            tolerance: r.tolerance,
+            verdict: verdict_of(&r.verdict),
+        })
+        .collect()
+}
+
+/// One line per compared (metric, reference, candidate), in order of first
+/// appearance (a polars group-by in `reports`).
+pub fn em_summary(rows: &[ErrorMeasureRow]) -> anyhow::Result<Vec<EmSummaryLine>> {
+    Ok(reports::em_summary_lines(&em_points(rows))?)
+}
+
+pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> anyhow::Result<Vec<Table>> {
     let m = &r.manifest;
     let mut out = Vec::new();
     for t in &m.tables {
@@ -106,7 +92,7 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> Vec<Table> {
                         ]
                     })
                     .collect();
-                let notes = em_summary(ems)
+                let notes = em_summary(ems)?
                     .iter()
                     .map(|l| {
                         format!(
@@ -152,33 +138,7 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> Vec<Table> {
                         header.push(format!("{s}: {k}"));
                     }
                 }
-                let rows = m
-                    .points
-                    .iter()
-                    .map(|p| {
-                        let mut row: Vec<String> = m
-                            .axes
-                            .iter()
-                            .map(|a| p.values.get(a).map_or("—".into(), |v| v.to_string()))
-                            .collect();
-                        for s in &series {
-                            let st = r
-                                .status
-                                .get(&(p.index, s.clone()))
-                                .map_or("missing", String::as_str);
-                            for k in &metrics {
-                                row.push(match st {
-                                    "done" => {
-                                        let a = r.get(p.index, s, k);
-                                        fmt_val(a.map(|a| a.value), a.and_then(|a| a.half_width))
-                                    }
-                                    other => other.to_string(),
-                                });
-                            }
-                        }
-                        row
-                    })
-                    .collect();
+                let rows = value_rows(r, &series, &metrics)?;
                 // Where a series has no value, say why, point by point.
                 let mut notes = Vec::new();
                 for p in &m.points {
@@ -206,5 +166,48 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> Vec<Table> {
             }
         }
     }
-    out
+    Ok(out)
+}
+
+/// The rows of a value table: the axis values of each point, then one cell
+/// per series and metric (the value ± CI, or the status where the series has
+/// none), pivoted from long cells by a polars group-by in `reports`.
+fn value_rows(
+    r: &ExperimentResults,
+    series: &[String],
+    metrics: &[String],
+) -> anyhow::Result<Vec<Vec<String>>> {
+    let m = &r.manifest;
+    let mut cells = Vec::new();
+    for p in &m.points {
+        let mut column = 0u64;
+        let mut push = |cell: String| {
+            cells.push(LongCell {
+                row: p.index as u64,
+                column,
+                cell,
+            });
+            column += 1;
+        };
+        for a in &m.axes {
+            push(p.values.get(a).map_or("—".into(), |v| v.to_string()));
+        }
+        for s in series {
+            let st = r
+                .status
+                .get(&(p.index, s.clone()))
+                .map_or("missing", String::as_str);
+            for k in metrics {
+                push(match st {
+                    "done" => {
+                        let a = r.get(p.index, s, k);
+                        fmt_val(a.map(|a| a.value), a.and_then(|a| a.half_width))
+                    }
+                    other => other.to_string(),
+                });
+            }
+        }
+    }
+    let columns = m.axes.len() + series.len() * metrics.len();
+    Ok(reports::pivot_cells(&cells, columns)?)
 }

@@ -19,7 +19,7 @@ pub struct EmPoint<'a> {
 }
 
 fn em_frame(points: &[EmPoint]) -> Result<LazyFrame> {
-    let text = |name: &str, f: &dyn Fn(&EmPoint) -> &str| {
+    let text = |name: &str, f: &dyn for<'p> Fn(&'p EmPoint<'p>) -> &'p str| {
         Column::new(name.into(), points.iter().map(f).collect::<Vec<&str>>())
     };
     let cols = vec![

@@ -156,7 +156,7 @@ pub fn write_arrow<W: Write>(df: &mut DataFrame, out: W) -> Result<()> {
 pub(crate) fn strings(df: &DataFrame, name: &str) -> Result<Vec<Option<String>>> {
     let c = df.column(name).map_err(|e| frame_err(name, e))?;
     let s = c.str().map_err(|e| frame_err(name, e))?;
-    Ok(s.into_iter().map(|v| v.map(str::to_string)).collect())
+    Ok((0..s.len()).map(|i| s.get(i).map(str::to_string)).collect())
 }
 
 /// A float column of a collected frame.
@@ -166,7 +166,7 @@ pub(crate) fn floats(df: &DataFrame, name: &str) -> Result<Vec<Option<f64>>> {
         .and_then(|c| c.cast(&DataType::Float64))
         .map_err(|e| frame_err(name, e))?;
     let s = c.f64().map_err(|e| frame_err(name, e))?;
-    Ok(s.into_iter().collect())
+    Ok((0..s.len()).map(|i| s.get(i)).collect())
 }
 
 /// An integer column of a collected frame.
@@ -176,7 +176,7 @@ pub(crate) fn ints(df: &DataFrame, name: &str) -> Result<Vec<Option<i64>>> {
         .and_then(|c| c.cast(&DataType::Int64))
         .map_err(|e| frame_err(name, e))?;
     let s = c.i64().map_err(|e| frame_err(name, e))?;
-    Ok(s.into_iter().collect())
+    Ok((0..s.len()).map(|i| s.get(i)).collect())
 }
 
 #[cfg(test)]
@@ -203,8 +203,16 @@ mod tests {
     #[test]
     fn each_axis_gets_the_narrowest_type_that_holds_its_values() {
         let rows = [
-            row("a", r#"{"n":4,"rho":0.5,"routing":"dor","flag":true,"metric":1}"#, 1.0),
-            row("a", r#"{"n":5,"rho":1,"routing":"duato","flag":false,"metric":2}"#, 2.0),
+            row(
+                "a",
+                r#"{"n":4,"rho":0.5,"routing":"dor","flag":true,"metric":1}"#,
+                1.0,
+            ),
+            row(
+                "a",
+                r#"{"n":5,"rho":1,"routing":"duato","flag":false,"metric":2}"#,
+                2.0,
+            ),
             row("b", r#"{"k":"x"}"#, 3.0),
         ];
         let df = tidy_frame(&rows).unwrap();
@@ -213,7 +221,11 @@ mod tests {
         assert_eq!(t("rho"), DataType::Float64, "an integer among floats");
         assert_eq!(t("routing"), DataType::String);
         assert_eq!(t("flag"), DataType::Boolean);
-        assert_eq!(t("axis.metric"), DataType::Int64, "renamed like the CSV header");
+        assert_eq!(
+            t("axis.metric"),
+            DataType::Int64,
+            "renamed like the CSV header"
+        );
         assert_eq!(t("ci_n"), DataType::Int64);
         assert_eq!(df.column("n").unwrap().null_count(), 1, "b has no axis n");
         let names: Vec<&str> = df.get_column_names().iter().map(|s| s.as_str()).collect();
@@ -231,7 +243,9 @@ mod tests {
         let mut df = tidy_frame(&rows).unwrap();
         let mut pq = Vec::new();
         write_parquet(&mut df, &mut pq).unwrap();
-        let back = ParquetReader::new(std::io::Cursor::new(pq)).finish().unwrap();
+        let back = ParquetReader::new(std::io::Cursor::new(pq))
+            .finish()
+            .unwrap();
         assert!(back.equals_missing(&df));
         let mut ipc = Vec::new();
         write_arrow(&mut df, &mut ipc).unwrap();

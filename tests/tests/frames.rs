@@ -15,6 +15,11 @@ fn read_parquet(path: &Path) -> DataFrame {
     ParquetReader::new(f).finish().unwrap()
 }
 
+fn strs(df: &DataFrame, name: &str) -> Vec<Option<String>> {
+    let s = df.column(name).unwrap().str().unwrap().clone();
+    (0..s.len()).map(|i| s.get(i).map(str::to_string)).collect()
+}
+
 fn dtype(df: &DataFrame, name: &str) -> DataType {
     df.column(name)
         .unwrap_or_else(|e| panic!("no column {name}: {e}; columns {:?}", df.get_column_names()))
@@ -72,25 +77,15 @@ fn parquet_and_arrow_exports_have_typed_columns_and_one_row_per_task_metric() {
         .select([col("half_width").null_count()])
         .collect()
         .unwrap();
-    let models = df
-        .column("series")
-        .unwrap()
-        .str()
-        .unwrap()
-        .into_iter()
-        .filter(|s| *s == Some("model"))
+    let models = strs(&df, "series")
+        .iter()
+        .filter(|s| s.as_deref() == Some("model"))
         .count();
     let nulls = model_hw.column("half_width").unwrap().get(0).unwrap();
     assert_eq!(nulls.try_extract::<u64>().unwrap(), models as u64);
-    let fid: Vec<Option<&str>> = df
-        .column("fidelity")
-        .unwrap()
-        .str()
-        .unwrap()
-        .into_iter()
-        .collect();
+    let fid = strs(&df, "fidelity");
     assert!(
-        fid.contains(&Some("quick")) && fid.contains(&Some("any")),
+        fid.contains(&Some("quick".to_string())) && fid.contains(&Some("any".to_string())),
         "{fid:?}"
     );
 

@@ -202,7 +202,7 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
         for m in &manifests {
             let r = measure::collect_plan(&store, m, &plan_rows(&plan, m)).await?;
             let ems = measure::error_measures(&r);
-            let (reps, not_met) = precision_report(&r, registry);
+            let (reps, not_met) = precision_report(&r, registry, opts.fidelity);
             replications.extend(reps);
             unmet.extend(not_met);
             store.replace_error_measures(&m.id, m.version, &ems).await?;
@@ -298,6 +298,7 @@ async fn rounds(
 fn precision_report(
     r: &measure::ExperimentResults,
     registry: &Registry,
+    fidelity: Fidelity,
 ) -> (
     Vec<((String, String, usize), u32)>,
     Vec<(String, String, usize, u32, Option<f64>, f64)>,
@@ -313,7 +314,10 @@ fn precision_report(
             .iter()
             .map(|p| measure::precision::replications(r, p.index, &s.name))
             .collect();
-        let planned = counts.iter().copied().min().unwrap_or(0);
+        let planned = match fidelity {
+            Fidelity::Quick => s.quick_replications.unwrap_or(s.replications),
+            Fidelity::Full => s.replications,
+        };
         if s.precision.is_some() || counts.iter().any(|n| *n != planned) {
             for (p, n) in m.points.iter().zip(counts) {
                 reps.push(((m.id.clone(), s.name.clone(), p.index), n));

@@ -4,12 +4,15 @@ use super::{run::dry_run, run::print_run_summary, run::run_options, runtime};
 use crate::{CheckArgs, OutputFormat};
 use anyhow::Context;
 use pipeline::exit;
+use pipeline::measure::verdict_of;
+use reports::em::Verdict;
 use solvers::Registry;
 use std::process::ExitCode;
 
 /// `repro check`: `run`, then a verdict over every compared point.
 pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
-    let opts = run_options(&args.run, "check")?;
+    let mut opts = run_options(&args.run, "check")?;
+    opts.resolve = args.resolve;
     if args.run.dry_run {
         return dry_run(&opts, registry);
     }
@@ -25,6 +28,7 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
                 &report.manifests,
                 &report.error_measures,
                 &report.exec.failed,
+                &report.replications,
             ),
         )
         .with_context(|| format!("writing JUnit XML to {}", path.display()))?;
@@ -35,12 +39,12 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
     let bad: Vec<&store::ErrorMeasureRow> = report
         .error_measures
         .iter()
-        .filter(|r| r.verdict == "fail" || r.verdict == "inconclusive")
+        .filter(|r| verdict_of(r).is_bad())
         .collect();
     let checked = report
         .error_measures
         .iter()
-        .filter(|r| r.verdict != "unchecked")
+        .filter(|r| verdict_of(r) != Verdict::Unchecked)
         .count();
     let code = if !bad.is_empty() {
         exit::CHECK_FAILED
@@ -56,12 +60,45 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
             .iter()
             .map(|(t, e)| serde_json::json!({"key": t.key, "solver": t.solver.to_string(), "error": e, "rerun": t.solve_command()}))
             .collect();
+        // Each failing point with the replications of its reference series.
+        let reps_of = |r: &store::ErrorMeasureRow| {
+            report
+                .replications
+                .get(&(
+                    r.experiment.clone(),
+                    r.reference.clone(),
+                    r.point_index as usize,
+                ))
+                .copied()
+        };
+        let failing: Vec<serde_json::Value> = bad
+            .iter()
+            .map(|r| {
+                let mut v = serde_json::to_value(r).expect("row serialises");
+                if let Some(n) = reps_of(r) {
+                    v["reference_replications"] = n.into();
+                }
+                v
+            })
+            .collect();
+        let replications: Vec<serde_json::Value> = report
+            .replications
+            .iter()
+            .map(|((e, s, p), n)| serde_json::json!({"experiment": e, "series": s, "point_index": p, "replications": n}))
+            .collect();
+        let unmet: Vec<serde_json::Value> = report
+            .unmet
+            .iter()
+            .map(|(e, s, p, n, hw, t)| serde_json::json!({"experiment": e, "series": s, "point_index": p, "replications": n, "half_width": hw, "target": t}))
+            .collect();
         let out = serde_json::json!({
             "passed": bad.is_empty(),
             "exit_code": code,
             "fidelity": opts.fidelity.as_str(),
             "compared_points": checked,
-            "failing_points": bad,
+            "failing_points": failing,
+            "replications": replications,
+            "precision_not_met": unmet,
             "tasks": {
                 "total": report.exec.total,
                 "cached": report.exec.cached,
@@ -85,7 +122,15 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
         "experiment", "point", "metric", "reference ± 95% CI", "candidate", "EM", "tol"
     );
     for r in bad {
+        let n = report.replications.get(&(
+            r.experiment.clone(),
+            r.reference.clone(),
+            r.point_index as usize,
+        ));
         let refv = match (r.reference_value, r.reference_half_width) {
+            (Some(v), Some(h)) if n.is_some() => {
+                format!("{v:.6} ± {h:.2e} (n={})", n.expect("some"))
+            }
             (Some(v), Some(h)) => format!("{v:.6} ± {h:.2e}"),
             (Some(v), None) => format!("{v:.6}"),
             _ => "missing".into(),

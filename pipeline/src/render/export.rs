@@ -70,8 +70,8 @@ pub async fn export(
                 status: r
                     .status
                     .get(&(*pi, series.clone()))
-                    .cloned()
-                    .unwrap_or_else(|| "done".to_string()),
+                    .map_or("done", |s| s.as_str())
+                    .to_string(),
                 fidelity,
                 code_version,
             });

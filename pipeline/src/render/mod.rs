@@ -238,11 +238,17 @@ fn build(
                 if recs.len() > 3 { ", …" } else { "" }
             ));
         }
-        for st in ["undefined", "saturated", "failed", "missing"] {
+        use crate::measure::PointStatus;
+        for st in [
+            PointStatus::Undefined,
+            PointStatus::Saturated,
+            PointStatus::Failed,
+            PointStatus::Missing,
+        ] {
             let n = r
                 .status
                 .iter()
-                .filter(|((_, sn), v)| *sn == s.name && v.as_str() == st)
+                .filter(|((_, sn), v)| *sn == s.name && **v == st)
                 .count();
             if n > 0 {
                 line.push_str(&format!("; {st} at {n} of {} points", m.points.len()));

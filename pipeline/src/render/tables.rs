@@ -1,7 +1,6 @@
 //! Tables: error measures (with their summary) and values per point.
 
-use crate::measure::ExperimentResults;
-use reports::em::Verdict;
+use crate::measure::{verdict_of, ExperimentResults, PointStatus};
 use reports::{format_em as fmt_pct, format_percent, format_tick as fmt_num};
 use reports::{EmPoint, EmSummaryLine, LongCell, Table};
 use store::ErrorMeasureRow;
@@ -26,16 +25,6 @@ fn point_label(point_json: &str) -> String {
         .unwrap_or_else(|_| point_json.to_string())
 }
 
-/// The verdict of a stored error measure.
-fn verdict_of(text: &str) -> Verdict {
-    match text {
-        "pass" => Verdict::Pass,
-        "fail" => Verdict::Fail,
-        "inconclusive" => Verdict::Inconclusive,
-        _ => Verdict::Unchecked,
-    }
-}
-
 /// Stored error measures as the aggregations of `reports` take them.
 pub(crate) fn em_points(rows: &[ErrorMeasureRow]) -> Vec<EmPoint<'_>> {
     rows.iter()
@@ -45,7 +34,7 @@ pub(crate) fn em_points(rows: &[ErrorMeasureRow]) -> Vec<EmPoint<'_>> {
             candidate: &r.candidate,
             em: r.em,
             tolerance: r.tolerance,
-            verdict: verdict_of(&r.verdict),
+            verdict: verdict_of(r),
         })
         .collect()
 }
@@ -132,20 +121,25 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> anyhow::Result<
                 } else {
                     t.metrics.clone()
                 };
+                // A series with a precision target also shows its replications per point.
+                let adaptive = |s: &str| m.series(s).is_some_and(|x| x.precision.is_some());
                 let mut header: Vec<String> = m.axes.clone();
                 for s in &series {
                     for k in &metrics {
                         header.push(format!("{s}: {k}"));
                     }
+                    if adaptive(s) {
+                        header.push(format!("{s}: replications"));
+                    }
                 }
-                let rows = value_rows(r, &series, &metrics)?;
+                let rows = value_rows(r, &series, &metrics, &adaptive)?;
                 // Where a series has no value, say why, point by point.
                 let mut notes = Vec::new();
                 for p in &m.points {
                     for s in &series {
                         let key = (p.index, s.clone());
-                        let st = r.status.get(&key).map_or("missing", String::as_str);
-                        if st != "done" {
+                        let st = r.status.get(&key).map_or(PointStatus::Missing, |st| *st);
+                        if st != PointStatus::Done {
                             let why = r
                                 .reasons
                                 .get(&key)
@@ -169,16 +163,19 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> anyhow::Result<
     Ok(out)
 }
 
-/// The rows of a value table: the axis values of each point, then one cell
-/// per series and metric (the value ± CI, or the status where the series has
-/// none), pivoted from long cells by a polars group-by in `reports`.
+/// The rows of a value table: the axis values of each point, then per series
+/// one cell per metric (the value ± CI, or the status where the series has
+/// none) and, for a series with a precision target, its replications;
+/// pivoted from long cells by a polars group-by in `reports`.
 fn value_rows(
     r: &ExperimentResults,
     series: &[String],
     metrics: &[String],
+    adaptive: &dyn Fn(&str) -> bool,
 ) -> anyhow::Result<Vec<Vec<String>>> {
     let m = &r.manifest;
     let mut cells = Vec::new();
+    let mut columns = 0;
     for p in &m.points {
         let mut column = 0u64;
         let mut push = |cell: String| {
@@ -196,18 +193,21 @@ fn value_rows(
             let st = r
                 .status
                 .get(&(p.index, s.clone()))
-                .map_or("missing", String::as_str);
+                .map_or(PointStatus::Missing, |st| *st);
             for k in metrics {
                 push(match st {
-                    "done" => {
+                    PointStatus::Done => {
                         let a = r.get(p.index, s, k);
                         fmt_val(a.map(|a| a.value), a.and_then(|a| a.half_width))
                     }
                     other => other.to_string(),
                 });
             }
+            if adaptive(s) {
+                push(crate::measure::precision::replications(r, p.index, s).to_string());
+            }
         }
+        columns = column as usize;
     }
-    let columns = m.axes.len() + series.len() * metrics.len();
     Ok(reports::pivot_cells(&cells, columns)?)
 }

@@ -61,18 +61,16 @@ fn join(
     fidelity: Fidelity,
 ) -> anyhow::Result<Comparison> {
     let (ma, mb) = (&ra.manifest, &rb.manifest);
-    // Sweep order of A; points only B has come after A's.
-    let order = |p: &str| -> u64 {
-        let i = (0..ma.points.len())
-            .find(|&i| ma.points.get(i).is_some_and(|x| x.json() == p))
-            .or_else(|| {
-                (0..mb.points.len())
-                    .find(|&i| mb.points.get(i).is_some_and(|x| x.json() == p))
-                    .map(|i| i + ma.points.len())
-            })
-            .unwrap_or(usize::MAX);
-        i as u64
-    };
+    // Sweep order of A; points only B has come after A's (one map, built once).
+    let mut positions: BTreeMap<String, u64> = BTreeMap::new();
+    for (offset, m) in [(0, ma), (ma.points.len(), mb)] {
+        for i in 0..m.points.len() {
+            if let Some(p) = m.points.get(i) {
+                positions.entry(p.json()).or_insert((offset + i) as u64);
+            }
+        }
+    }
+    let order = |p: &str| -> u64 { positions.get(p).copied().unwrap_or(u64::MAX) };
     let values = |r: &ExperimentResults| -> Vec<VersionValue> {
         r.values
             .iter()

@@ -1,7 +1,7 @@
 //! Speed of the flit engine on Wu's 256-node ch.4 multi-cluster system
 //! (issue 22 "Speed"): `multicluster.sim` at its Fig. 4.5(a) defaults, m = 4,
 //! n = 3, C = 16 (16 clusters of 16 nodes: ACN and ECN 4-port 3-trees, an ICN
-//! 4-port 4-tree over the clusters), ω = 64 flits, L_f = 512, ξ = 0.5,
+//! 4-port 3-tree over the clusters), ω = 64 flits, L_f = 512, ξ = 0.5,
 //! η_in = 0.6, 8 engine cycles per fastest flit time, Poisson sources at a
 //! low (λ = 0.0005) and a moderate (λ = 0.0015, about 0.7 × the rate at which
 //! the simulated concentrators saturate) load in messages per node per time

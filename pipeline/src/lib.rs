@@ -28,7 +28,8 @@ use render::write_full_index;
 use solvers::{Fidelity, Registry};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use store::{ErrorMeasureRow, ExperimentRow};
+use std::sync::Arc;
+use store::{ErrorMeasureRow, ExperimentRow, RunStatus};
 
 /// Package version and the git commit the binary was built from.
 pub const CODE_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("REPRO_GIT_REV"));
@@ -68,24 +69,22 @@ pub struct RunOptions {
     pub jobs: usize,
     pub fidelity: Fidelity,
     pub force: bool,
-    pub progress: bool,
     pub args: String,
     /// Where the tasks execute: here, or through the store's queue.
-    pub dispatch: Dispatch,
+    pub executor: Arc<dyn execute::Executor>,
 }
 
-/// Where the tasks of a run execute.
-#[derive(Debug, Clone, Default)]
-pub enum Dispatch {
-    /// In this process, `jobs` at a time (`--executor local`).
-    #[default]
-    Local,
-    /// Through the store's task queue, by workers that `launch` starts
-    /// (`--executor queue|slurm`); `detach` returns once they are started.
-    Queue {
-        launch: execute::queue::Launch,
-        detach: bool,
-    },
+impl RunOptions {
+    /// What the planning commands (`--dry-run`) read of these options.
+    pub fn plan_scope(&self) -> plan::explain::PlanScope {
+        plan::explain::PlanScope {
+            targets: self.targets.clone(),
+            experiments_dir: self.experiments_dir.clone(),
+            store: self.store.clone(),
+            fidelity: self.fidelity,
+            force: self.force,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -145,42 +144,26 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
         manifests = manifests.len(),
         "planned"
     );
-    let exec_opts = execute::ExecOptions {
-        jobs: opts.jobs,
-        force: opts.force,
-        fidelity: opts.fidelity,
-        progress: opts.progress,
-    };
-    let summary = match &opts.dispatch {
-        Dispatch::Local => execute::execute(&plan, registry, &store, run_id, &exec_opts).await?,
-        Dispatch::Queue { launch, detach } => {
-            let q = execute::queue::QueuedRun {
-                force: opts.force,
-                progress: opts.progress,
-                launch: launch.clone(),
-                detach: *detach,
-            };
-            let (summary, job) =
-                execute::queue::execute_queued(&plan, registry, &store, run_id, &q).await?;
-            if *detach {
-                store.finish_run(run_id, "detached").await?;
-                store.close().await;
-                return Ok(RunReport {
-                    exec: summary,
-                    error_measures: Vec::new(),
-                    manifests,
-                    detached: Some(job.unwrap_or_default()),
-                });
-            }
-            summary
-        }
-    };
+    let execute::Executed { summary, detached } = opts
+        .executor
+        .execute(&plan, registry, &store, run_id)
+        .await?;
+    if let Some(job) = detached {
+        store.finish_run(run_id, RunStatus::Detached).await?;
+        store.close().await;
+        return Ok(RunReport {
+            exec: summary,
+            error_measures: Vec::new(),
+            manifests,
+            detached: Some(job),
+        });
+    }
     let status = if summary.cancelled {
-        "interrupted"
+        RunStatus::Interrupted
     } else if summary.failed.is_empty() {
-        "done"
+        RunStatus::Done
     } else {
-        "failed-tasks"
+        RunStatus::FailedTasks
     };
     // Measure and render what is there, also after an interruption. A failure
     // here (disk full, unwritable results folder) loses no task result: say so,

@@ -23,6 +23,37 @@ impl Verdict {
             Verdict::Unchecked => "unchecked",
         }
     }
+
+    /// A fail or an inconclusive point: what makes `repro check` fail.
+    pub fn is_bad(self) -> bool {
+        matches!(self, Verdict::Fail | Verdict::Inconclusive)
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Text that names no verdict.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not a verdict (pass, fail, inconclusive, unchecked)")]
+pub struct UnknownVerdict(pub String);
+
+impl std::str::FromStr for Verdict {
+    type Err = UnknownVerdict;
+    fn from_str(s: &str) -> Result<Self, UnknownVerdict> {
+        [
+            Verdict::Pass,
+            Verdict::Fail,
+            Verdict::Inconclusive,
+            Verdict::Unchecked,
+        ]
+        .into_iter()
+        .find(|v| v.as_str() == s)
+        .ok_or_else(|| UnknownVerdict(s.to_string()))
+    }
 }
 
 /// EM of one point: `|reference − candidate| / |reference|`. `None` when the

@@ -12,7 +12,7 @@ fn task(key: String) -> TaskRecord {
         params: r#"{"K":16,"lambda1":2.0,"lambda2":0.5,"mu":2.0}"#.into(),
         seed: 1,
         fidelity: "full".into(),
-        status: "done".into(),
+        status: store::TaskStatus::Done,
         wall_ms: 12.5,
         error: None,
         metrics: (0..8)

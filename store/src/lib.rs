@@ -41,6 +41,7 @@ mod results;
 mod rows;
 mod runs;
 mod schema;
+mod status;
 mod time;
 
 use std::time::Duration;
@@ -53,6 +54,7 @@ pub use rows::{
     ErrorMeasureRow, ExperimentRow, MetricRow, PlanRow, RunRow, SeriesPointRow, TaskRecord,
 };
 pub use schema::SCHEMA_VERSION;
+pub use status::{QueueState, RunStatus, TaskStatus, UnknownName};
 pub use time::{now_rfc3339, rfc3339_utc};
 
 pub(crate) use connect::begin_write;
@@ -116,8 +118,23 @@ pub enum StoreError {
         found: i64,
         supported: i64,
     },
+    /// A statement failed; `context` says what the store was doing.
+    #[error("database error: {context}")]
+    Db {
+        context: String,
+        #[source]
+        source: sqlx::Error,
+    },
+    /// A value the store refuses to write, or a stored value it cannot read.
     #[error("database error: {0}")]
-    Db(String),
+    Invalid(String),
+    /// A stored name that is not one of its enum's (a task status, a queue state).
+    #[error("database error: {context}")]
+    UnknownName {
+        context: &'static str,
+        #[source]
+        source: UnknownName,
+    },
 }
 pub type Result<T> = std::result::Result<T, StoreError>;
 
@@ -148,7 +165,10 @@ impl std::fmt::Debug for Store {
 
 /// Wraps a sqlx error with what the store was doing.
 fn db(context: &'static str) -> impl FnOnce(sqlx::Error) -> StoreError {
-    move |e| StoreError::Db(format!("{context}: {e}"))
+    move |source| StoreError::Db {
+        context: context.to_string(),
+        source,
+    }
 }
 
 impl Store {

@@ -48,7 +48,7 @@ impl Store {
                     .find(|r| r.experiment != experiment || r.version != version)
                 {
                     // Dropping `tx` rolls the delete back.
-                    return Err(StoreError::Db(format!(
+                    return Err(StoreError::Invalid(format!(
                         "replace plan of {experiment} v{version}: got a row of {} v{}",
                         r.experiment, r.version
                     )));

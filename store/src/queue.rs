@@ -21,8 +21,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use sqlx::QueryBuilder;
 
 use crate::{
-    begin_write, db, now_rfc3339, on_pool, push_keys, validate_task, write_task, Backend, Result,
-    Store, StoreError, TaskRecord, KEY_CHUNK, MAX_BINDS,
+    begin_write, db, now_rfc3339, on_pool, push_keys, validate_task, write_task, Backend,
+    QueueState, Result, Store, StoreError, TaskRecord, TaskStatus, KEY_CHUNK, MAX_BINDS,
 };
 
 /// A task is failed after this many workers lost it (each claim is an attempt):
@@ -67,8 +67,7 @@ pub struct Claimed {
 pub struct QueueRow {
     pub task_key: String,
     pub spec: String,
-    /// "pending", "running", "done" or "failed".
-    pub state: String,
+    pub state: QueueState,
     pub run_id: i64,
     pub worker: Option<String>,
     pub lease_until: Option<i64>,
@@ -94,14 +93,21 @@ impl QueueCounts {
     pub fn total(&self) -> usize {
         self.pending + self.running + self.done + self.failed
     }
-    fn add(&mut self, state: &str, n: i64) {
+    fn add(&mut self, state: &str, n: i64) -> Result<()> {
         let n = n.max(0) as usize;
+        let state = state
+            .parse::<QueueState>()
+            .map_err(|source| StoreError::UnknownName {
+                context: "count queue",
+                source,
+            })?;
         match state {
-            "pending" => self.pending += n,
-            "running" => self.running += n,
-            "done" => self.done += n,
-            _ => self.failed += n,
+            QueueState::Pending => self.pending += n,
+            QueueState::Running => self.running += n,
+            QueueState::Done => self.done += n,
+            QueueState::Failed => self.failed += n,
         }
+        Ok(())
     }
 }
 
@@ -147,7 +153,7 @@ impl Store {
                     b.push_bind(e.task_key.as_str())
                         .push_bind(e.spec.as_str())
                         .push_bind(e.priority)
-                        .push_bind("pending")
+                        .push_bind(QueueState::Pending.as_str())
                         .push_bind(run)
                         .push_bind(0i64)
                         .push_bind(now.as_str());
@@ -250,16 +256,16 @@ impl Store {
     ) -> Result<bool> {
         validate_task(record)?;
         if record.key != claimed.task_key {
-            return Err(StoreError::Db(format!(
+            return Err(StoreError::Invalid(format!(
                 "complete {}: the record is of task {}",
                 claimed.task_key, record.key
             )));
         }
-        let state = if record.status == "failed" {
-            "failed"
-        } else {
-            "done"
-        };
+        let state = match record.status {
+            TaskStatus::Failed => QueueState::Failed,
+            _ => QueueState::Done,
+        }
+        .as_str();
         let run = claimed.run_id;
         on_pool!(self, |pool, DB| {
             let mut tx = begin_write(pool, None).await?;
@@ -321,7 +327,7 @@ impl Store {
                             .await
                             .map_err(db("count queue"))?;
                     for (s, n) in rows {
-                        out.add(&s, n);
+                        out.add(&s, n)?;
                     }
                 }
                 Some(keys) => {
@@ -338,7 +344,7 @@ impl Store {
                             .await
                             .map_err(db("count queue"))?;
                         for (s, n) in rows {
-                            out.add(&s, n);
+                            out.add(&s, n)?;
                         }
                     }
                 }
@@ -348,7 +354,7 @@ impl Store {
     }
 
     /// Queue rows in the given states, most expensive first (then by key).
-    pub async fn queue_rows(&self, states: &[&str]) -> Result<Vec<QueueRow>> {
+    pub async fn queue_rows(&self, states: &[QueueState]) -> Result<Vec<QueueRow>> {
         on_pool!(self, |pool, DB| {
             let mut qb = QueryBuilder::<DB>::new(
                 "SELECT task_key, spec, state, run_id, worker, lease_until, attempts, started, error \
@@ -356,7 +362,7 @@ impl Store {
             );
             let mut list = qb.separated(", ");
             for s in states {
-                list.push_bind(*s);
+                list.push_bind(s.as_str());
             }
             list.push_unseparated(") ORDER BY priority DESC, task_key");
             let rows: Vec<QueueTuple> = qb
@@ -365,32 +371,24 @@ impl Store {
                 .fetch_all(pool)
                 .await
                 .map_err(db("read queue"))?;
-            Ok(rows
-                .into_iter()
-                .map(
-                    |(
-                        task_key,
-                        spec,
-                        state,
-                        run_id,
-                        worker,
-                        lease_until,
-                        attempts,
-                        started,
-                        error,
-                    )| QueueRow {
-                        task_key,
-                        spec,
-                        state,
-                        run_id,
-                        worker,
-                        lease_until,
-                        attempts,
-                        started,
-                        error,
-                    },
-                )
-                .collect())
+            rows.into_iter().map(queue_row).collect()
         })
     }
+}
+
+fn queue_row(t: QueueTuple) -> Result<QueueRow> {
+    Ok(QueueRow {
+        task_key: t.0,
+        spec: t.1,
+        state: t.2.parse().map_err(|source| StoreError::UnknownName {
+            context: "read queue",
+            source,
+        })?,
+        run_id: t.3,
+        worker: t.4,
+        lease_until: t.5,
+        attempts: t.6,
+        started: t.7,
+        error: t.8,
+    })
 }

@@ -36,7 +36,7 @@ macro_rules! write_task {
         .bind(&$t.params)
         .bind($t.seed)
         .bind(&$t.fidelity)
-        .bind(&$t.status)
+        .bind($t.status.as_str())
         .bind($t.wall_ms)
         .bind(&$t.error)
         .bind(now_rfc3339())
@@ -97,7 +97,10 @@ macro_rules! write_task {
         .bind(&$t.key)
         .execute(&mut *$tx)
         .await
-        .map_err(|e| StoreError::Db(format!("link task {} to run {}: {e}", $t.key, $run)))?;
+        .map_err(|source| StoreError::Db {
+            context: format!("link task {} to run {}", $t.key, $run),
+            source,
+        })?;
     }};
 }
 pub(crate) use write_task;
@@ -222,7 +225,10 @@ impl Store {
                             params,
                             seed,
                             fidelity,
-                            status,
+                            status: status.parse().map_err(|source| StoreError::UnknownName {
+                                context: "read tasks",
+                                source,
+                            })?,
                             wall_ms,
                             error,
                             metrics: Vec::new(),
@@ -294,7 +300,7 @@ impl Store {
                 .iter()
                 .find(|r| r.experiment != experiment || r.version != version)
             {
-                return Err(StoreError::Db(format!(
+                return Err(StoreError::Invalid(format!(
                     "replace error measures of {experiment} v{version}: got a row of {} v{}",
                     r.experiment, r.version
                 )));
@@ -361,65 +367,47 @@ impl Store {
             .map_err(db("read error measures"))?;
             Ok(rows
                 .into_iter()
-                .map(
-                    |(
-                        metric,
-                        reference,
-                        candidate,
-                        point,
-                        point_index,
-                        reference_value,
-                        reference_half_width,
-                        candidate_value,
-                        em,
-                        tolerance,
-                        verdict,
-                    )| ErrorMeasureRow {
-                        experiment: experiment.to_string(),
-                        version,
-                        metric,
-                        reference,
-                        candidate,
-                        point,
-                        point_index,
-                        reference_value,
-                        reference_half_width,
-                        candidate_value,
-                        em,
-                        tolerance,
-                        verdict,
-                    },
-                )
+                .map(|t| em_row(experiment, version, t))
                 .collect())
         })
     }
 }
 
-/// Refuses a task record the store must not hold (unknown status, NaN values).
-pub(crate) fn validate_task(t: &TaskRecord) -> Result<()> {
-    if !matches!(
-        t.status.as_str(),
-        "done" | "saturated" | "undefined" | "failed"
-    ) {
-        return Err(StoreError::Db(format!(
-            "record task {}: status {:?} is not one of done, saturated, undefined, failed",
-            t.key, t.status
-        )));
+/// An error measure row from its stored columns (in the order of the SELECT).
+fn em_row(experiment: &str, version: i64, t: EmTuple) -> ErrorMeasureRow {
+    ErrorMeasureRow {
+        experiment: experiment.to_string(),
+        version,
+        metric: t.0,
+        reference: t.1,
+        candidate: t.2,
+        point: t.3,
+        point_index: t.4,
+        reference_value: t.5,
+        reference_half_width: t.6,
+        candidate_value: t.7,
+        em: t.8,
+        tolerance: t.9,
+        verdict: t.10,
     }
+}
+
+/// Refuses a task record the store must not hold (NaN values).
+pub(crate) fn validate_task(t: &TaskRecord) -> Result<()> {
     if t.wall_ms.is_nan() {
-        return Err(StoreError::Db(format!(
+        return Err(StoreError::Invalid(format!(
             "record task {}: wall_ms is NaN",
             t.key
         )));
     }
     if let Some(m) = t.metrics.iter().find(|m| m.value.is_nan()) {
-        return Err(StoreError::Db(format!(
+        return Err(StoreError::Invalid(format!(
             "record task {}: metric {} is NaN",
             t.key, m.name
         )));
     }
     if let Some(p) = t.series.iter().find(|p| p.x.is_nan() || p.y.is_nan()) {
-        return Err(StoreError::Db(format!(
+        return Err(StoreError::Invalid(format!(
             "record task {}: series {} has a NaN point",
             t.key, p.name
         )));

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::TaskStatus;
+
 /// One experiment version as loaded from its manifest.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ExperimentRow {
@@ -28,11 +30,8 @@ pub struct SeriesPointRow {
     pub y: f64,
 }
 
-/// Task outcome status as stored: "done", "saturated", "undefined" (the model
-/// is not defined at that point; the reason is in `error`) or "failed".
-/// "done", "saturated" and "undefined" tasks count as cached (see
-/// [`Store::cached_keys`]): being undefined is a property of the parameters, so
-/// rerunning would give the same answer. Only "failed" tasks run again.
+/// One task's result as stored (its status says whether it counts as cached:
+/// see [`TaskStatus`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskRecord {
     pub key: String,
@@ -43,7 +42,7 @@ pub struct TaskRecord {
     pub seed: i64,
     /// "quick" or "full" (analytic tasks: "any").
     pub fidelity: String,
-    pub status: String,
+    pub status: TaskStatus,
     pub wall_ms: f64,
     pub error: Option<String>,
     pub metrics: Vec<MetricRow>,

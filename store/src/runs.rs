@@ -1,6 +1,8 @@
 //! Experiments (manifest text and hash per version) and runs (provenance).
 
-use crate::{db, now_rfc3339, on_pool, ExperimentRow, Result, RunRow, Store, StoreError};
+use crate::{
+    db, now_rfc3339, on_pool, ExperimentRow, Result, RunRow, RunStatus, Store, StoreError,
+};
 
 type RunTuple = (i64, String, Option<String>, String, String, String, String);
 
@@ -72,17 +74,19 @@ impl Store {
     }
 
     /// Sets the final status of a run and `finished` = now.
-    pub async fn finish_run(&self, run: i64, status: &str) -> Result<()> {
+    pub async fn finish_run(&self, run: i64, status: RunStatus) -> Result<()> {
         on_pool!(self, |pool, DB| {
             let done = sqlx::query("UPDATE runs SET finished = $1, status = $2 WHERE id = $3")
                 .bind(now_rfc3339())
-                .bind(status)
+                .bind(status.as_str())
                 .bind(run)
                 .execute(pool)
                 .await
                 .map_err(db("finish run"))?;
             if done.rows_affected() == 0 {
-                return Err(StoreError::Db(format!("finish run: no run with id {run}")));
+                return Err(StoreError::Invalid(format!(
+                    "finish run: no run with id {run}"
+                )));
             }
             Ok(())
         })

@@ -22,7 +22,7 @@ fn record(key: &str, status: &str) -> TaskRecord {
         params: "{}".into(),
         seed: 0,
         fidelity: "any".into(),
-        status: status.into(),
+        status: status.parse().expect("a task status"),
         wall_ms: 1.0,
         error: None,
         metrics: vec![MetricRow {
@@ -140,7 +140,7 @@ async fn a_task_that_loses_every_worker_is_failed_after_the_attempt_limit() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     assert!(s.claim(&w, LONG).await.unwrap().is_none());
-    let failed = s.queue_rows(&["failed"]).await.unwrap();
+    let failed = s.queue_rows(&[store::QueueState::Failed]).await.unwrap();
     assert_eq!(failed.len(), 1);
     assert!(
         failed[0].error.as_deref().unwrap().contains("lost 3 times"),

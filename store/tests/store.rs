@@ -149,34 +149,31 @@ async fn invalid_task_records_are_refused_whole() {
     nan.metrics[0].value = f64::NAN;
     assert!(matches!(
         s.record_task(run, &nan).await,
-        Err(StoreError::Db(_))
+        Err(StoreError::Invalid(_))
     ));
 
     let mut nan_wall = task("nan", "done");
     nan_wall.wall_ms = f64::NAN;
     assert!(matches!(
         s.record_task(run, &nan_wall).await,
-        Err(StoreError::Db(_))
+        Err(StoreError::Invalid(_))
     ));
 
-    let bad_status = task("bad", "ok");
-    assert!(matches!(
-        s.record_task(run, &bad_status).await,
-        Err(StoreError::Db(_))
-    ));
+    // A status is typed: text that is none of them cannot become a record.
+    assert!("ok".parse::<store::TaskStatus>().is_err());
 
     // A duplicate metric name fails inside the transaction: nothing of the task remains.
     let mut dup = task("dup", "done");
     dup.metrics.push(dup.metrics[0].clone());
     assert!(matches!(
         s.record_task(run, &dup).await,
-        Err(StoreError::Db(_))
+        Err(StoreError::Db { .. })
     ));
 
     // An unknown run id violates the foreign key, again after the task row was written.
     assert!(matches!(
         s.record_task(run + 100, &task("norun", "done")).await,
-        Err(StoreError::Db(_))
+        Err(StoreError::Db { .. })
     ));
 
     let keys: Vec<String> = ["nan", "bad", "dup", "norun"]
@@ -298,7 +295,7 @@ async fn plan_roundtrip_and_replace() {
     // Rows of another experiment are refused, and the stored plan survives.
     assert!(matches!(
         s.replace_plan("e", 1, &plan_rows("other", 1, 1)).await,
-        Err(StoreError::Db(_))
+        Err(StoreError::Invalid(_))
     ));
     assert_eq!(s.plan("e", 1).await.unwrap().len(), 8);
 
@@ -383,14 +380,14 @@ async fn experiments_and_runs() {
 
     let r1 = s.begin_run("c1", "h", "run a").await.unwrap();
     let r2 = s.begin_run("c2", "h", "check").await.unwrap();
-    s.finish_run(r1, "ok").await.unwrap();
+    s.finish_run(r1, store::RunStatus::Done).await.unwrap();
     assert!(matches!(
-        s.finish_run(r2 + 10, "ok").await,
-        Err(StoreError::Db(_))
+        s.finish_run(r2 + 10, store::RunStatus::Done).await,
+        Err(StoreError::Invalid(_))
     ));
     let runs = s.runs().await.unwrap();
     assert_eq!(runs.iter().map(|r| r.id).collect::<Vec<_>>(), [r1, r2]);
-    assert_eq!(runs[0].status, "ok");
+    assert_eq!(runs[0].status, "done");
     assert_eq!(runs[1].status, "running");
     assert_eq!(runs[1].finished, None);
     assert_eq!(runs[1].args, "check");
@@ -447,7 +444,7 @@ async fn reopen_keeps_data_and_cached_rerun_is_cheap() {
             s.record_task(run, &task(k, "done")).await.unwrap();
         }
         s.replace_plan("e", 1, &plan_rows("e", 1, 5)).await.unwrap();
-        s.finish_run(run, "ok").await.unwrap();
+        s.finish_run(run, store::RunStatus::Done).await.unwrap();
         s.close().await;
     }
     // The URL form opens the same file.

@@ -4,6 +4,8 @@ use super::{run::dry_run, run::print_run_summary, run::run_options, runtime};
 use crate::{CheckArgs, OutputFormat};
 use anyhow::Context;
 use pipeline::exit;
+use pipeline::measure::verdict_of;
+use reports::em::Verdict;
 use solvers::Registry;
 use std::process::ExitCode;
 
@@ -35,12 +37,12 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
     let bad: Vec<&store::ErrorMeasureRow> = report
         .error_measures
         .iter()
-        .filter(|r| r.verdict == "fail" || r.verdict == "inconclusive")
+        .filter(|r| verdict_of(r).is_bad())
         .collect();
     let checked = report
         .error_measures
         .iter()
-        .filter(|r| r.verdict != "unchecked")
+        .filter(|r| verdict_of(r) != Verdict::Unchecked)
         .count();
     let code = if !bad.is_empty() {
         exit::CHECK_FAILED

@@ -1,36 +1,45 @@
 //! `repro run`: plan, execute, measure, render (and `--dry-run`).
 
 use super::{fidelity_of, runtime};
-use crate::{Executor, RunArgs};
+use crate::{Executor as ExecutorName, RunArgs};
+use pipeline::execute::queue::{Launch, Queued};
+use pipeline::execute::{ExecOptions, Executor, Local};
 use pipeline::{exit, InputError, RunOptions};
 use solvers::Registry;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 pub(crate) fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOptions> {
     let jobs = match run.jobs {
         Some(j) => j,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    if run.slurm.detach && run.executor == Executor::Local {
+    if run.slurm.detach && run.executor == ExecutorName::Local {
         return Err(InputError("--detach needs --executor queue or slurm".into()).into());
     }
-    let dispatch = match run.executor {
-        Executor::Local => pipeline::Dispatch::Local,
+    let fidelity = fidelity_of(run.quick);
+    // A bar on a terminal, plain lines otherwise (see execute/local.rs).
+    let progress = !run.no_progress;
+    let executor: Arc<dyn Executor> = match run.executor {
+        ExecutorName::Local => Arc::new(Local(ExecOptions {
+            jobs,
+            force: run.force,
+            fidelity,
+            progress,
+        })),
         // Detached: only enqueue; workers are started by hand (`repro worker`).
-        Executor::Queue => pipeline::Dispatch::Queue {
-            launch: pipeline::execute::queue::Launch::InProcess(if run.slurm.detach {
-                0
-            } else {
-                jobs
-            }),
+        ExecutorName::Queue => Arc::new(Queued {
+            launch: Launch::InProcess(if run.slurm.detach { 0 } else { jobs }),
+            force: run.force,
+            progress,
             detach: run.slurm.detach,
-        },
-        Executor::Slurm => pipeline::Dispatch::Queue {
-            launch: pipeline::execute::queue::Launch::Slurm(
-                run.slurm.resolve(&run.results.results)?,
-            ),
+        }),
+        ExecutorName::Slurm => Arc::new(Queued {
+            launch: Launch::Slurm(run.slurm.resolve(&run.results.results)?),
+            force: run.force,
+            progress,
             detach: run.slurm.detach,
-        },
+        }),
     };
     Ok(RunOptions {
         targets: run.targets.clone(),
@@ -38,15 +47,13 @@ pub(crate) fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOption
         results_dir: run.results.results.clone(),
         store: run.store.store.clone(),
         jobs,
-        fidelity: fidelity_of(run.quick),
+        fidelity,
         force: run.force,
-        // A bar on a terminal, plain lines otherwise (see exec.rs).
-        progress: !run.no_progress,
         args: format!(
             "{verb} {}",
             std::env::args().skip(2).collect::<Vec<_>>().join(" ")
         ),
-        dispatch,
+        executor,
     })
 }
 
@@ -108,7 +115,10 @@ pub(crate) fn run(args: RunArgs, registry: &Registry) -> anyhow::Result<ExitCode
 
 /// `repro run --dry-run`: the plan, per experiment; nothing runs, nothing is stored.
 pub(crate) fn dry_run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<ExitCode> {
-    let entries = runtime()?.block_on(pipeline::plan::explain::dry_run(opts, registry))?;
+    let entries = runtime()?.block_on(pipeline::plan::explain::dry_run(
+        &opts.plan_scope(),
+        registry,
+    ))?;
     println!(
         "{:<28} {:>3} {:>7} {:>7} {:>12} {:>12}",
         "id", "v", "tasks", "cached", "to run: sim", "to run: model"

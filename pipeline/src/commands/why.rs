@@ -2,25 +2,20 @@
 
 use super::{fidelity_of, runtime};
 use crate::{OutputFormat, WhyArgs};
-use pipeline::{exit, RunOptions};
+use pipeline::exit;
+use pipeline::plan::explain::{PlanScope, WhyState};
 use solvers::Registry;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// `repro why EXPERIMENT [SERIES [POINT]]`.
 pub(crate) fn why(args: WhyArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     let fidelity = fidelity_of(args.quick);
-    let opts = RunOptions {
+    let opts = PlanScope {
         targets: vec![args.experiment.clone()],
         experiments_dir: args.experiments.experiments.clone(),
-        results_dir: PathBuf::from("results"),
         store: args.store.store.clone(),
-        jobs: 1,
         fidelity,
         force: false,
-        progress: false,
-        args: String::new(),
-        dispatch: pipeline::Dispatch::Local,
     };
     let (m, entries) = runtime()?.block_on(pipeline::plan::explain::why(
         &opts,
@@ -32,7 +27,10 @@ pub(crate) fn why(args: WhyArgs, registry: &Registry) -> anyhow::Result<ExitCode
         println!("{}", serde_json::to_string_pretty(&entries)?);
         return Ok(ExitCode::from(exit::OK));
     }
-    let cached = entries.iter().filter(|e| e.state == "cached").count();
+    let cached = entries
+        .iter()
+        .filter(|e| e.state == WhyState::Cached)
+        .count();
     println!(
         "{} v{} at {} fidelity: {cached} of {} tasks cached",
         m.id,
@@ -40,7 +38,7 @@ pub(crate) fn why(args: WhyArgs, registry: &Registry) -> anyhow::Result<ExitCode
         fidelity.as_str(),
         entries.len()
     );
-    for e in entries.iter().filter(|e| e.state != "cached") {
+    for e in entries.iter().filter(|e| e.state != WhyState::Cached) {
         let point = e.point.trim_start_matches('{').trim_end_matches('}');
         println!(
             "\n{} at {point} (replication {}), task {}: {}",
@@ -50,7 +48,7 @@ pub(crate) fn why(args: WhyArgs, registry: &Registry) -> anyhow::Result<ExitCode
             println!("  it failed when it last ran: {err}");
         }
         match &e.nearest {
-            None if e.state == "not stored" => {
+            None if e.state == WhyState::NotStored => {
                 println!("  no stored task of this solver to compare with: it has never run here")
             }
             None => {}

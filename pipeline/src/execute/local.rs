@@ -13,7 +13,7 @@ use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use store::{MetricRow, SeriesPointRow, Store, TaskRecord};
+use store::{MetricRow, SeriesPointRow, Store, TaskRecord, TaskStatus};
 use tokio::sync::{mpsc, Semaphore};
 
 #[derive(Debug, Clone)]
@@ -44,12 +44,7 @@ pub fn run_task(
     task: &Task,
     cancel: Arc<AtomicBool>,
 ) -> (Result<Outcome, SolveError>, f64) {
-    let fidelity = if task.fidelity == "quick" {
-        Fidelity::Quick
-    } else {
-        Fidelity::Full
-    };
-    let ctx = TaskContext::new(task.seed, fidelity)
+    let ctx = TaskContext::new(task.seed, task.fidelity.profile())
         .with_replication(task.replication)
         .with_cancel_flag(cancel);
     let start = Instant::now();
@@ -87,9 +82,9 @@ pub(crate) fn record(
     let (status, error, metrics, series) = match result {
         Ok(o) => (
             match o.status {
-                Status::Ok => "done",
-                Status::Saturated => "saturated",
-                Status::Undefined => "undefined",
+                Status::Ok => TaskStatus::Done,
+                Status::Saturated => TaskStatus::Saturated,
+                Status::Undefined => TaskStatus::Undefined,
             },
             o.note.clone(),
             o.metrics
@@ -112,7 +107,12 @@ pub(crate) fn record(
                 })
                 .collect(),
         ),
-        Err(e) => ("failed", Some(e.to_string()), Vec::new(), Vec::new()),
+        Err(e) => (
+            TaskStatus::Failed,
+            Some(e.to_string()),
+            Vec::new(),
+            Vec::new(),
+        ),
     };
     TaskRecord {
         key: task.key.clone(),
@@ -121,7 +121,7 @@ pub(crate) fn record(
         params: task.params_json(),
         seed: task.seed as i64,
         fidelity: task.fidelity.to_string(),
-        status: status.to_string(),
+        status,
         wall_ms,
         error,
         metrics,

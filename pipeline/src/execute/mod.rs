@@ -1,10 +1,12 @@
 //! Execute: run the tasks of a plan that the store does not hold yet.
 //!
-//! Three executors share one unit of work ([`run_task`], the same code and
-//! seed everywhere): `local` (this process, `--jobs` at a time), `queue` (the
-//! store's task queue, drained by `repro worker` processes) and `slurm` (an
-//! sbatch job array of such workers). A new executor is a module here and a
-//! variant of `Dispatch` (lib.rs) and of `--executor` (main.rs).
+//! Every executor implements [`Executor`] and shares one unit of work
+//! ([`run_task`], the same code and seed everywhere): [`Local`] (this process,
+//! `--jobs` at a time), and [`queue::Queued`], which puts the tasks on the
+//! store's task queue for `repro worker` processes started in this process
+//! (`--executor queue`) or as an sbatch job array (`--executor slurm`,
+//! [`slurm`]). A new executor is a type here implementing [`Executor`] and a
+//! value of `--executor` (main.rs, mapped in commands/run.rs).
 
 pub mod local;
 pub mod queue;
@@ -12,3 +14,75 @@ pub mod slurm;
 
 pub(crate) use local::record;
 pub use local::{execute, run_task, ExecOptions, ExecSummary};
+
+use crate::plan::Plan;
+use solvers::Registry;
+use std::future::Future;
+use std::pin::Pin;
+use store::Store;
+
+/// What an executor did with a plan.
+#[derive(Debug, Default)]
+pub struct Executed {
+    pub summary: ExecSummary,
+    /// `--detach`: the tasks were queued and handed to workers (the Slurm job
+    /// id, or "" for workers started by hand); nothing is measured yet.
+    pub detached: Option<String>,
+}
+
+/// A boxed future, so that `dyn Executor` can be chosen at run time.
+pub type ExecFuture<'a> = Pin<Box<dyn Future<Output = anyhow::Result<Executed>> + Send + 'a>>;
+
+/// Runs the tasks of a plan that the store does not hold (all with `--force`),
+/// storing each result as it finishes, linked to run `run_id`.
+pub trait Executor: std::fmt::Debug + Send + Sync {
+    fn execute<'a>(
+        &'a self,
+        plan: &'a Plan,
+        registry: &'a Registry,
+        store: &'a Store,
+        run_id: i64,
+    ) -> ExecFuture<'a>;
+}
+
+/// `--executor local`: in this process, `jobs` at a time.
+#[derive(Debug, Clone)]
+pub struct Local(pub ExecOptions);
+
+impl Executor for Local {
+    fn execute<'a>(
+        &'a self,
+        plan: &'a Plan,
+        registry: &'a Registry,
+        store: &'a Store,
+        run_id: i64,
+    ) -> ExecFuture<'a> {
+        Box::pin(async move {
+            let summary = execute(plan, registry, store, run_id, &self.0).await?;
+            Ok(Executed {
+                summary,
+                detached: None,
+            })
+        })
+    }
+}
+
+/// `--executor queue|slurm`.
+impl Executor for queue::Queued {
+    fn execute<'a>(
+        &'a self,
+        plan: &'a Plan,
+        registry: &'a Registry,
+        store: &'a Store,
+        run_id: i64,
+    ) -> ExecFuture<'a> {
+        Box::pin(async move {
+            let (summary, job) = queue::execute_queued(plan, registry, store, run_id, self).await?;
+            Ok(Executed {
+                summary,
+                // Detached without Slurm: workers are started by hand.
+                detached: self.detach.then(|| job.unwrap_or_default()),
+            })
+        })
+    }
+}

@@ -12,7 +12,7 @@
 //! task must then be reclaimed by someone.
 
 use crate::execute::{self as exec, ExecSummary};
-use crate::plan::{Plan, Task};
+use crate::plan::{Plan, Task, TaskFidelity};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::{Deserialize, Serialize};
@@ -21,7 +21,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use store::{Claimed, Enqueue, Store, WorkerId};
+use store::{Claimed, Enqueue, QueueState, Store, TaskStatus, WorkerId};
 
 /// Default lease: long enough that a busy node's renewals (every third of
 /// it) never miss it, short enough that a lost task restarts within a minute.
@@ -39,7 +39,7 @@ pub struct TaskSpec {
     pub params: serde_json::Value,
     pub seed: u64,
     pub replication: u32,
-    pub fidelity: String,
+    pub fidelity: TaskFidelity,
 }
 
 impl TaskSpec {
@@ -51,18 +51,12 @@ impl TaskSpec {
             params: t.params_value(),
             seed: t.seed,
             replication: t.replication,
-            fidelity: t.fidelity.to_string(),
+            fidelity: t.fidelity,
         }
     }
 
-    /// `None` if the fidelity is not one this version of repro plans.
-    pub fn into_task(self, key: String) -> Option<Task> {
-        // The planner's fidelities are static strings; a row from another
-        // version with an unknown one is not ours to run.
-        let fidelity = ["quick", "full", "any"]
-            .into_iter()
-            .find(|f| *f == self.fidelity)?;
-        Some(Task {
+    pub fn into_task(self, key: String) -> Task {
+        Task {
             key,
             solver: self.solver.into(),
             solver_version: self.solver_version,
@@ -72,17 +66,17 @@ impl TaskSpec {
             params: self.params.to_string(),
             seed: self.seed,
             replication: self.replication,
-            fidelity,
-        })
+            fidelity: self.fidelity,
+        }
     }
 }
 
 /// The task of a queue row; `None` if its spec does not parse (a row written
-/// by another version of repro).
+/// by another version of repro, say with a fidelity this one does not plan).
 pub fn task_of(key: &str, spec: &str) -> Option<Task> {
     serde_json::from_str::<TaskSpec>(spec)
         .ok()
-        .and_then(|s| s.into_task(key.to_string()))
+        .map(|s| s.into_task(key.to_string()))
 }
 
 /// This process's worker name: host and pid, plus the Slurm job and array
@@ -192,7 +186,7 @@ async fn run_claimed(
             params: "{}".into(),
             seed: 0,
             fidelity: "any".into(),
-            status: "failed".into(),
+            status: TaskStatus::Failed,
             wall_ms: 0.0,
             error: Some(format!(
                 "the queued task does not parse ({}); it was enqueued by another version of repro",
@@ -268,7 +262,7 @@ async fn run_claimed(
         return Ok(Finished::Released);
     }
     let rec = exec::record(&task, &result, wall);
-    let failed = rec.status == "failed";
+    let failed = rec.status == TaskStatus::Failed;
     if store
         .complete(claimed, id, &rec)
         .await
@@ -347,9 +341,10 @@ pub async fn todo(plan: &Plan, store: &Store, force: bool) -> anyhow::Result<(Ve
     Ok((todo.into_iter().map(|(t, _)| t).collect(), cached.len()))
 }
 
-/// How a queued run goes.
+/// `--executor queue` and `--executor slurm`: the tasks go on the store's
+/// queue and workers (in this process, or an sbatch job array) run them.
 #[derive(Debug, Clone)]
-pub struct QueuedRun {
+pub struct Queued {
     pub force: bool,
     pub progress: bool,
     pub launch: Launch,
@@ -365,9 +360,9 @@ pub async fn execute_queued(
     registry: &Registry,
     store: &Store,
     run_id: i64,
-    q: &QueuedRun,
+    q: &Queued,
 ) -> anyhow::Result<(ExecSummary, Option<String>)> {
-    let QueuedRun {
+    let Queued {
         force,
         progress,
         launch,
@@ -534,18 +529,18 @@ pub async fn execute_queued(
         let Some(t) = by_key.get(r.key.as_str()) else {
             continue;
         };
-        match r.status.as_str() {
-            "saturated" => summary.saturated += 1,
-            "undefined" => summary.undefined += 1,
-            "failed" => summary
+        match r.status {
+            TaskStatus::Saturated => summary.saturated += 1,
+            TaskStatus::Undefined => summary.undefined += 1,
+            TaskStatus::Failed => summary
                 .failed
                 .push(((*t).clone(), r.error.clone().unwrap_or_default())),
-            _ => {}
+            TaskStatus::Done => {}
         }
     }
     // Tasks failed by the queue itself (their workers were lost too often).
     let stored: HashSet<&str> = records.iter().map(|r| r.key.as_str()).collect();
-    for row in store.queue_rows(&["failed"]).await? {
+    for row in store.queue_rows(&[QueueState::Failed]).await? {
         if let Some(t) = by_key.get(row.task_key.as_str()) {
             if !stored.contains(row.task_key.as_str()) {
                 summary
@@ -572,9 +567,9 @@ pub struct QueueStatus {
 
 pub async fn status(store: &Store) -> anyhow::Result<QueueStatus> {
     let counts = store.queue_counts(None).await?;
-    let running = store.queue_rows(&["running"]).await?;
+    let running = store.queue_rows(&[QueueState::Running]).await?;
     let failed = store
-        .queue_rows(&["failed"])
+        .queue_rows(&[QueueState::Failed])
         .await?
         .into_iter()
         .map(|r| {

@@ -12,7 +12,44 @@ use reports::em;
 use serde_json::Value as Json;
 use solvers::des::ci95;
 use std::collections::BTreeMap;
-use store::{ErrorMeasureRow, PlanRow, Store, TaskRecord};
+use store::{ErrorMeasureRow, PlanRow, Store, TaskRecord, TaskStatus};
+
+/// The state of one series at one point, over its replications.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PointStatus {
+    Done,
+    Saturated,
+    Undefined,
+    Failed,
+    /// Some replication has no stored result.
+    Missing,
+}
+
+impl PointStatus {
+    /// The text tables, the index and notes show.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PointStatus::Done => "done",
+            PointStatus::Saturated => "saturated",
+            PointStatus::Undefined => "undefined",
+            PointStatus::Failed => "failed",
+            PointStatus::Missing => "missing",
+        }
+    }
+}
+
+impl std::fmt::Display for PointStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The verdict of a stored error measure. The store keeps it as the text
+/// [`em::Verdict::as_str`] wrote; text that names no verdict (a store edited
+/// by hand) reads as inconclusive, which never counts as a pass.
+pub fn verdict_of(r: &ErrorMeasureRow) -> em::Verdict {
+    r.verdict.parse().unwrap_or(em::Verdict::Inconclusive)
+}
 
 /// A metric at one point of one series, replications combined.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -27,8 +64,8 @@ pub struct ExperimentResults {
     pub manifest: Manifest,
     /// (point index, series, metric) -> value.
     pub values: BTreeMap<(usize, String, String), Agg>,
-    /// (point index, series) -> "done" | "saturated" | "undefined" | "failed" | "missing".
-    pub status: BTreeMap<(usize, String), String>,
+    /// (point index, series) -> state over its replications.
+    pub status: BTreeMap<(usize, String), PointStatus>,
     /// (point index, series) -> why it is undefined or failed (first replication's reason).
     pub reasons: BTreeMap<(usize, String), String>,
     /// Task records used, by key.
@@ -126,24 +163,25 @@ pub async fn collect_plan(
         let done: Vec<&TaskRecord> = recs
             .iter()
             .copied()
-            .filter(|t| t.status == "done")
+            .filter(|t| t.status == TaskStatus::Done)
             .collect();
+        let any = |s: TaskStatus| recs.iter().any(|t| t.status == s);
         let st = if recs.len() < ks.len() {
-            "missing"
-        } else if recs.iter().any(|t| t.status == "failed") {
-            "failed"
-        } else if recs.iter().any(|t| t.status == "undefined") {
-            "undefined"
-        } else if recs.iter().any(|t| t.status == "saturated") {
-            "saturated"
+            PointStatus::Missing
+        } else if any(TaskStatus::Failed) {
+            PointStatus::Failed
+        } else if any(TaskStatus::Undefined) {
+            PointStatus::Undefined
+        } else if any(TaskStatus::Saturated) {
+            PointStatus::Saturated
         } else {
-            "done"
+            PointStatus::Done
         };
-        status.insert((*pi, series.clone()), st.to_string());
+        status.insert((*pi, series.clone()), st);
         if let Some(why) = recs.iter().find_map(|t| t.error.clone()) {
             reasons.insert((*pi, series.clone()), why);
         }
-        if st != "done" {
+        if st != PointStatus::Done {
             continue;
         }
         let mut names: Vec<&str> = done
@@ -181,11 +219,11 @@ pub fn inject(
     refs: &[crate::manifest::Reference],
     points: usize,
     values: &mut BTreeMap<(usize, String, String), Agg>,
-    status: &mut BTreeMap<(usize, String), String>,
+    status: &mut BTreeMap<(usize, String), PointStatus>,
 ) {
     for r in refs {
         for p in 0..points {
-            status.insert((p, r.name.clone()), "done".to_string());
+            status.insert((p, r.name.clone()), PointStatus::Done);
             for (m, v) in &r.values {
                 values.insert(
                     (p, r.name.clone(), m.clone()),
@@ -252,7 +290,7 @@ mod tests {
             params: "{}".into(),
             seed: 1,
             fidelity: "full".into(),
-            status: "done".into(),
+            status: TaskStatus::Done,
             wall_ms: 1.0,
             error: None,
             metrics: vec![MetricRow {

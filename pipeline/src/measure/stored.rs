@@ -3,7 +3,7 @@
 //! (the stored plan when it is of that fidelity, else a plan made afresh).
 
 use crate::manifest::{self, unknown_id_message, Manifest};
-use crate::plan::{self, plan_rows};
+use crate::plan::{self, plan_rows, TaskFidelity};
 use crate::InputError;
 use solvers::{Fidelity, Registry};
 use std::collections::BTreeMap;
@@ -24,9 +24,15 @@ pub async fn collect_at(
         .map_err(|e| InputError(format!("error: {e}")))?;
     let r = super::collect_plan(store, m, &plan_rows(&p, m)).await?;
     let simulates = p.tasks.iter().any(|t| t.kind == solvers::Kind::Simulation);
-    let shown = r.tasks.values().any(|t| t.fidelity == fidelity.as_str())
-        || (!simulates && !r.tasks.is_empty());
+    let at = TaskFidelity::of(solvers::Kind::Simulation, fidelity);
+    let shown =
+        r.tasks.values().any(|t| fidelity_of(t) == Some(at)) || (!simulates && !r.tasks.is_empty());
     Ok(shown.then_some(r))
+}
+
+/// A stored task's fidelity (`None` for text this version does not plan).
+fn fidelity_of(t: &store::TaskRecord) -> Option<TaskFidelity> {
+    t.fidelity.parse().ok()
 }
 
 /// Results of an experiment at one fidelity for the reading commands (`export`,
@@ -41,13 +47,19 @@ pub async fn collect_fidelity(
     fidelity: Fidelity,
 ) -> anyhow::Result<super::ExperimentResults> {
     let stored = super::collect(store, m).await?;
-    let of = |r: &super::ExperimentResults, f: &str| r.tasks.values().any(|t| t.fidelity == f);
-    let simulates = |r: &super::ExperimentResults| {
-        r.tasks
-            .values()
-            .any(|t| t.fidelity == "quick" || t.fidelity == "full")
+    let of = |r: &super::ExperimentResults, f: Fidelity| {
+        let at = TaskFidelity::of(solvers::Kind::Simulation, f);
+        r.tasks.values().any(|t| fidelity_of(t) == Some(at))
     };
-    if of(&stored, fidelity.as_str()) || (!stored.tasks.is_empty() && !simulates(&stored)) {
+    let simulates = |r: &super::ExperimentResults| {
+        r.tasks.values().any(|t| {
+            matches!(
+                fidelity_of(t),
+                Some(TaskFidelity::Quick | TaskFidelity::Full)
+            )
+        })
+    };
+    if of(&stored, fidelity) || (!stored.tasks.is_empty() && !simulates(&stored)) {
         return Ok(stored);
     }
     if let Some(r) = collect_at(store, m, registry, fidelity).await? {
@@ -57,7 +69,7 @@ pub async fn collect_fidelity(
         Fidelity::Full => Fidelity::Quick,
         Fidelity::Quick => Fidelity::Full,
     };
-    let hint = if of(&stored, other.as_str()) {
+    let hint = if of(&stored, other) {
         format!(
             "; the store holds its {} results: {}",
             other.as_str(),

@@ -7,11 +7,24 @@ use crate::manifest::Manifest;
 use crate::manifest::{discover, load_or_input_error};
 use crate::plan::{self, Task};
 use crate::store_open::{open_store, sqlite_file};
-use crate::{InputError, RunOptions};
+use crate::InputError;
 use serde_json::Value as Json;
+use solvers::Fidelity;
 use solvers::{Kind, Registry};
 use std::collections::{BTreeMap, HashSet};
-use store::{Store, TaskRecord};
+use std::path::PathBuf;
+use store::{Store, TaskRecord, TaskStatus};
+
+/// What the planning commands (`run --dry-run`, `why`) read: which manifests,
+/// which store, at which fidelity, and whether `--force` reruns cached tasks.
+#[derive(Debug, Clone)]
+pub struct PlanScope {
+    pub targets: Vec<String>,
+    pub experiments_dir: PathBuf,
+    pub store: String,
+    pub fidelity: Fidelity,
+    pub force: bool,
+}
 
 /// One line of `repro run --dry-run`.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -36,7 +49,7 @@ async fn existing_store(location: &str) -> anyhow::Result<Option<Store>> {
 }
 
 /// `repro run --dry-run`: the plan per experiment, what is cached, what would run.
-pub async fn dry_run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<Vec<DryRunEntry>> {
+pub async fn dry_run(opts: &PlanScope, registry: &Registry) -> anyhow::Result<Vec<DryRunEntry>> {
     let paths = discover(&opts.targets, &opts.experiments_dir)?;
     let manifests = load_or_input_error(&paths, registry)?;
     let store = existing_store(&opts.store).await?;
@@ -80,6 +93,32 @@ pub struct FieldDiff {
     pub planned: String,
 }
 
+/// Whether a planned task is stored (`repro why`; JSON and text use these names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub enum WhyState {
+    #[serde(rename = "cached")]
+    Cached,
+    /// Stored but failed: it reruns.
+    #[serde(rename = "failed")]
+    Failed,
+    /// Stored, but `--force` runs it again.
+    #[serde(rename = "forced")]
+    Forced,
+    #[serde(rename = "not stored")]
+    NotStored,
+}
+
+impl std::fmt::Display for WhyState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            WhyState::Cached => "cached",
+            WhyState::Failed => "failed",
+            WhyState::Forced => "forced",
+            WhyState::NotStored => "not stored",
+        })
+    }
+}
+
 /// `repro why` for one planned task.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct WhyEntry {
@@ -87,8 +126,7 @@ pub struct WhyEntry {
     pub point: String,
     pub replication: u32,
     pub key: String,
-    /// "cached", "failed" (stored but failed: it reruns) or "not stored".
-    pub state: String,
+    pub state: WhyState,
     /// The stored failure, for "failed".
     pub error: Option<String>,
     /// Key of the nearest stored task of the same solver, if any.
@@ -154,7 +192,7 @@ fn point_matches(spec: &str, index: usize, values: &BTreeMap<String, Json>) -> b
 
 /// `repro why EXPERIMENT [SERIES [POINT]]`.
 pub async fn why(
-    opts: &RunOptions,
+    opts: &PlanScope,
     series: Option<&str>,
     point: Option<&str>,
     registry: &Registry,
@@ -224,11 +262,11 @@ pub async fn why(
     for u in uses {
         let task = &p.tasks[u.task];
         let own = stored.get(&task.key);
-        let state = match own.map(|t| t.status.as_str()) {
-            Some("failed") => "failed",
-            Some(_) if !opts.force => "cached",
-            Some(_) => "forced",
-            None => "not stored",
+        let state = match own.map(|t| t.status) {
+            Some(TaskStatus::Failed) => WhyState::Failed,
+            Some(_) if !opts.force => WhyState::Cached,
+            Some(_) => WhyState::Forced,
+            None => WhyState::NotStored,
         };
         let (nearest, diffs) = if own.is_some() {
             (None, Vec::new())
@@ -250,10 +288,10 @@ pub async fn why(
                 .unwrap_or_default(),
             replication: u.replication,
             key: task.key.clone(),
-            state: state.to_string(),
+            state,
             error: own
                 .and_then(|t| t.error.clone())
-                .filter(|_| state == "failed"),
+                .filter(|_| state == WhyState::Failed),
             nearest,
             diffs,
         });

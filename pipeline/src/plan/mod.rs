@@ -33,8 +33,7 @@ pub struct Task {
     pub params: String,
     pub seed: u64,
     pub replication: u32,
-    /// "quick", "full" or "any" (analytic).
-    pub fidelity: &'static str,
+    pub fidelity: TaskFidelity,
 }
 
 impl Task {
@@ -56,7 +55,7 @@ impl Task {
         );
         if self.kind == Kind::Simulation {
             cmd.push_str(&format!(" --seed {}", self.seed));
-            if self.fidelity == "quick" {
+            if self.fidelity == TaskFidelity::Quick {
                 cmd.push_str(" --quick");
             }
         }
@@ -64,12 +63,58 @@ impl Task {
     }
 }
 
-/// The planner's name for a fidelity text ("quick", "full", else "any").
-pub fn fidelity_name(s: &str) -> &'static str {
-    match s {
-        "quick" => "quick",
-        "full" => "full",
-        _ => "any",
+/// A task's fidelity, part of its key: a simulation's profile, or `Any` for
+/// an analytic task (the same under `--quick` and full). Stored and keyed as
+/// "quick", "full" or "any".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskFidelity {
+    Quick,
+    Full,
+    Any,
+}
+
+impl TaskFidelity {
+    /// The fidelity a task of `kind` gets in a run at `fidelity`.
+    pub fn of(kind: Kind, fidelity: Fidelity) -> Self {
+        match (kind, fidelity) {
+            (Kind::Analytic, _) => TaskFidelity::Any,
+            (Kind::Simulation, Fidelity::Quick) => TaskFidelity::Quick,
+            (Kind::Simulation, Fidelity::Full) => TaskFidelity::Full,
+        }
+    }
+
+    /// The profile the solver runs with (analytic tasks ignore it).
+    pub fn profile(self) -> Fidelity {
+        match self {
+            TaskFidelity::Quick => Fidelity::Quick,
+            TaskFidelity::Full | TaskFidelity::Any => Fidelity::Full,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskFidelity::Quick => "quick",
+            TaskFidelity::Full => "full",
+            TaskFidelity::Any => "any",
+        }
+    }
+}
+
+impl std::str::FromStr for TaskFidelity {
+    type Err = String;
+    /// A stored task's fidelity text (the store keeps it as text).
+    fn from_str(s: &str) -> Result<Self, String> {
+        [TaskFidelity::Quick, TaskFidelity::Full, TaskFidelity::Any]
+            .into_iter()
+            .find(|f| f.as_str() == s)
+            .ok_or_else(|| format!("fidelity {s:?} is not one of quick, full, any"))
+    }
+}
+
+impl std::fmt::Display for TaskFidelity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -135,7 +180,13 @@ pub fn derive_seed(solver: &str, params: &str, base_seed: u64, replication: u32)
     u64::from_le_bytes(h[..8].try_into().expect("8 bytes")) >> 1
 }
 
-pub fn task_key(solver: &str, version: u32, params: &str, seed: u64, fidelity: &str) -> String {
+pub fn task_key(
+    solver: &str,
+    version: u32,
+    params: &str,
+    seed: u64,
+    fidelity: TaskFidelity,
+) -> String {
     hex::encode(KeyText::new(solver, version, fidelity).digest(params, seed))
 }
 
@@ -147,10 +198,10 @@ struct KeyText {
 }
 
 impl KeyText {
-    fn new(solver: &str, version: u32, fidelity: &str) -> Self {
+    fn new(solver: &str, version: u32, fidelity: TaskFidelity) -> Self {
         // Built by hand so the text is canonical whatever serde_json's map order is.
         KeyText {
-            head: format!("{{\"fidelity\":{},\"params\":", json!(fidelity)),
+            head: format!("{{\"fidelity\":{},\"params\":", json!(fidelity.as_str())),
             tail: format!(",\"solver\":{},\"version\":{version}}}", json!(solver)),
         }
     }
@@ -218,7 +269,7 @@ pub fn plan(
         name: Arc<str>,
         series: Arc<str>,
         base: BTreeMap<&'a str, &'a Json>,
-        fid: &'static str,
+        fid: TaskFidelity,
         reps: u32,
         seed: u64,
         key_text: KeyText,
@@ -239,9 +290,10 @@ pub fn plan(
                     base.extend(borrowed(&s.quick_params));
                     reps = s.quick_replications.unwrap_or(reps);
                 }
-                let (fid, reps) = match kind {
-                    Kind::Analytic => ("any", 1),
-                    Kind::Simulation => (fidelity.as_str(), reps),
+                let fid = TaskFidelity::of(kind, fidelity);
+                let reps = match kind {
+                    Kind::Analytic => 1,
+                    Kind::Simulation => reps,
                 };
                 Prepared {
                     key_text: KeyText::new(&s.solver, solver.version(), fid),

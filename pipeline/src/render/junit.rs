@@ -26,7 +26,7 @@ fn xml_escape(s: &str) -> String {
 }
 
 fn bad(r: &ErrorMeasureRow) -> bool {
-    r.verdict == "fail" || r.verdict == "inconclusive"
+    crate::measure::verdict_of(r).is_bad()
 }
 
 /// One offending point, as a line of the failure text.

@@ -15,8 +15,9 @@ pub use figures::figures;
 pub use index::{catalogue, report, write_full_index, write_index};
 pub use tables::{em_summary, tables};
 
-use crate::measure::ExperimentResults;
+use crate::measure::{verdict_of, ExperimentResults};
 use anyhow::Context;
+use reports::em::Verdict;
 use reports::{IndexExperiment, IndexFigure, IndexTable, OutputEm};
 use solvers::{Fidelity, Kind, Registry};
 use std::path::{Component, Path, PathBuf};
@@ -61,13 +62,13 @@ fn output_em(ems: &[ErrorMeasureRow], keep: impl Fn(&ErrorMeasureRow) -> bool) -
         return None;
     }
     let (mean_em, max_em) = reports::em::summarise(&rows.iter().map(|r| r.em).collect::<Vec<_>>());
-    let count = |v: &str| rows.iter().filter(|r| r.verdict == v).count();
+    let count = |v: Verdict| rows.iter().filter(|r| verdict_of(r) == v).count();
     Some(OutputEm {
         mean_em,
         max_em,
-        passed: count("pass"),
-        failed: count("fail"),
-        inconclusive: count("inconclusive"),
+        passed: count(Verdict::Pass),
+        failed: count(Verdict::Fail),
+        inconclusive: count(Verdict::Inconclusive),
     })
 }
 
@@ -242,11 +243,17 @@ fn build(
                 if recs.len() > 3 { ", …" } else { "" }
             ));
         }
-        for st in ["undefined", "saturated", "failed", "missing"] {
+        use crate::measure::PointStatus;
+        for st in [
+            PointStatus::Undefined,
+            PointStatus::Saturated,
+            PointStatus::Failed,
+            PointStatus::Missing,
+        ] {
             let n = r
                 .status
                 .iter()
-                .filter(|((_, sn), v)| *sn == s.name && v.as_str() == st)
+                .filter(|((_, sn), v)| *sn == s.name && **v == st)
                 .count();
             if n > 0 {
                 line.push_str(&format!("; {st} at {n} of {} points", m.points.len()));

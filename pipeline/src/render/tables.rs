@@ -1,6 +1,7 @@
 //! Tables: error measures (with their summary) and values per point.
 
-use crate::measure::ExperimentResults;
+use crate::measure::{verdict_of, ExperimentResults, PointStatus};
+use reports::em::Verdict;
 use reports::{format_em as fmt_pct, format_percent, format_tick as fmt_num};
 use reports::{EmSummaryLine, Table};
 use store::ErrorMeasureRow;
@@ -48,11 +49,11 @@ pub fn em_summary(rows: &[ErrorMeasureRow]) -> Vec<EmSummaryLine> {
                 out.len() - 1
             }
         };
-        match row.verdict.as_str() {
-            "pass" => out[i].passed += 1,
-            "fail" => out[i].failed += 1,
-            "inconclusive" => out[i].inconclusive += 1,
-            _ => {}
+        match verdict_of(row) {
+            Verdict::Pass => out[i].passed += 1,
+            Verdict::Fail => out[i].failed += 1,
+            Verdict::Inconclusive => out[i].inconclusive += 1,
+            Verdict::Unchecked => {}
         }
     }
     for l in &mut out {
@@ -165,10 +166,10 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> Vec<Table> {
                             let st = r
                                 .status
                                 .get(&(p.index, s.clone()))
-                                .map_or("missing", String::as_str);
+                                .map_or(PointStatus::Missing, |st| *st);
                             for k in &metrics {
                                 row.push(match st {
-                                    "done" => {
+                                    PointStatus::Done => {
                                         let a = r.get(p.index, s, k);
                                         fmt_val(a.map(|a| a.value), a.and_then(|a| a.half_width))
                                     }
@@ -184,8 +185,8 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> Vec<Table> {
                 for p in &m.points {
                     for s in &series {
                         let key = (p.index, s.clone());
-                        let st = r.status.get(&key).map_or("missing", String::as_str);
-                        if st != "done" {
+                        let st = r.status.get(&key).map_or(PointStatus::Missing, |st| *st);
+                        if st != PointStatus::Done {
                             let why = r
                                 .reasons
                                 .get(&key)

@@ -23,7 +23,7 @@ pub fn task(key: &str, status: &str) -> TaskRecord {
         params: r#"{"K":16,"lambda":1.5,"mu":2.0}"#.into(),
         seed: 7,
         fidelity: "any".into(),
-        status: status.into(),
+        status: status.parse().expect("a task status"),
         wall_ms: 1.25,
         error: None,
         metrics: vec![

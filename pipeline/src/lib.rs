@@ -25,7 +25,7 @@ use anyhow::Context;
 use manifest::{discover, load_or_input_error, Manifest};
 use plan::{plan_rows, plan_rows_iter};
 use render::write_full_index;
-use solvers::{Fidelity, Registry};
+use solvers::{Fidelity, Kind, Registry};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -70,6 +70,8 @@ pub struct RunOptions {
     pub fidelity: Fidelity,
     pub force: bool,
     pub args: String,
+    /// `check --resolve`: add replications to decide inconclusive points.
+    pub resolve: bool,
     /// Where the tasks execute: here, or through the store's queue.
     pub executor: Arc<dyn execute::Executor>,
 }
@@ -94,6 +96,13 @@ pub struct RunReport {
     pub manifests: Vec<Manifest>,
     /// `--detach`: the Slurm job that runs the tasks; nothing was measured or rendered.
     pub detached: Option<String>,
+    /// Replications per (experiment, series, point index) of every simulation
+    /// series with a precision target or more replications than it plans
+    /// (`check --resolve`).
+    pub replications: measure::precision::Replications,
+    /// Precision targets not met at `max_replications`: (experiment, series,
+    /// point index, replications, half-width, target).
+    pub unmet: Vec<(String, String, usize, u32, Option<f64>, f64)>,
 }
 
 fn host() -> String {
@@ -119,7 +128,7 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
     }
     let manifests = load_or_input_error(&paths, registry)?;
     // Planned before the store is opened: a run over the task limit changes nothing.
-    let plan = plan::plan(&manifests, registry, opts.fidelity)
+    let mut plan = plan::plan(&manifests, registry, opts.fidelity)
         .map_err(|e| InputError(format!("error: {e}; nothing was run")))?;
     let store = open_store(&opts.store).await?;
     let run_id = store.begin_run(CODE_VERSION, &host(), &opts.args).await?;
@@ -144,10 +153,25 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
         manifests = manifests.len(),
         "planned"
     );
-    let execute::Executed { summary, detached } = opts
+    let execute::Executed {
+        mut summary,
+        detached,
+    } = opts
         .executor
         .execute(&plan, registry, &store, run_id)
         .await?;
+    if detached.is_none() {
+        rounds(
+            opts,
+            registry,
+            &store,
+            run_id,
+            &manifests,
+            &mut plan,
+            &mut summary,
+        )
+        .await?;
+    }
     if let Some(job) = detached {
         store.finish_run(run_id, RunStatus::Detached).await?;
         store.close().await;
@@ -156,6 +180,8 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
             error_measures: Vec::new(),
             manifests,
             detached: Some(job),
+            replications: BTreeMap::new(),
+            unmet: Vec::new(),
         });
     }
     let status = if summary.cancelled {
@@ -170,11 +196,15 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
     // and how to render again without solving anything.
     let out_dir = fidelity_dir(&opts.results_dir, opts.fidelity);
     let mut all_em = Vec::new();
+    let (mut replications, mut unmet) = (BTreeMap::new(), Vec::new());
     let measured: anyhow::Result<()> = async {
         let mut rendered = BTreeMap::new();
         for m in &manifests {
             let r = measure::collect_plan(&store, m, &plan_rows(&plan, m)).await?;
             let ems = measure::error_measures(&r);
+            let (reps, not_met) = precision_report(&r, registry, opts.fidelity);
+            replications.extend(reps);
+            unmet.extend(not_met);
             store.replace_error_measures(&m.id, m.version, &ems).await?;
             let entry = render::render_experiment(&r, &ems, registry, &out_dir, opts.fidelity)?;
             rendered.insert(m.id.clone(), entry);
@@ -198,5 +228,105 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
         error_measures: all_em,
         manifests,
         detached: None,
+        replications,
+        unmet,
     })
+}
+
+/// Rounds of replications after the first: while a precision target (or,
+/// with `--resolve`, an inconclusive verdict) asks for more replications at
+/// some points, plan them and run only the new tasks. Counts only grow and
+/// are capped, so this ends; decisions read whole rounds, so they do not
+/// depend on `--jobs`.
+async fn rounds(
+    opts: &RunOptions,
+    registry: &Registry,
+    store: &store::Store,
+    run_id: i64,
+    manifests: &[Manifest],
+    plan: &mut plan::Plan,
+    summary: &mut execute::ExecSummary,
+) -> anyhow::Result<()> {
+    let simulation =
+        |s: &manifest::Series| registry.get(&s.solver).map(|x| x.kind()) == Some(Kind::Simulation);
+    let mut more = plan::MoreReplications::new();
+    while !summary.cancelled {
+        let mut next = plan::MoreReplications::new();
+        for m in manifests {
+            let r = measure::collect_plan(store, m, &plan_rows(plan, m)).await?;
+            let ems = measure::error_measures(&r);
+            next.extend(measure::precision::next_round(
+                &r,
+                &ems,
+                opts.resolve,
+                simulation,
+            ));
+        }
+        if next.is_empty() {
+            break;
+        }
+        more.extend(next);
+        let grown = plan::plan_with(manifests, registry, opts.fidelity, &more)
+            .map_err(|e| InputError(format!("error: {e}")))?;
+        let known: std::collections::HashSet<&str> =
+            plan.tasks.iter().map(|t| t.key.as_str()).collect();
+        let new = plan::Plan {
+            tasks: grown
+                .tasks
+                .iter()
+                .filter(|t| !known.contains(t.key.as_str()))
+                .cloned()
+                .collect(),
+            uses: Vec::new(),
+        };
+        tracing::info!(tasks = new.tasks.len(), "another round of replications");
+        for m in manifests {
+            store
+                .replace_plan_rows(&m.id, m.version, plan_rows_iter(&grown, m))
+                .await?;
+        }
+        *plan = grown;
+        let round = opts.executor.execute(&new, registry, store, run_id).await?;
+        summary.absorb(round.summary);
+    }
+    Ok(())
+}
+
+/// Replications per point of the simulation series that have a precision
+/// target or more replications than planned, and the targets not met.
+#[allow(clippy::type_complexity)]
+fn precision_report(
+    r: &measure::ExperimentResults,
+    registry: &Registry,
+    fidelity: Fidelity,
+) -> (
+    Vec<((String, String, usize), u32)>,
+    Vec<(String, String, usize, u32, Option<f64>, f64)>,
+) {
+    let m = &r.manifest;
+    let mut reps = Vec::new();
+    for s in &m.series {
+        if registry.get(&s.solver).map(|x| x.kind()) != Some(Kind::Simulation) {
+            continue;
+        }
+        let counts: Vec<u32> = m
+            .points
+            .iter()
+            .map(|p| measure::precision::replications(r, p.index, &s.name))
+            .collect();
+        let planned = match fidelity {
+            Fidelity::Quick => s.quick_replications.unwrap_or(s.replications),
+            Fidelity::Full => s.replications,
+        };
+        if s.precision.is_some() || counts.iter().any(|n| *n != planned) {
+            for (p, n) in m.points.iter().zip(counts) {
+                reps.push(((m.id.clone(), s.name.clone(), p.index), n));
+            }
+        }
+    }
+    let unmet = measure::precision::unmet(r)
+        .into_iter()
+        .map(|(s, p, n, hw, t)| (m.id.clone(), s, p, n, hw, t))
+        .collect();
+    (reps, unmet)
 }

@@ -132,6 +132,10 @@ struct CheckArgs {
     /// Format of the verdict on stdout.
     #[arg(long, value_enum, default_value = "text")]
     format: OutputFormat,
+    /// Add replications to the simulation of every inconclusive point (up to
+    /// its series' precision.max_replications, else 64) until it passes or fails.
+    #[arg(long)]
+    resolve: bool,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -11,7 +11,8 @@ use std::process::ExitCode;
 
 /// `repro check`: `run`, then a verdict over every compared point.
 pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
-    let opts = run_options(&args.run, "check")?;
+    let mut opts = run_options(&args.run, "check")?;
+    opts.resolve = args.resolve;
     if args.run.dry_run {
         return dry_run(&opts, registry);
     }
@@ -27,6 +28,7 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
                 &report.manifests,
                 &report.error_measures,
                 &report.exec.failed,
+                &report.replications,
             ),
         )
         .with_context(|| format!("writing JUnit XML to {}", path.display()))?;
@@ -58,12 +60,45 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
             .iter()
             .map(|(t, e)| serde_json::json!({"key": t.key, "solver": t.solver.to_string(), "error": e, "rerun": t.solve_command()}))
             .collect();
+        // Each failing point with the replications of its reference series.
+        let reps_of = |r: &store::ErrorMeasureRow| {
+            report
+                .replications
+                .get(&(
+                    r.experiment.clone(),
+                    r.reference.clone(),
+                    r.point_index as usize,
+                ))
+                .copied()
+        };
+        let failing: Vec<serde_json::Value> = bad
+            .iter()
+            .map(|r| {
+                let mut v = serde_json::to_value(r).expect("row serialises");
+                if let Some(n) = reps_of(r) {
+                    v["reference_replications"] = n.into();
+                }
+                v
+            })
+            .collect();
+        let replications: Vec<serde_json::Value> = report
+            .replications
+            .iter()
+            .map(|((e, s, p), n)| serde_json::json!({"experiment": e, "series": s, "point_index": p, "replications": n}))
+            .collect();
+        let unmet: Vec<serde_json::Value> = report
+            .unmet
+            .iter()
+            .map(|(e, s, p, n, hw, t)| serde_json::json!({"experiment": e, "series": s, "point_index": p, "replications": n, "half_width": hw, "target": t}))
+            .collect();
         let out = serde_json::json!({
             "passed": bad.is_empty(),
             "exit_code": code,
             "fidelity": opts.fidelity.as_str(),
             "compared_points": checked,
-            "failing_points": bad,
+            "failing_points": failing,
+            "replications": replications,
+            "precision_not_met": unmet,
             "tasks": {
                 "total": report.exec.total,
                 "cached": report.exec.cached,
@@ -87,7 +122,15 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
         "experiment", "point", "metric", "reference ± 95% CI", "candidate", "EM", "tol"
     );
     for r in bad {
+        let n = report.replications.get(&(
+            r.experiment.clone(),
+            r.reference.clone(),
+            r.point_index as usize,
+        ));
         let refv = match (r.reference_value, r.reference_half_width) {
+            (Some(v), Some(h)) if n.is_some() => {
+                format!("{v:.6} ± {h:.2e} (n={})", n.expect("some"))
+            }
             (Some(v), Some(h)) => format!("{v:.6} ± {h:.2e}"),
             (Some(v), None) => format!("{v:.6}"),
             _ => "missing".into(),

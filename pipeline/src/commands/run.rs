@@ -53,6 +53,7 @@ pub(crate) fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOption
             "{verb} {}",
             std::env::args().skip(2).collect::<Vec<_>>().join(" ")
         ),
+        resolve: false,
         executor,
     })
 }
@@ -85,6 +86,12 @@ pub(crate) fn print_run_summary(r: &pipeline::RunReport, results: &std::path::Pa
         e.wall.as_secs_f64(),
         results.join("index.html").display()
     );
+    for (exp, series, point, n, hw, target) in &r.unmet {
+        eprintln!(
+            "precision not met: {exp} series {series} point {point}: half-width {} > target {target:.3e} at max_replications ({n})",
+            hw.map_or("unknown (one replication)".into(), |h| format!("{h:.3e}"))
+        );
+    }
     if !e.failed.is_empty() {
         eprintln!("failed tasks (rerun one with the command shown):");
         for (t, err) in &e.failed {

@@ -38,6 +38,20 @@ pub struct ExecSummary {
     pub wall: Duration,
 }
 
+impl ExecSummary {
+    /// Adds a later round's counts (its tasks are new to this run).
+    pub fn absorb(&mut self, later: ExecSummary) {
+        self.total += later.total;
+        self.cached += later.cached;
+        self.executed += later.executed;
+        self.saturated += later.saturated;
+        self.undefined += later.undefined;
+        self.failed.extend(later.failed);
+        self.cancelled |= later.cancelled;
+        self.wall += later.wall;
+    }
+}
+
 /// Runs one task in the current thread: the unit both executors and `repro solve` share.
 pub fn run_task(
     registry: &Registry,

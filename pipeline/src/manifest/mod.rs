@@ -102,6 +102,36 @@ pub struct Series {
     pub seed: u64,
     pub quick_params: BTreeMap<String, Json>,
     pub quick_replications: Option<u32>,
+    /// Run replications in rounds until this precision is met (simulations only).
+    pub precision: Option<Precision>,
+}
+
+/// A series' precision target: replications are added per sweep point, in
+/// rounds, until the 95% half-width of `metric` across replications is at
+/// most the target, or `max_replications` is reached.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Precision {
+    pub metric: String,
+    pub target: PrecisionTarget,
+    pub max_replications: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PrecisionTarget {
+    /// Half-width at most this fraction of |mean| (`rel_half_width`).
+    Relative(f64),
+    /// Half-width at most this value (`half_width`).
+    Absolute(f64),
+}
+
+impl PrecisionTarget {
+    /// The largest half-width that meets the target for a mean of `mean`.
+    pub fn half_width_for(self, mean: f64) -> f64 {
+        match self {
+            PrecisionTarget::Relative(r) => r * mean.abs(),
+            PrecisionTarget::Absolute(h) => h,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

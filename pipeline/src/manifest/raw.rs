@@ -45,6 +45,20 @@ pub(super) struct RawSeries {
     pub(super) label: Option<String>,
     #[serde(default)]
     pub(super) quick: Option<RawQuick>,
+    #[serde(default)]
+    pub(super) precision: Option<RawPrecision>,
+}
+
+/// `precision: { metric, rel_half_width | half_width, max_replications }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPrecision {
+    pub(super) metric: String,
+    #[serde(default)]
+    pub(super) rel_half_width: Option<f64>,
+    #[serde(default)]
+    pub(super) half_width: Option<f64>,
+    pub(super) max_replications: u32,
 }
 
 /// The `series` mapping, in the manifest's order, each value deserialised in

@@ -2,6 +2,7 @@
 //! (replications combined), and computes error measures between series.
 
 pub mod compare;
+pub mod precision;
 mod stored;
 
 pub use stored::{collect_at, collect_fidelity, stored_manifest, stored_manifests};

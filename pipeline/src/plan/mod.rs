@@ -238,12 +238,29 @@ pub fn task_count(m: &Manifest, registry: &Registry, fidelity: Fidelity) -> u64 
     (m.points.len() as u64).saturating_mul(per_point)
 }
 
+/// Replications per (experiment, series, point index) beyond a series' own
+/// count: the rounds of a precision target or of `check --resolve`. A count
+/// only adds replications (`r` = the series' count .. the given count, each
+/// with its own derived seed), so earlier rounds' tasks keep their keys.
+pub type MoreReplications = HashMap<(String, String, usize), u32>;
+
 /// Expands manifests into tasks. The number of tasks is computed first and
 /// checked against [`limits::MAX_TASKS`] before anything is allocated.
 pub fn plan(
     manifests: &[Manifest],
     registry: &Registry,
     fidelity: Fidelity,
+) -> Result<Plan, PlanError> {
+    plan_with(manifests, registry, fidelity, &MoreReplications::new())
+}
+
+/// [`plan`] with more replications at some points (simulation series only;
+/// bounded by each series' `max_replications`, checked where they are decided).
+pub fn plan_with(
+    manifests: &[Manifest],
+    registry: &Registry,
+    fidelity: Fidelity,
+    more: &MoreReplications,
 ) -> Result<Plan, PlanError> {
     let counts: Vec<(PathBuf, u64)> = manifests
         .iter()
@@ -313,7 +330,13 @@ pub fn plan(
                 let mut params = p.base.clone();
                 m.points.borrow_into(point, &mut params);
                 let pjson = serde_json::to_string(&params).expect("params serialise");
-                for r in 0..p.reps {
+                let reps = match kind {
+                    Kind::Simulation if !more.is_empty() => more
+                        .get(&(m.id.clone(), p.series.to_string(), point))
+                        .map_or(p.reps, |n| (*n).max(p.reps)),
+                    _ => p.reps,
+                };
+                for r in 0..reps {
                     let seed = match kind {
                         Kind::Analytic => 0,
                         Kind::Simulation => derive_seed(&p.name, &pjson, p.seed, r),

@@ -5,6 +5,7 @@
 //! get a suite of their own.
 
 use crate::manifest::Manifest;
+use crate::measure::precision::Replications;
 use crate::plan::Task;
 use store::ErrorMeasureRow;
 
@@ -30,10 +31,17 @@ fn bad(r: &ErrorMeasureRow) -> bool {
 }
 
 /// One offending point, as a line of the failure text.
-fn point_line(r: &ErrorMeasureRow) -> String {
+fn point_line(r: &ErrorMeasureRow, reps: &Replications) -> String {
     let num = |v: Option<f64>| v.map_or("missing".to_string(), |v| format!("{v:.6}"));
+    let n = reps
+        .get(&(
+            r.experiment.clone(),
+            r.reference.clone(),
+            r.point_index as usize,
+        ))
+        .map_or(String::new(), |n| format!(", {n} replications"));
     format!(
-        "{} point {}: {} = {} (reference {} = {}{}), EM {}, tolerance {} -> {}",
+        "{} point {}: {} = {} (reference {} = {}{}{n}), EM {}, tolerance {} -> {}",
         r.metric,
         r.point,
         r.candidate,
@@ -49,7 +57,13 @@ fn point_line(r: &ErrorMeasureRow) -> String {
     )
 }
 
-fn case(xml: &mut String, suite: &str, name: &str, rows: &[&ErrorMeasureRow]) -> bool {
+fn case(
+    xml: &mut String,
+    suite: &str,
+    name: &str,
+    rows: &[&ErrorMeasureRow],
+    reps: &Replications,
+) -> bool {
     let offending: Vec<&&ErrorMeasureRow> = rows.iter().filter(|r| bad(r)).collect();
     xml.push_str(&format!(
         "    <testcase classname=\"{}\" name=\"{}\">\n",
@@ -58,7 +72,7 @@ fn case(xml: &mut String, suite: &str, name: &str, rows: &[&ErrorMeasureRow]) ->
     ));
     let failed = !offending.is_empty();
     if failed {
-        let text: Vec<String> = offending.iter().map(|r| point_line(r)).collect();
+        let text: Vec<String> = offending.iter().map(|r| point_line(r, reps)).collect();
         xml.push_str(&format!(
             "      <failure message=\"{}\" type=\"tolerance\">{}</failure>\n",
             xml_escape(&format!(
@@ -79,6 +93,7 @@ pub fn junit_xml(
     manifests: &[Manifest],
     error_measures: &[ErrorMeasureRow],
     failed: &[(Task, String)],
+    reps: &Replications,
 ) -> String {
     let mut suites = String::new();
     let (mut total_tests, mut total_failures) = (0, 0);
@@ -99,7 +114,7 @@ pub fn junit_xml(
                 .collect();
             let name = format!("EM {}: {} vs {}", c.metric, c.candidate, c.reference);
             tests += 1;
-            failures += usize::from(case(&mut body, &m.id, &name, &rows));
+            failures += usize::from(case(&mut body, &m.id, &name, &rows, reps));
         }
         for f in &m.figures {
             let rows: Vec<&ErrorMeasureRow> = ems
@@ -112,7 +127,13 @@ pub fn junit_xml(
                 })
                 .collect();
             tests += 1;
-            failures += usize::from(case(&mut body, &m.id, &format!("figure {}", f.id), &rows));
+            failures += usize::from(case(
+                &mut body,
+                &m.id,
+                &format!("figure {}", f.id),
+                &rows,
+                reps,
+            ));
         }
         suites.push_str(&format!(
             "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\">\n{body}  </testsuite>\n",

@@ -147,10 +147,15 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> Vec<Table> {
                 } else {
                     t.metrics.clone()
                 };
+                // A series with a precision target also shows its replications per point.
+                let adaptive = |s: &str| m.series(s).is_some_and(|x| x.precision.is_some());
                 let mut header: Vec<String> = m.axes.clone();
                 for s in &series {
                     for k in &metrics {
                         header.push(format!("{s}: {k}"));
+                    }
+                    if adaptive(s) {
+                        header.push(format!("{s}: replications"));
                     }
                 }
                 let rows = m
@@ -175,6 +180,10 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> Vec<Table> {
                                     }
                                     other => other.to_string(),
                                 });
+                            }
+                            if adaptive(s) {
+                                let n = crate::measure::precision::replications(r, p.index, s);
+                                row.push(n.to_string());
                             }
                         }
                         row

@@ -1,0 +1,147 @@
+//! Replications in rounds: which points of which simulation series need more
+//! replications, after a round, to meet the series' precision target, or (with
+//! `repro check --resolve`) to decide a point that is inconclusive.
+//!
+//! Decisions are made on whole rounds of stored results, and every replication
+//! has its own seed derived from (solver, parameters, base seed, index), so
+//! the counts reached, and the results, do not depend on `--jobs` or on which
+//! executor ran the tasks; a rerun replays the same rounds from the cache.
+
+use super::{verdict_of, ExperimentResults, PointStatus};
+use crate::manifest::Series;
+use crate::plan::MoreReplications;
+use reports::em::Verdict;
+use store::ErrorMeasureRow;
+
+/// Replications per (experiment, series, point index).
+pub type Replications = std::collections::BTreeMap<(String, String, usize), u32>;
+
+/// `check --resolve` on a series without `precision:`: at most this many
+/// replications per point (or the series' own count, if larger).
+pub const RESOLVE_MAX_REPLICATIONS: u32 = 64;
+
+/// The most replications a point of `s` may get (`resolve`: for a verdict).
+pub fn cap(s: &Series, resolve: bool) -> u32 {
+    match &s.precision {
+        Some(p) => p.max_replications,
+        None if resolve => RESOLVE_MAX_REPLICATIONS.max(s.replications),
+        None => 0,
+    }
+}
+
+/// How many replications a point with `n` of them and half-width `hw` needs
+/// next for a target half-width `target`: the Student-t CI shrinks like
+/// 1/sqrt(n), so about n·(hw/target)²; at least one more, at most twice as
+/// many per round (a wild first estimate must not run to the cap at once),
+/// never beyond `cap`.
+pub fn next_count(n: u32, hw: f64, target: f64, cap: u32) -> u32 {
+    let want = if target > 0.0 && hw.is_finite() {
+        (f64::from(n) * (hw / target).powi(2))
+            .ceil()
+            .min(f64::from(u32::MAX)) as u32
+    } else {
+        n.saturating_mul(2)
+    };
+    want.clamp(n + 1, n.saturating_mul(2).max(n + 1)).min(cap)
+}
+
+/// The replications each point of `r`'s simulation series needs in the next
+/// round (only points that need more are listed). `ems` are `r`'s error
+/// measures; with `resolve`, the reference series of an inconclusive point
+/// gets more replications (doubling per round) until its verdict is decided.
+pub fn next_round(
+    r: &ExperimentResults,
+    ems: &[ErrorMeasureRow],
+    resolve: bool,
+    simulation: impl Fn(&Series) -> bool,
+) -> MoreReplications {
+    let m = &r.manifest;
+    let mut out = MoreReplications::new();
+    let mut want = |series: &str, point: usize, n: u32| {
+        let e = out
+            .entry((m.id.clone(), series.to_string(), point))
+            .or_insert(n);
+        *e = (*e).max(n);
+    };
+    for s in m.series.iter().filter(|s| simulation(s)) {
+        let cap = cap(s, resolve);
+        for p in &m.points {
+            let n = replications(r, p.index, &s.name);
+            if n >= cap || r.status.get(&(p.index, s.name.clone())) != Some(&PointStatus::Done) {
+                continue;
+            }
+            if let Some(pr) = &s.precision {
+                let Some(a) = r.get(p.index, &s.name, &pr.metric) else {
+                    continue;
+                };
+                let target = pr.target.half_width_for(a.value);
+                // One replication's own CI (batch means) does not count: the
+                // target is on the spread across replications.
+                let hw = if n >= 2 { a.half_width } else { None };
+                match hw {
+                    Some(hw) if hw <= target => {}
+                    Some(hw) => want(&s.name, p.index, next_count(n, hw, target, cap)),
+                    None => want(&s.name, p.index, 2.min(cap).max(n + 1)),
+                }
+            }
+            if resolve {
+                let undecided = ems.iter().any(|e| {
+                    e.reference == s.name
+                        && e.point_index as usize == p.index
+                        && verdict_of(e) == Verdict::Inconclusive
+                        && e.reference_value.is_some()
+                        && e.candidate_value.is_some()
+                });
+                if undecided {
+                    want(&s.name, p.index, n.saturating_mul(2).max(n + 1).min(cap));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Replications stored for a point of a series (its planned task keys).
+pub fn replications(r: &ExperimentResults, point: usize, series: &str) -> u32 {
+    r.keys
+        .get(&(point, series.to_string()))
+        .map_or(0, |k| k.len() as u32)
+}
+
+/// Precision targets not met at the cap: (series, point index, replications,
+/// half-width, target), for the run's summary ("stops at the cap and says so").
+pub fn unmet(r: &ExperimentResults) -> Vec<(String, usize, u32, Option<f64>, f64)> {
+    let mut out = Vec::new();
+    for s in &r.manifest.series {
+        let Some(pr) = &s.precision else { continue };
+        for p in &r.manifest.points {
+            let Some(a) = r.get(p.index, &s.name, &pr.metric) else {
+                continue;
+            };
+            let n = replications(r, p.index, &s.name);
+            let target = pr.target.half_width_for(a.value);
+            let hw = if n >= 2 { a.half_width } else { None };
+            if hw.is_none_or(|h| h > target) {
+                out.push((s.name.clone(), p.index, n, hw, target));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_count;
+
+    #[test]
+    fn next_count_grows_with_the_gap_and_stays_within_bounds() {
+        // hw twice the target: about 4n wanted, at most 2n per round.
+        assert_eq!(next_count(4, 0.2, 0.1, 64), 8);
+        // Nearly there: one more at least.
+        assert_eq!(next_count(10, 0.101, 0.1, 64), 11);
+        // A moderate gap: n·(hw/target)², rounded up.
+        assert_eq!(next_count(10, 0.12, 0.1, 64), 15);
+        // Never beyond the cap.
+        assert_eq!(next_count(40, 1.0, 0.1, 64), 64);
+    }
+}

@@ -39,6 +39,28 @@ pub enum Finish {
     Stalled { cycle: u64, flits_in_network: u64 },
 }
 
+impl Finish {
+    /// What a solver reports for a run that did not complete: `Ok(None)`
+    /// when it completed, `Ok(Some(saturated, with the reason as note))`, or
+    /// the deadlock error naming the stall window (`stall_cycles`).
+    pub fn unfinished(&self, stall_cycles: u64) -> Result<Option<crate::Outcome>, SolveError> {
+        match self {
+            Finish::Completed => Ok(None),
+            Finish::Saturated(why) => {
+                let mut o = crate::Outcome::saturated();
+                o.note = Some(why.clone());
+                Ok(Some(o))
+            }
+            Finish::Stalled {
+                cycle,
+                flits_in_network,
+            } => Err(SolveError::Numerical(format!(
+                "deadlock: no flit moved for {stall_cycles} cycles up to cycle {cycle} with {flits_in_network} flits in the network"
+            ))),
+        }
+    }
+}
+
 /// What a run measured. Per-batch vectors hold one value per completed batch.
 #[derive(Debug, Clone)]
 pub struct Counters {

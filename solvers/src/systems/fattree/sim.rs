@@ -255,10 +255,14 @@ pub(crate) fn simulate(
     Ok((c, mc))
 }
 
-/// Batch means of the groups selected by `pick`, in time units; `None`
-/// if some batch saw none of them.
-fn group_means(c: &Counters, dt: f64, pick: impl Fn(usize) -> bool) -> Option<Vec<f64>> {
-    c.group_latency
+/// Batch means of the slots selected by `pick` (per batch, per slot: sum
+/// and count), in time units; `None` if some batch saw none of them.
+fn slot_means(
+    batches: &[Vec<(f64, u64)>],
+    dt: f64,
+    pick: impl Fn(usize) -> bool,
+) -> Option<Vec<f64>> {
+    batches
         .iter()
         .map(|b| {
             let (s, n) = b
@@ -271,37 +275,19 @@ fn group_means(c: &Counters, dt: f64, pick: impl Fn(usize) -> bool) -> Option<Ve
         .collect()
 }
 
+/// Latency means of the destination groups selected by `pick`.
+fn group_means(c: &Counters, dt: f64, pick: impl Fn(usize) -> bool) -> Option<Vec<f64>> {
+    slot_means(&c.group_latency, dt, pick)
+}
+
+/// C/D FIFO wait means of the relay slots selected by `pick`.
 fn wait_means(c: &Counters, dt: f64, pick: impl Fn(usize) -> bool) -> Option<Vec<f64>> {
-    c.relay_wait
-        .iter()
-        .map(|b| {
-            let (s, n) = b
-                .iter()
-                .enumerate()
-                .filter(|(g, _)| pick(*g))
-                .fold((0.0, 0u64), |a, (_, x)| (a.0 + x.0, a.1 + x.1));
-            (n > 0).then(|| s / n as f64 * dt)
-        })
-        .collect()
+    slot_means(&c.relay_wait, dt, pick)
 }
 
 pub(crate) fn outcome(task: &SimTask, c: &Counters) -> Result<Outcome, SolveError> {
-    match &c.finish {
-        Finish::Completed => {}
-        Finish::Saturated(why) => {
-            let mut o = Outcome::saturated();
-            o.note = Some(why.clone());
-            return Ok(o);
-        }
-        Finish::Stalled {
-            cycle,
-            flits_in_network,
-        } => {
-            return Err(SolveError::Numerical(format!(
-                "deadlock: no flit moved for {} cycles up to cycle {cycle} with {flits_in_network} flits in the network",
-                task.sc.stall_cycles
-            )))
-        }
+    if let Some(o) = c.finish.unfinished(task.sc.stall_cycles)? {
+        return Ok(o);
     }
     let dt = task.dt;
     let mut o = Outcome::new();

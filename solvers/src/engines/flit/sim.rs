@@ -46,11 +46,7 @@ impl Finish {
     pub fn unfinished(&self, stall_cycles: u64) -> Result<Option<crate::Outcome>, SolveError> {
         match self {
             Finish::Completed => Ok(None),
-            Finish::Saturated(why) => {
-                let mut o = crate::Outcome::saturated();
-                o.note = Some(why.clone());
-                Ok(Some(o))
-            }
+            Finish::Saturated(why) => Ok(Some(crate::Outcome::saturated_because(why.clone()))),
             Finish::Stalled {
                 cycle,
                 flits_in_network,
@@ -464,16 +460,17 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         msg.rel[slot] = NONE;
                         if !cut_through {
                             msg.enq = cycle;
-                            let q = relay_queue(r);
-                            queue[q].push_back(m as u32);
-                            c.msgs_waiting += 1;
-                            work[r] += 1;
-                            queued[r] += 1;
-                            if n_slots > 0 {
-                                let s = dests.relay_slot(r as u32);
-                                let x = &mut c.relay_max_queue[s];
-                                *x = (*x).max(queue[q].len() as u64);
-                            }
+                            let slot = (n_slots > 0).then(|| dests.relay_slot(r as u32));
+                            relay_enqueue(
+                                m as u32,
+                                r,
+                                relay_queue(r),
+                                slot,
+                                &mut queue,
+                                &mut work,
+                                &mut queued,
+                                &mut c,
+                            );
                         }
                     }
                     continue;
@@ -504,16 +501,17 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         }
                         if cut_through || tail {
                             msg.enq = cycle;
-                            let q = relay_queue(r);
-                            queue[q].push_back(m as u32);
-                            c.msgs_waiting += 1;
-                            work[r] += 1;
-                            queued[r] += 1;
-                            if n_slots > 0 {
-                                let s = dests.relay_slot(r as u32);
-                                let x = &mut c.relay_max_queue[s];
-                                *x = (*x).max(queue[q].len() as u64);
-                            }
+                            let slot = (n_slots > 0).then(|| dests.relay_slot(r as u32));
+                            relay_enqueue(
+                                m as u32,
+                                r,
+                                relay_queue(r),
+                                slot,
+                                &mut queue,
+                                &mut work,
+                                &mut queued,
+                                &mut c,
+                            );
                         }
                         continue;
                     }
@@ -975,4 +973,29 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         .map(|&x| x as u64)
         .sum();
     Ok(c)
+}
+
+/// Message `m` joins FIFO `q` of relay `r` (its header or, store-and-forward,
+/// its tail has landed); `slot` is the relay's statistics slot, if the
+/// destinations keep any, whose longest FIFO is updated.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn relay_enqueue(
+    m: u32,
+    r: usize,
+    q: usize,
+    slot: Option<usize>,
+    queue: &mut [VecDeque<u32>],
+    work: &mut [u64],
+    queued: &mut [u32],
+    c: &mut Counters,
+) {
+    queue[q].push_back(m);
+    c.msgs_waiting += 1;
+    work[r] += 1;
+    queued[r] += 1;
+    if let Some(s) = slot {
+        let x = &mut c.relay_max_queue[s];
+        *x = (*x).max(queue[q].len() as u64);
+    }
 }

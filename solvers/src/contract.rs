@@ -143,6 +143,14 @@ impl Outcome {
         }
     }
 
+    /// Saturated, with the reason (which queue or bound) as the note.
+    pub fn saturated_because(reason: impl Into<String>) -> Self {
+        Outcome {
+            note: Some(reason.into()),
+            ..Self::saturated()
+        }
+    }
+
     /// The model is undefined here, for the reason given.
     pub fn undefined(reason: impl Into<String>) -> Self {
         Outcome {

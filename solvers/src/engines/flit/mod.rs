@@ -58,7 +58,10 @@ pub trait Topology {
 /// allocated now. Called again every cycle while the header waits, so
 /// adaptive functions see the current state (Duato's dynamic routing).
 /// `tag` is the message's current leg's routing data ([`Leg::tag`]; 0 for
-/// plug-ins that do not set it).
+/// plug-ins that do not set it). Contract: the answer depends only on the
+/// arguments and on `free`, and a call that returns `None` draws nothing
+/// from `rng` (the engine skips retrying a blocked header until an output of
+/// its router may have become free: a credit returned or a VC released).
 pub trait Routing {
     fn route<F: Fn(u32, u32) -> bool>(
         &self,

@@ -39,6 +39,24 @@ pub enum Finish {
     Stalled { cycle: u64, flits_in_network: u64 },
 }
 
+impl Finish {
+    /// What a solver reports for a run that did not complete: `Ok(None)`
+    /// when it completed, `Ok(Some(saturated, with the reason as note))`, or
+    /// the deadlock error naming the stall window (`stall_cycles`).
+    pub fn unfinished(&self, stall_cycles: u64) -> Result<Option<crate::Outcome>, SolveError> {
+        match self {
+            Finish::Completed => Ok(None),
+            Finish::Saturated(why) => Ok(Some(crate::Outcome::saturated_because(why.clone()))),
+            Finish::Stalled {
+                cycle,
+                flits_in_network,
+            } => Err(SolveError::Numerical(format!(
+                "deadlock: no flit moved for {stall_cycles} cycles up to cycle {cycle} with {flits_in_network} flits in the network"
+            ))),
+        }
+    }
+}
+
 /// What a run measured. Per-batch vectors hold one value per completed batch.
 #[derive(Debug, Clone)]
 pub struct Counters {
@@ -247,6 +265,27 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     let mut hdr_wait = vec![0u32; n_r];
     let mut queued = vec![0u32; n_r];
     let mut owned = vec![0u32; n_ch];
+    // Routers to visit this cycle (bit set, visited in index order) and next
+    // cycle. A visit that changes nothing is skipped: a router is marked when
+    // something reaches it (a flit lands, a credit returns, a message is
+    // queued), when its last visit left work for the next cycle, or, on paced
+    // links, by a timer at the first cycle in which a channel that has a flit
+    // and a credit may start it. A router left unmarked would change nothing
+    // if visited (its state is the one its last visit left, and every step of
+    // a visit depends only on that state and on the pacing times), so the
+    // results are those of visiting every router with work every cycle.
+    let words = n_r.div_ceil(64);
+    let mut act = vec![0u64; words];
+    let mut act_next = vec![0u64; words];
+    // Paced timers: routers to mark in cycle t, at slot t mod len (a paced
+    // channel's next start is at most ⌈period⌉ + 1 cycles ahead).
+    let max_period = period.iter().copied().fold(1.0f64, f64::max);
+    let timer_len = if paced {
+        max_period.ceil() as usize + 3
+    } else {
+        1
+    };
+    let mut timers: Vec<Vec<u32>> = vec![Vec::new(); timer_len];
 
     let queues = match sc.injection {
         Injection::PerVc | Injection::Classes(_) => n_inj,
@@ -390,6 +429,8 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         std::mem::swap(&mut credit_now, &mut credit_next);
         for &o in &credit_now {
             credits[o as usize] += 1;
+            let r = ivc_router[o as usize] as usize;
+            act[r >> 6] |= 1 << (r & 63);
         }
         credit_now.clear();
         // Phase 1b: flits landing now; those at their destination leave.
@@ -397,6 +438,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         let mut landing = std::mem::take(&mut wheel[slot]);
         for &(i, f) in &landing {
             let r = ivc_router[i as usize] as usize;
+            act[r >> 6] |= 1 << (r & 63);
             let m = (f >> 2) as usize;
             let r32 = r as u32;
             let slot = if msgs[m].rel[0] == r32 {
@@ -418,16 +460,17 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         msg.rel[slot] = NONE;
                         if !cut_through {
                             msg.enq = cycle;
-                            let q = relay_queue(r);
-                            queue[q].push_back(m as u32);
-                            c.msgs_waiting += 1;
-                            work[r] += 1;
-                            queued[r] += 1;
-                            if n_slots > 0 {
-                                let s = dests.relay_slot(r as u32);
-                                let x = &mut c.relay_max_queue[s];
-                                *x = (*x).max(queue[q].len() as u64);
-                            }
+                            let slot = (n_slots > 0).then(|| dests.relay_slot(r as u32));
+                            relay_enqueue(
+                                m as u32,
+                                r,
+                                relay_queue(r),
+                                slot,
+                                &mut queue,
+                                &mut work,
+                                &mut queued,
+                                &mut c,
+                            );
                         }
                     }
                     continue;
@@ -458,16 +501,17 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         }
                         if cut_through || tail {
                             msg.enq = cycle;
-                            let q = relay_queue(r);
-                            queue[q].push_back(m as u32);
-                            c.msgs_waiting += 1;
-                            work[r] += 1;
-                            queued[r] += 1;
-                            if n_slots > 0 {
-                                let s = dests.relay_slot(r as u32);
-                                let x = &mut c.relay_max_queue[s];
-                                *x = (*x).max(queue[q].len() as u64);
-                            }
+                            let slot = (n_slots > 0).then(|| dests.relay_slot(r as u32));
+                            relay_enqueue(
+                                m as u32,
+                                r,
+                                relay_queue(r),
+                                slot,
+                                &mut queue,
+                                &mut work,
+                                &mut queued,
+                                &mut c,
+                            );
                         }
                         continue;
                     }
@@ -582,6 +626,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     c.msgs_waiting += 1;
                     work[n] += 1;
                     queued[n] += 1;
+                    act[n >> 6] |= 1 << (n & 63);
                     next_t[n] = match &mut gen {
                         Gen::Bernoulli(p) => next_t[n] + rng.geometric(*p) as f64,
                         Gen::Poisson(s) => s[n].next_arrival(),
@@ -614,189 +659,271 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             order_rot = 0;
         }
         let mut moved = false;
-        for r in 0..n_r {
-            if work[r] == 0 {
-                continue;
+        if paced {
+            let ts = (cycle % timer_len as u64) as usize;
+            for &r in &timers[ts] {
+                act[r as usize >> 6] |= 1 << (r & 63);
             }
-            let r32 = r as u32;
-            let ivc0 = base[r] * v_n;
-            let net_in = (base[r + 1] - base[r]) * v_n;
-            let n_in_r = net_in + inj_per;
-            // Idle injection VCs take their next message.
-            for v in 0..inj_per {
-                if queued[r] == 0 {
-                    break;
-                }
-                let j = r * inj_per + v;
-                if inj_msg[j] == NONE {
-                    let q = match sc.injection {
-                        Injection::PerVc | Injection::Classes(_) => j,
-                        Injection::Shared => r,
-                    };
-                    if let Some(m) = queue[q].pop_front() {
-                        inj_msg[j] = m;
-                        inj_left[j] = omega;
-                        queued[r] -= 1;
-                        hdr_wait[r] += 1;
-                    }
-                }
-            }
-            // VC allocation for waiting headers, starting at a rotating VC.
-            // Stop once every waiting header has been seen (no division in
-            // the index: this loop is the engine's hottest).
-            let mut seen = 0;
-            let waiting = hdr_wait[r];
-            let mut k = if order_rot < n_in_r {
-                order_rot
-            } else {
-                order_rot % n_in_r
-            };
-            for _ in 0..n_in_r {
-                if seen >= waiting {
-                    break;
-                }
-                let kk = k;
-                k += 1;
-                if k == n_in_r {
-                    k = 0;
-                }
-                let k = kk;
-                let (i, m, is_head) = if k < net_in {
-                    let i = ivc0 + k;
-                    if alloc[i] != NONE || fl_len[i] == 0 {
-                        continue;
-                    }
-                    let f = fl[i * buf + fl_head[i] as usize];
-                    (i, (f >> 2) as usize, f & 2 != 0)
-                } else {
-                    let j = r * inj_per + (k - net_in);
-                    let i = n_ivc + j;
-                    if alloc[i] != NONE || inj_msg[j] == NONE {
-                        continue;
-                    }
-                    (i, inj_msg[j] as usize, inj_left[j] == omega)
-                };
-                debug_assert!(is_head);
-                if !is_head {
-                    continue;
-                }
-                seen += 1;
-                let chosen = routing.route(r32, msgs[m].dst, msgs[m].tag, &mut rng, |p, v| {
-                    let o = (base[r] + p as usize) * v_n + v as usize;
-                    owner[o] == NONE && credits[o] == buf as u32
-                });
-                if let Some((p, v)) = chosen {
-                    debug_assert!((p as usize) < base[r + 1] - base[r]);
-                    let o = (base[r] + p as usize) * v_n + v as usize;
-                    owner[o] = i as u32;
-                    alloc[i] = o as u32;
-                    owned[base[r] + p as usize] += 1;
-                    hdr_wait[r] -= 1;
-                }
-            }
-            // Switch traversal: one flit per output channel.
-            for ch in base[r]..base[r + 1] {
-                if owned[ch] == 0 || (paced && ready[ch] >= cycle as f64 + 1.0) {
-                    continue;
-                }
-                let start = rr[ch] as usize;
-                for s in 0..v_n {
-                    let v = if start + s >= v_n {
-                        start + s - v_n
-                    } else {
-                        start + s
-                    };
-                    let o = ch * v_n + v;
+            timers[ts].clear();
+        }
+        // Whether output channel `ch` has a flit to start: an owning VC with
+        // a credit and a flit (a relay's injection VC: a flit that landed).
+        macro_rules! eligible {
+            ($ch:expr, $r32:expr) => {{
+                let ch: usize = $ch;
+                let mut any = false;
+                for o in ch * v_n..(ch + 1) * v_n {
                     let i = owner[o];
                     if i == NONE || credits[o] == 0 {
                         continue;
                     }
                     let i = i as usize;
-                    let f = if i < n_ivc {
-                        if fl_len[i] == 0 {
-                            continue;
+                    if i < n_ivc {
+                        if fl_len[i] > 0 {
+                            any = true;
+                            break;
                         }
-                        let f = fl[i * buf + fl_head[i] as usize];
-                        fl_head[i] = if fl_head[i] + 1 == buf as u32 {
-                            0
-                        } else {
-                            fl_head[i] + 1
-                        };
-                        fl_len[i] -= 1;
-                        work[r] -= 1;
-                        credit_next.push(up[i]);
-                        f
                     } else {
                         let j = i - n_ivc;
-                        let m = inj_msg[j];
-                        let left = inj_left[j];
-                        // A cut-through relay sends only flits that landed.
-                        let msg = &msgs[m as usize];
-                        let avail = if msg.rel[0] == r32 {
+                        let msg = &msgs[inj_msg[j] as usize];
+                        let avail = if msg.rel[0] == $r32 {
                             msg.got[0]
-                        } else if msg.rel[1] == r32 {
+                        } else if msg.rel[1] == $r32 {
                             msg.got[1]
                         } else {
                             omega
                         };
-                        if omega - left >= avail {
-                            continue;
+                        if omega - inj_left[j] < avail {
+                            any = true;
+                            break;
                         }
-                        let head = left == omega;
-                        let tail = left == 1;
-                        if head {
-                            let msg = &mut msgs[m as usize];
-                            if msg.legs == 0 {
-                                msg.inject = cycle;
-                            } else if warm_done && n_slots > 0 {
-                                let w = &mut b_wait[dests.relay_slot(r32)];
-                                w.0 += (cycle - msg.enq) as f64;
-                                w.1 += 1;
-                            }
-                            msg.legs += 1;
-                            c.msgs_waiting -= 1;
-                        }
-                        c.flits_injected += 1;
-                        in_net += 1;
-                        inj_left[j] = left - 1;
-                        if tail {
-                            inj_msg[j] = NONE;
-                            work[r] -= 1;
-                        }
-                        (m << 2) | (u32::from(head) << 1) | u32::from(tail)
-                    };
-                    credits[o] -= 1;
-                    let ahead = if paced {
-                        let s = ready[ch].max(cycle as f64);
-                        ready[ch] = s + period[ch];
-                        (((s + lat[ch]).ceil() as u64).saturating_sub(cycle) as usize).max(1)
-                    } else {
-                        lat_cycles[ch]
-                    };
-                    let mut when = slot + ahead;
-                    if when >= wheel_len {
-                        when -= wheel_len;
                     }
-                    wheel[when].push((down[o], f));
-                    ch_flits[ch] += 1;
-                    if f & 2 != 0 {
-                        msgs[(f >> 2) as usize].hops += 1;
+                }
+                any
+            }};
+        }
+        for (w, word) in act.iter_mut().enumerate() {
+            let mut bits = std::mem::take(word);
+            while bits != 0 {
+                let r = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                if work[r] == 0 {
+                    continue;
+                }
+                // Visit again next cycle / first paced cycle a channel may send.
+                let mut wake_next = false;
+                let mut wake_at = u64::MAX;
+                let r32 = r as u32;
+                let ivc0 = base[r] * v_n;
+                let net_in = (base[r + 1] - base[r]) * v_n;
+                let n_in_r = net_in + inj_per;
+                // Idle injection VCs take their next message.
+                for v in 0..inj_per {
+                    if queued[r] == 0 {
+                        break;
                     }
-                    if f & 1 != 0 {
-                        owner[o] = NONE;
-                        alloc[i] = NONE;
-                        owned[ch] -= 1;
-                        // The next message's header, if already here, waits.
-                        if i < n_ivc && fl_len[i] > 0 {
+                    let j = r * inj_per + v;
+                    if inj_msg[j] == NONE {
+                        let q = match sc.injection {
+                            Injection::PerVc | Injection::Classes(_) => j,
+                            Injection::Shared => r,
+                        };
+                        if let Some(m) = queue[q].pop_front() {
+                            inj_msg[j] = m;
+                            inj_left[j] = omega;
+                            queued[r] -= 1;
                             hdr_wait[r] += 1;
                         }
                     }
-                    rr[ch] = if v + 1 == v_n { 0 } else { v as u32 + 1 };
-                    moved = true;
-                    break;
+                }
+                // VC allocation for waiting headers, starting at a rotating VC.
+                // Stop once every waiting header has been seen (no division in
+                // the index: this loop is the engine's hottest).
+                let mut seen = 0;
+                let waiting = hdr_wait[r];
+                let mut k = if order_rot < n_in_r {
+                    order_rot
+                } else {
+                    order_rot % n_in_r
+                };
+                for _ in 0..n_in_r {
+                    if seen >= waiting {
+                        break;
+                    }
+                    let kk = k;
+                    k += 1;
+                    if k == n_in_r {
+                        k = 0;
+                    }
+                    let k = kk;
+                    let (i, m, is_head) = if k < net_in {
+                        let i = ivc0 + k;
+                        if alloc[i] != NONE || fl_len[i] == 0 {
+                            continue;
+                        }
+                        let f = fl[i * buf + fl_head[i] as usize];
+                        (i, (f >> 2) as usize, f & 2 != 0)
+                    } else {
+                        let j = r * inj_per + (k - net_in);
+                        let i = n_ivc + j;
+                        if alloc[i] != NONE || inj_msg[j] == NONE {
+                            continue;
+                        }
+                        (i, inj_msg[j] as usize, inj_left[j] == omega)
+                    };
+                    debug_assert!(is_head);
+                    if !is_head {
+                        continue;
+                    }
+                    seen += 1;
+                    let chosen = routing.route(r32, msgs[m].dst, msgs[m].tag, &mut rng, |p, v| {
+                        let o = (base[r] + p as usize) * v_n + v as usize;
+                        owner[o] == NONE && credits[o] == buf as u32
+                    });
+                    if let Some((p, v)) = chosen {
+                        debug_assert!((p as usize) < base[r + 1] - base[r]);
+                        let o = (base[r] + p as usize) * v_n + v as usize;
+                        owner[o] = i as u32;
+                        alloc[i] = o as u32;
+                        owned[base[r] + p as usize] += 1;
+                        hdr_wait[r] -= 1;
+                    }
+                }
+                // Switch traversal: one flit per output channel.
+                for ch in base[r]..base[r + 1] {
+                    if owned[ch] == 0 {
+                        continue;
+                    }
+                    if paced && ready[ch] >= cycle as f64 + 1.0 {
+                        if !wake_next && wake_at > cycle + 1 && eligible!(ch, r32) {
+                            wake_at = wake_at.min(ready[ch].floor() as u64);
+                        }
+                        continue;
+                    }
+                    let start = rr[ch] as usize;
+                    for s in 0..v_n {
+                        let v = if start + s >= v_n {
+                            start + s - v_n
+                        } else {
+                            start + s
+                        };
+                        let o = ch * v_n + v;
+                        let i = owner[o];
+                        if i == NONE || credits[o] == 0 {
+                            continue;
+                        }
+                        let i = i as usize;
+                        let f = if i < n_ivc {
+                            if fl_len[i] == 0 {
+                                continue;
+                            }
+                            let f = fl[i * buf + fl_head[i] as usize];
+                            fl_head[i] = if fl_head[i] + 1 == buf as u32 {
+                                0
+                            } else {
+                                fl_head[i] + 1
+                            };
+                            fl_len[i] -= 1;
+                            work[r] -= 1;
+                            credit_next.push(up[i]);
+                            f
+                        } else {
+                            let j = i - n_ivc;
+                            let m = inj_msg[j];
+                            let left = inj_left[j];
+                            // A cut-through relay sends only flits that landed.
+                            let msg = &msgs[m as usize];
+                            let avail = if msg.rel[0] == r32 {
+                                msg.got[0]
+                            } else if msg.rel[1] == r32 {
+                                msg.got[1]
+                            } else {
+                                omega
+                            };
+                            if omega - left >= avail {
+                                continue;
+                            }
+                            let head = left == omega;
+                            let tail = left == 1;
+                            if head {
+                                let msg = &mut msgs[m as usize];
+                                if msg.legs == 0 {
+                                    msg.inject = cycle;
+                                } else if warm_done && n_slots > 0 {
+                                    let w = &mut b_wait[dests.relay_slot(r32)];
+                                    w.0 += (cycle - msg.enq) as f64;
+                                    w.1 += 1;
+                                }
+                                msg.legs += 1;
+                                c.msgs_waiting -= 1;
+                            }
+                            c.flits_injected += 1;
+                            in_net += 1;
+                            inj_left[j] = left - 1;
+                            if tail {
+                                inj_msg[j] = NONE;
+                                work[r] -= 1;
+                                // The next queued message takes the VC.
+                                wake_next |= queued[r] > 0;
+                            }
+                            (m << 2) | (u32::from(head) << 1) | u32::from(tail)
+                        };
+                        credits[o] -= 1;
+                        let ahead = if paced {
+                            let s = ready[ch].max(cycle as f64);
+                            ready[ch] = s + period[ch];
+                            (((s + lat[ch]).ceil() as u64).saturating_sub(cycle) as usize).max(1)
+                        } else {
+                            lat_cycles[ch]
+                        };
+                        let mut when = slot + ahead;
+                        if when >= wheel_len {
+                            when -= wheel_len;
+                        }
+                        wheel[when].push((down[o], f));
+                        ch_flits[ch] += 1;
+                        if f & 2 != 0 {
+                            msgs[(f >> 2) as usize].hops += 1;
+                        }
+                        if f & 1 != 0 {
+                            owner[o] = NONE;
+                            alloc[i] = NONE;
+                            owned[ch] -= 1;
+                            // The next message's header, if already here, waits.
+                            if i < n_ivc && fl_len[i] > 0 {
+                                hdr_wait[r] += 1;
+                                wake_next = true;
+                            }
+                        }
+                        rr[ch] = if v + 1 == v_n { 0 } else { v as u32 + 1 };
+                        moved = true;
+                        break;
+                    }
+                    // The channel's next flit, if it has one now (no need
+                    // to look once the router is due next cycle anyway).
+                    // Unpaced (the torus): an owned channel keeps its router
+                    // awake, which costs less than looking.
+                    if owned[ch] > 0 && !wake_next && wake_at > cycle + 1 {
+                        if !paced {
+                            wake_next = true;
+                        } else if eligible!(ch, r32) {
+                            wake_at = wake_at.min(ready[ch].floor() as u64);
+                        }
+                    }
+                }
+                if wake_next || wake_at <= cycle + 1 {
+                    act_next[r >> 6] |= 1 << (r & 63);
+                } else if wake_at != u64::MAX {
+                    if wake_at - cycle < timer_len as u64 {
+                        timers[(wake_at % timer_len as u64) as usize].push(r32);
+                    } else {
+                        debug_assert!(false, "paced timer {wake_at} beyond the wheel at {cycle}");
+                        act_next[r >> 6] |= 1 << (r & 63);
+                    }
                 }
             }
         }
+        std::mem::swap(&mut act, &mut act_next);
         if moved || in_net == 0 {
             last_progress = cycle;
         } else if cycle - last_progress > sc.stall_cycles {
@@ -846,4 +973,29 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         .map(|&x| x as u64)
         .sum();
     Ok(c)
+}
+
+/// Message `m` joins FIFO `q` of relay `r` (its header or, store-and-forward,
+/// its tail has landed); `slot` is the relay's statistics slot, if the
+/// destinations keep any, whose longest FIFO is updated.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn relay_enqueue(
+    m: u32,
+    r: usize,
+    q: usize,
+    slot: Option<usize>,
+    queue: &mut [VecDeque<u32>],
+    work: &mut [u64],
+    queued: &mut [u32],
+    c: &mut Counters,
+) {
+    queue[q].push_back(m);
+    c.msgs_waiting += 1;
+    work[r] += 1;
+    queued[r] += 1;
+    if let Some(s) = slot {
+        let x = &mut c.relay_max_queue[s];
+        *x = (*x).max(queue[q].len() as u64);
+    }
 }

@@ -198,11 +198,7 @@ impl Solver for MulticlusterModel {
     fn solve(&self, params: &serde_json::Value, _: &TaskContext) -> Result<Outcome, SolveError> {
         let sys = parse_system(params)?;
         match model::solve(&sys)? {
-            Err(why) => {
-                let mut o = Outcome::saturated();
-                o.note = Some(why);
-                Ok(o)
-            }
+            Err(why) => Ok(Outcome::saturated_because(why)),
             Ok(r) => {
                 let mut o = Outcome::new()
                     .with("latency", r.latency)

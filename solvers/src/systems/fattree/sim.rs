@@ -15,7 +15,15 @@ use crate::{Kind, Outcome, ParamDoc, SolveError, Solver, SolverDoc, TaskContext}
 /// Catalogue §3.2: 80k messages per point (8,000 warm-up, 10 × 8,000).
 const FULL: RunLength = RunLength::new(8_000, 10, 8_000);
 const QUICK: RunLength = RunLength::new(500, 10, 800);
-const EXTRAS: &[&str] = &["warmup", "batches", "batch_len", "cycles_per_flit", "relay"];
+const EXTRAS: &[&str] = &[
+    "warmup",
+    "batches",
+    "batch_len",
+    "cycles_per_flit",
+    "relay",
+    "buffer",
+    "loads",
+];
 
 /// A validated simulation task.
 #[derive(Debug, Clone)]
@@ -25,6 +33,9 @@ pub(crate) struct SimTask {
     /// Time units per cycle.
     pub dt: f64,
     pub ch5: bool,
+    /// `false` when `loads` is given and `lambda1` is not one of them: the
+    /// point is not simulated (outcome `undefined`).
+    pub simulate: bool,
 }
 
 fn num(
@@ -71,6 +82,13 @@ pub(crate) fn validate(
             }
         },
     };
+    let buffer = match num(&extra, "buffer")? {
+        Some(x) => count("buffer", x, 1)?,
+        None => 2,
+    };
+    if buffer > 4096 {
+        return Err(SolveError::param("buffer", "must be <= 4096 flits"));
+    }
     let run_len = RunLength::resolve(
         num(&extra, "warmup")?,
         num(&extra, "batches")?,
@@ -86,7 +104,30 @@ pub(crate) fn validate(
             format!("warmup + batches x batch_len = {msgs} messages exceeds 1e8"),
         ));
     }
-    build(&sys, cpf, cut_through, run_len, ctx.seed)
+    let simulate = match extra.get("loads") {
+        None => true,
+        Some(v) => {
+            let xs = v
+                .as_array()
+                .filter(|a| !a.is_empty() && a.len() <= 10_000)
+                .ok_or_else(|| {
+                    SolveError::param("loads", "a list of 1 to 10000 values of lambda1")
+                })?;
+            let mut hit = false;
+            for x in xs {
+                let x = x
+                    .as_f64()
+                    .filter(|x| x.is_finite() && *x > 0.0)
+                    .ok_or_else(|| SolveError::param("loads", "every value a number > 0"))?;
+                hit |= (x - sys.source.lambda1).abs() <= 1e-9 * x;
+            }
+            hit
+        }
+    };
+    let mut t = build(&sys, cpf, cut_through, run_len, ctx.seed)?;
+    t.sc.buffer = buffer;
+    t.simulate = simulate;
+    Ok(t)
 }
 
 /// The engine scenario of a validated system.
@@ -201,6 +242,7 @@ pub(crate) fn build(
         spec,
         dt,
         ch5,
+        simulate: true,
     })
 }
 
@@ -213,10 +255,14 @@ pub(crate) fn simulate(
     Ok((c, mc))
 }
 
-/// Batch means of the groups selected by `pick`, in time units; `None`
-/// if some batch saw none of them.
-fn group_means(c: &Counters, dt: f64, pick: impl Fn(usize) -> bool) -> Option<Vec<f64>> {
-    c.group_latency
+/// Batch means of the slots selected by `pick` (per batch, per slot: sum
+/// and count), in time units; `None` if some batch saw none of them.
+fn slot_means(
+    batches: &[Vec<(f64, u64)>],
+    dt: f64,
+    pick: impl Fn(usize) -> bool,
+) -> Option<Vec<f64>> {
+    batches
         .iter()
         .map(|b| {
             let (s, n) = b
@@ -229,37 +275,19 @@ fn group_means(c: &Counters, dt: f64, pick: impl Fn(usize) -> bool) -> Option<Ve
         .collect()
 }
 
+/// Latency means of the destination groups selected by `pick`.
+fn group_means(c: &Counters, dt: f64, pick: impl Fn(usize) -> bool) -> Option<Vec<f64>> {
+    slot_means(&c.group_latency, dt, pick)
+}
+
+/// C/D FIFO wait means of the relay slots selected by `pick`.
 fn wait_means(c: &Counters, dt: f64, pick: impl Fn(usize) -> bool) -> Option<Vec<f64>> {
-    c.relay_wait
-        .iter()
-        .map(|b| {
-            let (s, n) = b
-                .iter()
-                .enumerate()
-                .filter(|(g, _)| pick(*g))
-                .fold((0.0, 0u64), |a, (_, x)| (a.0 + x.0, a.1 + x.1));
-            (n > 0).then(|| s / n as f64 * dt)
-        })
-        .collect()
+    slot_means(&c.relay_wait, dt, pick)
 }
 
 pub(crate) fn outcome(task: &SimTask, c: &Counters) -> Result<Outcome, SolveError> {
-    match &c.finish {
-        Finish::Completed => {}
-        Finish::Saturated(why) => {
-            let mut o = Outcome::saturated();
-            o.note = Some(why.clone());
-            return Ok(o);
-        }
-        Finish::Stalled {
-            cycle,
-            flits_in_network,
-        } => {
-            return Err(SolveError::Numerical(format!(
-                "deadlock: no flit moved for {} cycles up to cycle {cycle} with {flits_in_network} flits in the network",
-                task.sc.stall_cycles
-            )))
-        }
+    if let Some(o) = c.finish.unfinished(task.sc.stall_cycles)? {
+        return Ok(o);
     }
     let dt = task.dt;
     let mut o = Outcome::new();
@@ -314,6 +342,44 @@ pub(crate) fn outcome(task: &SimTask, c: &Counters) -> Result<Outcome, SolveErro
     o.checked("multicluster.sim")
 }
 
+/// Flit utilisations (flits × period / measured cycles) of the channels
+/// around the ICN, averaged over clusters: `U_c` C_i → ICN, `U_d` ICN → D_i,
+/// `U_icn_max` the busiest ICN switch-to-switch channel, and `U_max` the
+/// busiest channel anywhere.
+fn with_utilisations(o: Outcome, mc: &MultiCluster, c: &Counters) -> Outcome {
+    use crate::engines::flit::{LinkTiming, Topology};
+    if c.measured_cycles == 0 {
+        return o;
+    }
+    let cl = mc.clusters() as u32;
+    let cd = mc.conc(0)..=mc.disp(cl - 1);
+    let is_disp = |r: u32| cd.contains(&r) && (r - mc.conc(0)) % 2 == 1;
+    let is_conc = |r: u32| cd.contains(&r) && (r - mc.conc(0)).is_multiple_of(2);
+    let is_icn = |r: u32| r > mc.disp(cl - 1);
+    let (mut uc, mut ud, mut icn_max, mut all_max) = (0.0, 0.0, 0.0f64, 0.0f64);
+    let mut ch = 0usize;
+    for r in 0..mc.routers() as u32 {
+        for p in 0..mc.ports_of(r) as u32 {
+            if let Some((r2, _)) = mc.link(r, p) {
+                let u = c.channel_flits[ch] as f64 * mc.period(r, p) / c.measured_cycles as f64;
+                all_max = all_max.max(u);
+                if is_conc(r) {
+                    uc += u / cl as f64;
+                } else if is_disp(r2) {
+                    ud += u / cl as f64;
+                } else if is_icn(r) && is_icn(r2) {
+                    icn_max = icn_max.max(u);
+                }
+            }
+            ch += 1;
+        }
+    }
+    o.with("U_c", uc)
+        .with("U_d", ud)
+        .with("U_icn_max", icn_max)
+        .with("U_max", all_max)
+}
+
 pub(super) struct MulticlusterSim;
 
 impl Solver for MulticlusterSim {
@@ -321,7 +387,8 @@ impl Solver for MulticlusterSim {
         "multicluster.sim"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: metrics U_c, U_d, U_icn_max, U_max; parameters buffer, loads.
+        2
     }
     fn kind(&self) -> Kind {
         Kind::Simulation
@@ -334,6 +401,8 @@ impl Solver for MulticlusterSim {
                 vec![
                 ParamDoc { name: "cycles_per_flit", doc: "clock resolution: cycles per fastest per-flit link time (integer >= 1, default 8); rounding adds < 1 cycle per hop to a header" },
                 ParamDoc { name: "relay", doc: "cut_through (default: C/D forward a message while it arrives) or store_forward" },
+                ParamDoc { name: "buffer", doc: "diagnostic: flits per input buffer on every channel (integer 1..=4096, default 2 as in the thesis; >= omega makes the network virtual cut-through)" },
+                ParamDoc { name: "loads", doc: "simulate only where lambda1 is one of these values (relative 1e-9; default: every point); elsewhere the outcome is `undefined` (not simulated), so a manifest can show a dense model grid with the simulation at a few of its loads" },
                 ParamDoc { name: "warmup", doc: "delivered messages discarded (default 8000; quick 500)" },
                 ParamDoc { name: "batches", doc: "number of batches (default 10)" },
                 ParamDoc { name: "batch_len", doc: "delivered messages per batch (default 8000; quick 800)" },
@@ -357,13 +426,27 @@ impl Solver for MulticlusterSim {
                 "cycles",
                 "stepped_cycles",
                 "flits",
+                "U_c",
+                "U_d",
+                "U_icn_max",
+                "U_max",
             ],
         }
     }
     fn solve(&self, params: &serde_json::Value, ctx: &TaskContext) -> Result<Outcome, SolveError> {
         let task = validate(params, ctx)?;
-        let (c, _) = simulate(&task, ctx)?;
-        outcome(&task, &c)
+        if !task.simulate {
+            return Ok(Outcome::undefined(
+                "not simulated: lambda1 is not one of `loads`",
+            ));
+        }
+        let (c, mc) = simulate(&task, ctx)?;
+        let o = outcome(&task, &c)?;
+        Ok(if c.finish == Finish::Completed {
+            with_utilisations(o, &mc, &c)
+        } else {
+            o
+        })
     }
 }
 

@@ -196,6 +196,46 @@ fn bad_input_names_the_field() {
     err(fig45a(json!({"lambda1": 0.001, "C": 12})), "C");
     err(fig45a(json!({"lambda1": 0.001, "xi": 1.5})), "xi");
     err(fig45a(json!({"lambda1": 0.0})), "lambda1");
+    err(fig45a(json!({"lambda1": 0.001, "buffer": 0})), "buffer");
+    err(fig45a(json!({"lambda1": 0.001, "loads": []})), "loads");
+    err(
+        fig45a(json!({"lambda1": 0.001, "loads": [0.001, "x"]})),
+        "loads",
+    );
+}
+
+#[test]
+fn loads_select_the_simulated_points() {
+    let o = solve(fig45a(json!({"lambda1": 0.001, "loads": [0.0005, 0.002]})));
+    assert_eq!(o.status, crate::Status::Undefined);
+    assert!(o.metrics.is_empty());
+    let a = solve(fig45a(json!({"lambda1": 0.001, "loads": [0.0005, 0.001]})));
+    let b = solve(fig45a(json!({"lambda1": 0.001})));
+    assert_eq!(a.status, crate::Status::Ok);
+    assert_eq!(get(&a, "latency").to_bits(), get(&b, "latency").to_bits());
+}
+
+#[test]
+fn icn_utilisations_conserve_the_concentrator_load() {
+    // U_c = U_d = λ_C ω t_I with λ_C = N ξ λ̄ (λ̄ = λ_s1/2 at φ_s1 = φ_s2): every
+    // inter-cluster message crosses its C's link and its D's link once.
+    let (lam, t_i) = (0.001, 0.05 + 512.0 / 600.0);
+    let o = solve(fig45a(json!({"lambda1": lam, "batch_len": 1000})));
+    let expect = 16.0 * 0.5 * lam / 2.0 * 64.0 * t_i;
+    for k in ["U_c", "U_d"] {
+        let u = get(&o, k);
+        assert!((u - expect).abs() < 0.1 * expect, "{k} {u} vs {expect}");
+    }
+    assert!(get(&o, "U_icn_max") >= 0.9 * expect && get(&o, "U_max") < 1.0);
+}
+
+#[test]
+fn whole_message_buffers_shorten_the_concentrator_wait() {
+    // Diagnostic `buffer`: with ω-flit buffers a message blocked in the ICN
+    // no longer holds C's server all the way back (docs "Simulation").
+    let p = |b: u32| fig45a(json!({"lambda1": 0.0015, "buffer": b, "batch_len": 800}));
+    let (w2, w64) = (get(&solve(p(2)), "W_c"), get(&solve(p(64)), "W_c"));
+    assert!(w64 < 0.8 * w2, "{w64} vs {w2}");
 }
 
 /// A tiny run, every metric to the bit: any change of behaviour (routing,
@@ -225,6 +265,10 @@ fn snapshot_tiny_run() {
     let expected: &[(&str, f64)] = &[
         ("Q_c_max", 1.0),
         ("Q_d_max", 1.0),
+        ("U_c", 0.15316002961387265),
+        ("U_d", 0.15287744653340424),
+        ("U_icn_max", 0.0),
+        ("U_max", 0.19554749168413263),
         ("W_c", 0.3732575757575758),
         ("W_d", 0.0),
         ("cycle_length", 0.325),

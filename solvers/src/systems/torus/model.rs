@@ -426,11 +426,7 @@ impl Solver for TorusModel {
             source: p.source,
         };
         match solve_model(k, omega, v, &mmpp, delta, var)? {
-            Err(why) => {
-                let mut o = Outcome::saturated();
-                o.note = Some(why);
-                Ok(o)
-            }
+            Err(why) => Ok(Outcome::saturated_because(why)),
             Ok(r) => {
                 let mut o = Outcome::new()
                     .with("latency", r.latency)

@@ -402,22 +402,8 @@ fn util_ring(task: &SimTask, c: &Counters) -> Vec<(f64, f64)> {
 /// done), `util_ring` averages them.
 fn outcome(task: &SimTask, runs: &[Counters]) -> Result<Outcome, SolveError> {
     for c in runs {
-        match &c.finish {
-            Finish::Completed => {}
-            Finish::Saturated(why) => {
-                let mut o = Outcome::saturated();
-                o.note = Some(why.clone());
-                return Ok(o);
-            }
-            Finish::Stalled {
-                cycle,
-                flits_in_network,
-            } => {
-                return Err(SolveError::Numerical(format!(
-                    "deadlock: no flit moved for {} cycles up to cycle {cycle} with {flits_in_network} flits in the network",
-                    task.sc.stall_cycles
-                )))
-            }
+        if let Some(o) = c.finish.unfinished(task.sc.stall_cycles)? {
+            return Ok(o);
         }
     }
     let mut o = Outcome::new();

@@ -17,7 +17,10 @@ use crate::{
 use std::fmt::Write as _;
 use std::path::Path;
 
-/// Escapes text for HTML element content and quoted attribute values.
+/// Escapes text for HTML and XML element content and quoted attribute values
+/// (index.html, JUnit XML). Control characters other than tab, newline and
+/// carriage return become spaces: XML 1.0 cannot carry them at all, and in
+/// HTML they are parse errors.
 pub fn html_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -27,6 +30,7 @@ pub fn html_escape(s: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push(' '),
             c => out.push(c),
         }
     }
@@ -660,4 +664,17 @@ pub fn write_index(index: &Index, path: &Path) -> Result<()> {
         std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
     }
     std::fs::write(path, index_html(index)).map_err(|e| write_err(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::html_escape;
+
+    #[test]
+    fn escapes_markup_and_control_characters_for_html_and_xml() {
+        assert_eq!(
+            html_escape("a<b & \"c\" 'd'\u{1}\t\n"),
+            "a&lt;b &amp; &quot;c&quot; &#39;d&#39; \t\n"
+        );
+    }
 }

@@ -146,7 +146,8 @@ fn series_changes(x: &Series, y: &Series, fidelity: Fidelity) -> Vec<String> {
 }
 
 fn parameter_differences(ma: &Manifest, mb: &Manifest, fidelity: Fidelity) -> Vec<String> {
-    let mut out = Vec::new();
+    // The manifest's shared `params:` (every series gets them), then each series'.
+    let mut out = changed(&ma.params, &mb.params);
     for x in &ma.series {
         match mb.series(&x.name) {
             None => out.push(format!("series `{}` only in A", x.name)),

@@ -7,24 +7,8 @@
 use crate::manifest::Manifest;
 use crate::measure::precision::Replications;
 use crate::plan::Task;
+use reports::html_escape;
 use store::ErrorMeasureRow;
-
-fn xml_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // XML 1.0 has no other control characters.
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 fn bad(r: &ErrorMeasureRow) -> bool {
     crate::measure::verdict_of(r).is_bad()
@@ -67,20 +51,20 @@ fn case(
     let offending: Vec<&&ErrorMeasureRow> = rows.iter().filter(|r| bad(r)).collect();
     xml.push_str(&format!(
         "    <testcase classname=\"{}\" name=\"{}\">\n",
-        xml_escape(suite),
-        xml_escape(name)
+        html_escape(suite),
+        html_escape(name)
     ));
     let failed = !offending.is_empty();
     if failed {
         let text: Vec<String> = offending.iter().map(|r| point_line(r, reps)).collect();
         xml.push_str(&format!(
             "      <failure message=\"{}\" type=\"tolerance\">{}</failure>\n",
-            xml_escape(&format!(
+            html_escape(&format!(
                 "{} of {} compared points fail or are inconclusive",
                 offending.len(),
                 rows.len()
             )),
-            xml_escape(&text.join("\n"))
+            html_escape(&text.join("\n"))
         ));
     }
     xml.push_str("    </testcase>\n");
@@ -137,7 +121,7 @@ pub fn junit_xml(
         }
         suites.push_str(&format!(
             "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\">\n{body}  </testsuite>\n",
-            xml_escape(&format!("{} v{}", m.id, m.version))
+            html_escape(&format!("{} v{}", m.id, m.version))
         ));
         total_tests += tests;
         total_failures += failures;
@@ -147,9 +131,9 @@ pub fn junit_xml(
         for (t, err) in failed {
             body.push_str(&format!(
                 "    <testcase classname=\"tasks\" name=\"{}\">\n      <error message=\"{}\" type=\"task\">{}</error>\n    </testcase>\n",
-                xml_escape(&format!("{} {}", t.solver, t.key)),
-                xml_escape(err),
-                xml_escape(&t.solve_command())
+                html_escape(&format!("{} {}", t.solver, t.key)),
+                html_escape(err),
+                html_escape(&t.solve_command())
             ));
         }
         suites.push_str(&format!(
@@ -162,17 +146,4 @@ pub fn junit_xml(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"repro check\" tests=\"{total_tests}\" failures=\"{total_failures}\" errors=\"{}\">\n{suites}</testsuites>\n",
         failed.len()
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::xml_escape;
-
-    #[test]
-    fn escapes_markup_and_control_characters() {
-        assert_eq!(
-            xml_escape("a<b & \"c\"\u{1}"),
-            "a&lt;b &amp; &quot;c&quot; "
-        );
-    }
 }

@@ -20,7 +20,7 @@ fn commands_reject_flags_that_do_nothing_for_them() {
     let dir = tempfile::tempdir().unwrap();
     for args in [
         &["report", "--experiments", "x"][..],
-        &["compare", "a", "b", "--results", "x"],
+        &["compare", "a", "b", "--jobs", "2"],
         &["compare", "a", "b", "--experiments", "x"],
         &["export", "--results", "x"],
         &["list", "--results", "x"],

@@ -24,11 +24,22 @@ pub fn figures(r: &ExperimentResults, registry: &Registry) -> Vec<Figure> {
                     Some(Kind::Simulation) => SeriesStyle::Markers,
                     _ => SeriesStyle::Line,
                 };
+                // Replications behind each point (issue: precision targets),
+                // in the legend when a point has more than one.
+                let reps = if style == SeriesStyle::Markers {
+                    replication_note(
+                        m.points
+                            .iter()
+                            .map(|p| crate::measure::precision::replications(r, p.index, sname)),
+                    )
+                } else {
+                    String::new()
+                };
                 for metric in &f.y {
                     let label = if f.y.len() > 1 {
-                        format!("{}: {metric}", s.label)
+                        format!("{}: {metric}{reps}", s.label)
                     } else {
-                        s.label.clone()
+                        format!("{}{reps}", s.label)
                     };
                     let points = m
                         .points
@@ -65,6 +76,22 @@ pub fn figures(r: &ExperimentResults, registry: &Registry) -> Vec<Figure> {
             }
         })
         .collect()
+}
+
+/// The legend's note on the replications behind a simulation series' points
+/// (points without results skipped): "" when every point has one, else
+/// " (3 replications)" or " (3–10 replications per point)".
+fn replication_note(counts: impl Iterator<Item = u32>) -> String {
+    let (lo, hi) = counts
+        .filter(|&n| n > 0)
+        .fold((u32::MAX, 0), |(lo, hi), n| (lo.min(n), hi.max(n)));
+    if hi <= 1 {
+        String::new()
+    } else if lo == hi {
+        format!(" ({hi} replications)")
+    } else {
+        format!(" ({lo}–{hi} replications per point)")
+    }
 }
 
 /// Colours and dashes/markers of a figure's series (one entry per series and
@@ -264,5 +291,21 @@ figures:
         assert_eq!(s[0].colour, s[1].colour, "same t, same colour");
         assert_ne!(s[0].variant, s[1].variant, "different μ2, different dash");
         assert_eq!(s[0].variant, s[3].variant, "same μ2, same dash");
+    }
+}
+
+#[cfg(test)]
+mod replication_tests {
+    use super::replication_note;
+
+    #[test]
+    fn legend_names_the_replications_only_when_a_point_has_several() {
+        assert_eq!(replication_note([1, 1, 0].into_iter()), "");
+        assert_eq!(replication_note(std::iter::empty()), "");
+        assert_eq!(replication_note([3, 0, 3].into_iter()), " (3 replications)");
+        assert_eq!(
+            replication_note([3, 10, 5, 0].into_iter()),
+            " (3–10 replications per point)"
+        );
     }
 }

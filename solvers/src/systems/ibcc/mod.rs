@@ -19,7 +19,7 @@ use serde::Deserialize;
 mod fluid;
 mod sim;
 
-pub use sim::{bench_run, bench_scenario, BENCH_CC};
+pub use sim::{bench_run, bench_scenario, solve_counting, BENCH_CC};
 
 pub fn register(r: &mut Registry) {
     r.add(sim::IbccSim);

@@ -41,14 +41,24 @@ impl Solver for IbccSim {
         }
     }
     fn solve(&self, params: &serde_json::Value, ctx: &TaskContext) -> Result<Outcome, SolveError> {
-        let raw: RawParams = parse(params)?;
-        let setup = raw.validate()?;
-        let counters = match &setup.cc {
-            Some(cc) => run(&setup.scenario, cc, ctx)?,
-            None => run(&setup.scenario, &NoCc, ctx)?,
-        };
-        outcome(&setup, &counters).checked(self.name())
+        let (o, _) = solve_counting(params, ctx)?;
+        o.checked(self.name())
     }
+}
+
+/// `ibcc.sim` with the engine's counters beside the outcome (the solver and
+/// `benches/ibcc_testbed.rs`, which reports events per second).
+pub fn solve_counting(
+    params: &serde_json::Value,
+    ctx: &TaskContext,
+) -> Result<(Outcome, Counters), SolveError> {
+    let raw: RawParams = parse(params)?;
+    let setup = raw.validate()?;
+    let counters = match &setup.cc {
+        Some(cc) => run(&setup.scenario, cc, ctx)?,
+        None => run(&setup.scenario, &NoCc, ctx)?,
+    };
+    Ok((outcome(&setup, &counters), counters))
 }
 
 fn outcome(s: &Setup, c: &Counters) -> Outcome {

@@ -145,9 +145,12 @@ pub fn write_parquet<W: Write>(df: &mut DataFrame, out: W) -> Result<()> {
 }
 
 /// Writes `df` as an Arrow IPC file (Feather v2, uncompressed: every reader
-/// opens it without a codec).
+/// opens it without a codec), at the oldest compatibility level: text as
+/// `large_utf8`, which every Arrow reader knows (polars' own `string_view`
+/// needs pyarrow 16 or newer).
 pub fn write_arrow<W: Write>(df: &mut DataFrame, out: W) -> Result<()> {
     IpcWriter::new(out)
+        .with_compat_level(CompatLevel::oldest())
         .finish(df)
         .map_err(|e| frame_err("Arrow IPC file", e))
 }

@@ -459,13 +459,13 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     if f & 1 == 1 {
                         msg.rel[slot] = NONE;
                         if !cut_through {
-                            msg.enq = cycle;
-                            let slot = (n_slots > 0).then(|| dests.relay_slot(r as u32));
                             relay_enqueue(
                                 m as u32,
                                 r,
                                 relay_queue(r),
-                                slot,
+                                cycle,
+                                &mut msgs,
+                                dests,
                                 &mut queue,
                                 &mut work,
                                 &mut queued,
@@ -500,13 +500,13 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                             msg.got[s] = 1;
                         }
                         if cut_through || tail {
-                            msg.enq = cycle;
-                            let slot = (n_slots > 0).then(|| dests.relay_slot(r as u32));
                             relay_enqueue(
                                 m as u32,
                                 r,
                                 relay_queue(r),
-                                slot,
+                                cycle,
+                                &mut msgs,
+                                dests,
                                 &mut queue,
                                 &mut work,
                                 &mut queued,
@@ -975,21 +975,25 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     Ok(c)
 }
 
-/// Message `m` joins FIFO `q` of relay `r` (its header or, store-and-forward,
-/// its tail has landed); `slot` is the relay's statistics slot, if the
-/// destinations keep any, whose longest FIFO is updated.
+/// Message `m` joins FIFO `q` of relay `r` in `cycle` (its header or,
+/// store-and-forward, its tail has landed); the longest FIFO of the relay's
+/// statistics slot is updated if the destinations keep any.
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn relay_enqueue(
+fn relay_enqueue<D: Destinations>(
     m: u32,
     r: usize,
     q: usize,
-    slot: Option<usize>,
+    cycle: u64,
+    msgs: &mut [Msg],
+    dests: &D,
     queue: &mut [VecDeque<u32>],
     work: &mut [u64],
     queued: &mut [u32],
     c: &mut Counters,
 ) {
+    msgs[m as usize].enq = cycle;
+    let slot = (!c.relay_max_queue.is_empty()).then(|| dests.relay_slot(r as u32));
     queue[q].push_back(m);
     c.msgs_waiting += 1;
     work[r] += 1;

@@ -30,6 +30,8 @@ series:
 {precision}
 compare:
   - {{ metric: L, reference: sim, candidate: exact, tolerance: {tolerance} }}
+tables:
+  - {{ id: {id}-em, kind: error-measures }}
 "#
     )
 }
@@ -101,6 +103,12 @@ fn replication_rounds_do_not_depend_on_jobs_and_a_rerun_is_cached() {
     // Every round is in the store: a rerun runs nothing.
     let (total, cached, run, _) = summary(&ok(&repro(a.path(), &["run", "--no-progress"])));
     assert_eq!((cached, run), (total, 0));
+    // `repro report` replays the rounds from the store: its EM table (which
+    // shows each point's CI) is the one `run` wrote, not the first round's.
+    let table = a.path().join("results/tables/mm1-em.csv");
+    let from_run = std::fs::read_to_string(&table).expect("run wrote the EM table");
+    ok(&repro(a.path(), &["report"]));
+    assert_eq!(std::fs::read_to_string(&table).unwrap(), from_run);
 }
 
 #[test]

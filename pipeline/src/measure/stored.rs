@@ -11,7 +11,10 @@ use std::path::{Path, PathBuf};
 use store::{ExperimentRow, Store};
 
 /// Results of an experiment at one fidelity, planned afresh rather than read from
-/// the stored plan (which is whatever ran last). `None` when the store holds no
+/// the stored plan (which is whatever ran last). Rounds of replications that a
+/// precision target asked for are replayed from the store as `run` made them
+/// (the decisions depend only on stored results), so a re-render shows every
+/// replication `run` used; rounds added by `check --resolve` are not replayed. `None` when the store holds no
 /// task of that fidelity for it (analytic tasks, fidelity "any", count only for
 /// experiments without simulations).
 pub async fn collect_at(
@@ -20,9 +23,34 @@ pub async fn collect_at(
     registry: &Registry,
     fidelity: Fidelity,
 ) -> anyhow::Result<Option<super::ExperimentResults>> {
-    let p = plan::plan(std::slice::from_ref(m), registry, fidelity)
-        .map_err(|e| InputError(format!("error: {e}")))?;
-    let r = super::collect_plan(store, m, &plan_rows(&p, m)).await?;
+    let one = std::slice::from_ref(m);
+    let p = plan::plan(one, registry, fidelity).map_err(|e| InputError(format!("error: {e}")))?;
+    let mut r = super::collect_plan(store, m, &plan_rows(&p, m)).await?;
+    // Replay the rounds of precision targets from the cache, as `run` made
+    // them, so a re-render shows every replication `run` used; stop at the
+    // first round whose tasks are not all stored (it never ran).
+    let simulation = |s: &manifest::Series| {
+        registry.get(&s.solver).map(|x| x.kind()) == Some(solvers::Kind::Simulation)
+    };
+    let mut more = plan::MoreReplications::new();
+    loop {
+        let next = super::precision::next_round(&r, &super::error_measures(&r), false, simulation);
+        if next.is_empty() {
+            break;
+        }
+        let mut grown_more = more.clone();
+        grown_more.extend(next);
+        let grown = plan::plan_with(one, registry, fidelity, &grown_more)
+            .map_err(|e| InputError(format!("error: {e}")))?;
+        let wanted: std::collections::BTreeSet<&str> =
+            grown.tasks.iter().map(|t| t.key.as_str()).collect();
+        let r2 = super::collect_plan(store, m, &plan_rows(&grown, m)).await?;
+        if r2.tasks.len() < wanted.len() {
+            break;
+        }
+        r = r2;
+        more = grown_more;
+    }
     let simulates = p.tasks.iter().any(|t| t.kind == solvers::Kind::Simulation);
     let at = TaskFidelity::of(solvers::Kind::Simulation, fidelity);
     let shown =

@@ -36,11 +36,15 @@ const NIL: u32 = u32::MAX;
 /// Number of SLs an HCA keeps CC timers for.
 pub const SLS: u32 = 16;
 
+/// Eight bytes (a 24-byte calendar entry): the port a packet arrives at is
+/// kept in the packet, a credit's blocks fit 16 bits (packets are at most
+/// 8 KiB, checked in `Engine::new`).
 #[derive(Debug, Clone, Copy)]
 enum Ev {
     LinkFree(u32),
-    Arrive(u32, u32),
-    Credit(u32, u8, u32),
+    /// Packet `k` arrives at the input port `Pkt::at`.
+    Arrive(u32),
+    Credit(u32, u8, u16),
     SinkDone(u32),
     HostWake(u32),
     FlowStart(u32),
@@ -63,6 +67,8 @@ struct Pkt {
     ack: bool,
     fecn: bool,
     live: bool,
+    /// Input port the packet is heading for (set when it is put on a wire).
+    at: u32,
     /// Time the tail has fully arrived in the buffer the packet sits in.
     tail: f64,
 }
@@ -125,6 +131,8 @@ struct Engine<'a, C: CongestionControl> {
     timer_on: Vec<bool>,
     timer_members: Vec<Vec<u32>>,
     cand: Vec<u32>,
+    /// Data VL of each flow (SL mod the data VLs).
+    flow_vl: Vec<u8>,
     out: Counters,
     sample_k: usize,
 }
@@ -212,6 +220,10 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             })
             .collect();
         let data_bytes = sc.mtu + sc.header;
+        assert!(
+            data_bytes.div_ceil(64) <= u32::from(u16::MAX),
+            "a data packet's blocks fit a credit event"
+        );
         let nbins = ((sc.duration / sc.bin) * (1.0 - 1e-12)).ceil() as usize;
         Engine {
             sc,
@@ -254,6 +266,11 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             timer_on: vec![false; hosts * SLS as usize],
             timer_members,
             cand: Vec::new(),
+            flow_vl: sc
+                .flows
+                .iter()
+                .map(|fl| (fl.sl as usize % v) as u8)
+                .collect(),
             out: Counters::new(nflows, switches, nbins, sc.windows.len()),
             sample_k: 0,
         }
@@ -277,10 +294,10 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 self.busy[p as usize] = false;
                 self.arbitrate(p);
             }
-            Ev::Arrive(k, q) => self.arrive(k, q),
+            Ev::Arrive(k) => self.arrive(k),
             Ev::Credit(p, vl, b) => {
                 let i = p as usize * self.v + vl as usize;
-                self.credits[i] += b as i64;
+                self.credits[i] += i64::from(b);
                 if self.credits[i] > self.sc.buffer_blocks as i64 {
                     self.out.credit_overflow = true;
                 }
@@ -360,6 +377,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let peer = port.peer;
         let tail = end + port.latency;
         self.pool[k as usize].tail = tail;
+        self.pool[k as usize].at = peer;
         let at = match self.sc.fabric.ports[peer as usize].node {
             NodeRef::Switch(s) => {
                 let lat = self.sc.switch_latency;
@@ -383,7 +401,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 }
             }
         };
-        self.cal.schedule(at, Ev::Arrive(k, peer));
+        self.cal.schedule(at, Ev::Arrive(k));
         end
     }
 
@@ -404,14 +422,19 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let f = &self.sc.fabric;
         let radix = f.radix(s) as usize;
         let out_local = f.ports[pi].local as usize;
-        for dv in 0..self.v {
-            let vl = (self.rr_vl[pi] as usize + dv) % self.v;
+        // Round robin without divisions: `vl` and `i` wrap by comparison.
+        let mut vl = self.rr_vl[pi] as usize;
+        for _ in 0..self.v {
             let credit = self.credits[pi * self.v + vl];
             let base = self.voq_base[s as usize] as usize + (out_local * self.v + vl) * radix;
-            for di in 0..radix {
-                let i = (self.rr_in[pi] as usize + di) % radix;
+            let mut i = self.rr_in[pi] as usize;
+            for _ in 0..radix {
                 let head = self.voq[base + i].head;
                 if head == NIL || credit < self.pool[head as usize].blocks as i64 {
+                    i += 1;
+                    if i == radix {
+                        i = 0;
+                    }
                     continue;
                 }
                 let blocks = self.pool[head as usize].blocks;
@@ -444,11 +467,15 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 let inport = self.sc.fabric.ports[q as usize];
                 self.cal.schedule(
                     end + inport.latency,
-                    Ev::Credit(inport.peer, vl as u8, blocks),
+                    Ev::Credit(inport.peer, vl as u8, blocks as u16),
                 );
-                self.rr_in[pi] = ((i + 1) % radix) as u32;
+                self.rr_in[pi] = if i + 1 == radix { 0 } else { i as u32 + 1 };
                 self.next_vl(pi, vl);
                 return;
+            }
+            vl += 1;
+            if vl == self.v {
+                vl = 0;
             }
         }
     }
@@ -457,7 +484,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     /// robin, or weighted (up to w[vl] packets in a row on one VL).
     fn next_vl(&mut self, pi: usize, vl: usize) {
         match self.cc.vl_weights() {
-            None => self.rr_vl[pi] = ((vl + 1) % self.v) as u32,
+            None => self.rr_vl[pi] = if vl + 1 == self.v { 0 } else { vl as u32 + 1 },
             Some(w) => {
                 if self.rr_vl[pi] as usize == vl {
                     self.vl_run[pi] += 1;
@@ -477,8 +504,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     /// the packet lives on until it arrives.
     fn release_after_send(&mut self, _k: u32) {}
 
-    fn arrive(&mut self, k: u32, q: u32) {
+    fn arrive(&mut self, k: u32) {
         let pk = self.pool[k as usize];
+        let q = pk.at;
         match self.sc.fabric.ports[q as usize].node {
             NodeRef::Switch(s) => {
                 let out = self.sc.fabric.next_port(s, pk.dst);
@@ -557,8 +585,10 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let hp = self.sc.fabric.host_port[h as usize];
         self.in_used[hp as usize * self.v + pk.vl as usize] -= pk.blocks;
         let port = self.sc.fabric.ports[hp as usize];
-        self.cal
-            .schedule(now + port.latency, Ev::Credit(port.peer, pk.vl, pk.blocks));
+        self.cal.schedule(
+            now + port.latency,
+            Ev::Credit(port.peer, pk.vl, pk.blocks as u16),
+        );
         let reply = self.cc.reply(pk.fecn);
         if reply != Reply::Nothing {
             let ack = reply == Reply::Ack;
@@ -579,6 +609,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 ack,
                 fecn: ack && pk.fecn,
                 live: true,
+                at: NIL,
                 tail: now,
             };
             let c = self.alloc(cnp);
@@ -690,7 +721,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             if !self.started[fi] {
                 continue;
             }
-            let vl = self.sc.flows[fi].sl as usize % self.v;
+            let vl = self.flow_vl[fi] as usize;
             if self.credits[pi * self.v + vl] < self.data_blocks as i64
                 || self.outstanding[fi] >= self.cc.window()
             {
@@ -790,6 +821,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             ack: false,
             fecn: false,
             live: true,
+            at: NIL,
             tail: now,
         };
         let k = self.alloc(pkt);

@@ -35,6 +35,8 @@ pub struct Calendar<E> {
     hole: bool,
     seq: u64,
     now: f64,
+    /// Order key of the last event popped.
+    current: u128,
 }
 
 impl<E: Copy> Default for Calendar<E> {
@@ -58,6 +60,7 @@ impl<E: Copy> Calendar<E> {
             hole: false,
             seq: 0,
             now: 0.0,
+            current: 0,
         }
     }
 
@@ -70,13 +73,42 @@ impl<E: Copy> Calendar<E> {
     /// Schedules `event` at absolute time `time` (>= now).
     #[inline]
     pub fn schedule(&mut self, time: f64, event: E) {
-        debug_assert!(time >= self.now, "event scheduled in the past");
         self.seq += 1;
+        self.schedule_reserved(time, self.seq, event);
+    }
+
+    /// Takes the sequence number the next `schedule` would give, for an
+    /// event that may be scheduled later (`schedule_reserved`) or settled
+    /// without the calendar: either way it keeps its place among
+    /// simultaneous events.
+    #[inline]
+    pub fn reserve(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
+    }
+
+    /// Whether an event at `time` with sequence number `seq` would already
+    /// have fired, i.e. precedes the event being handled.
+    #[inline]
+    pub fn fired(&self, time: f64, seq: u64) -> bool {
+        (u128::from(time_bits(time)) << 64 | u128::from(seq)) < self.current
+    }
+
+    /// Schedules `event` at `time` under a number from `reserve` (the event
+    /// must not have fired).
+    #[inline]
+    pub fn schedule_reserved(&mut self, time: f64, seq: u64, event: E) {
+        debug_assert!(time >= self.now, "event scheduled in the past");
+        debug_assert!(seq <= self.seq, "sequence number not reserved");
         let e = Entry {
             time: time_bits(time),
-            seq: self.seq,
+            seq,
             event,
         };
+        debug_assert!(
+            e.key() > self.current,
+            "event scheduled before the current one"
+        );
         if self.hole {
             // The usual case: an event handler schedules its successor. The
             // new entry takes the popped root's slot, one sift instead of
@@ -109,6 +141,7 @@ impl<E: Copy> Calendar<E> {
         }
         let top = *self.heap.first()?;
         self.hole = true;
+        self.current = top.key();
         self.now = f64::from_bits(top.time);
         Some((self.now, top.event))
     }

@@ -95,6 +95,14 @@ struct Engine<'a, C: CongestionControl> {
     data_blocks: u32,
     // Per port (output side).
     busy: Vec<bool>,
+    /// Switch outputs: time and reserved sequence number of the `LinkFree`
+    /// ending the transmission in progress, and whether that event is in the
+    /// calendar. It is put there only once something waits for the port
+    /// (see `transmit`); until then the port is busy while the event would
+    /// not have fired.
+    free_time: Vec<f64>,
+    free_seq: Vec<u64>,
+    free_real: Vec<bool>,
     credits: Vec<i64>,
     prio: Vec<Queue>,
     rr_in: Vec<u32>,
@@ -145,12 +153,14 @@ pub fn run<C: CongestionControl>(
 ) -> Result<Counters, SolveError> {
     let mut e = Engine::new(sc, cc, ctx.seed);
     e.start();
+    let mut popped = 0u64;
     while let Some((t, ev)) = e.cal.pop() {
         if t > sc.duration {
             break;
         }
         e.out.events += 1;
-        if e.out.events & 0xFFFF == 0 {
+        popped += 1;
+        if popped & 0xFFFF == 0 {
             ctx.check_cancel()?;
             if e.out.events > sc.max_events {
                 return Err(SolveError::param(
@@ -235,6 +245,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             data_bytes,
             data_blocks: data_bytes.div_ceil(64),
             busy: vec![false; np],
+            free_time: vec![0.0; np],
+            free_seq: vec![0; np],
+            free_real: vec![false; np],
             credits: vec![sc.buffer_blocks as i64; np * v],
             prio: vec![EMPTY; np],
             rr_in: vec![0; np],
@@ -368,7 +381,28 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let ser = pk.bytes as f64 / port.rate;
         let end = (now + ser).max(pk.tail);
         self.busy[p as usize] = true;
-        self.cal.schedule(end, Ev::LinkFree(p));
+        if let NodeRef::Switch(_) = port.node {
+            // The end of a switch output's transmission only matters if
+            // something waits for the port then; `try_switch` puts the event
+            // in the calendar under its reserved number as soon as something
+            // does, so simultaneous events keep their order.
+            let pi = p as usize;
+            let seq = self.cal.reserve();
+            self.free_time[pi] = end;
+            self.free_seq[pi] = seq;
+            if self.waiting[pi] > 0 || self.prio[pi].head != NIL {
+                self.cal.schedule_reserved(end, seq, Ev::LinkFree(p));
+                self.free_real[pi] = true;
+            } else {
+                self.free_real[pi] = false;
+                // Counted as the event it stands for (run until `duration`).
+                if end <= self.sc.duration {
+                    self.out.events += 1;
+                }
+            }
+        } else {
+            self.cal.schedule(end, Ev::LinkFree(p));
+        }
         if !pk.cnp {
             let i = p as usize * self.v + pk.vl as usize;
             self.credits[i] -= pk.blocks as i64;
@@ -408,7 +442,24 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     fn try_switch(&mut self, s: u32, p: u32) {
         let pi = p as usize;
         if self.busy[pi] {
-            return;
+            if self.free_real[pi] {
+                return;
+            }
+            if !self.cal.fired(self.free_time[pi], self.free_seq[pi]) {
+                if self.waiting[pi] > 0 || self.prio[pi].head != NIL {
+                    // Something now waits: the port's LinkFree must fire.
+                    let t = self.free_time[pi];
+                    self.cal
+                        .schedule_reserved(t, self.free_seq[pi], Ev::LinkFree(p));
+                    self.free_real[pi] = true;
+                    if t <= self.sc.duration {
+                        self.out.events -= 1;
+                    }
+                }
+                return;
+            }
+            // The transmission ended with nothing waiting (no event).
+            self.busy[pi] = false;
         }
         if self.prio[pi].head != NIL {
             let k = Self::pop(&self.pool, &mut self.prio[pi]);

@@ -93,6 +93,11 @@ struct Engine<'a, C: CongestionControl> {
     v: usize,
     data_bytes: u32,
     data_blocks: u32,
+    /// Data packet times (divisions done once): serialisation per port,
+    /// sink drain, injection pacing before jitter.
+    ser_data: Vec<f64>,
+    sink_data: f64,
+    inject_data: f64,
     // Per port (output side).
     busy: Vec<bool>,
     /// Switch outputs: time and reserved sequence number of the `LinkFree`
@@ -244,6 +249,13 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             v,
             data_bytes,
             data_blocks: data_bytes.div_ceil(64),
+            ser_data: f
+                .ports
+                .iter()
+                .map(|pt| data_bytes as f64 / pt.rate)
+                .collect(),
+            sink_data: data_bytes as f64 / sc.sink_rate,
+            inject_data: data_bytes as f64 / sc.inject_rate,
             busy: vec![false; np],
             free_time: vec![0.0; np],
             free_seq: vec![0; np],
@@ -373,12 +385,23 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         k
     }
 
+    /// Serialisation time of `bytes` on port `p`: the quotient computed once
+    /// per port for data packets (the same value), at each call otherwise.
+    #[inline]
+    fn ser(&self, bytes: u32, p: u32) -> f64 {
+        if bytes == self.data_bytes {
+            self.ser_data[p as usize]
+        } else {
+            bytes as f64 / self.sc.fabric.ports[p as usize].rate
+        }
+    }
+
     /// Puts packet `k` on the wire of output port `p`; returns the end of transmission.
     fn transmit(&mut self, p: u32, k: u32) -> f64 {
         let now = self.cal.now();
         let port = self.sc.fabric.ports[p as usize];
         let pk = self.pool[k as usize];
-        let ser = pk.bytes as f64 / port.rate;
+        let ser = self.ser(pk.bytes, p);
         let end = (now + ser).max(pk.tail);
         self.busy[p as usize] = true;
         if let NodeRef::Switch(_) = port.node {
@@ -421,7 +444,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                     // running ahead of the tail (a faster output would
                     // otherwise sit idle, held by a slow input).
                     let out = self.sc.fabric.next_port(s, pk.dst);
-                    let ser_out = pk.bytes as f64 / self.sc.fabric.ports[out as usize].rate;
+                    let ser_out = self.ser(pk.bytes, out);
                     (end - ser + port.latency).max(tail - ser_out) + lat
                 } else {
                     tail + lat
@@ -613,7 +636,12 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             return;
         }
         let pk = self.pool[k as usize];
-        let end = (self.cal.now() + pk.bytes as f64 / self.sc.sink_rate).max(pk.tail);
+        let drain = if pk.bytes == self.data_bytes {
+            self.sink_data
+        } else {
+            pk.bytes as f64 / self.sc.sink_rate
+        };
+        let end = (self.cal.now() + drain).max(pk.tail);
         self.sink_busy[h as usize] = true;
         self.cal.schedule(end, Ev::SinkDone(h));
     }
@@ -883,7 +911,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 self.out.window_sent[f as usize * self.sc.windows.len() + j] += 1;
             }
         }
-        let mut paced = self.data_bytes as f64 / self.sc.inject_rate;
+        let mut paced = self.inject_data;
         if self.sc.pace_jitter > 0.0 {
             // Mean-preserving jitter of the PCIe pacing: breaks the phase
             // locking of a fully deterministic network (docs/models/ibcc.md).

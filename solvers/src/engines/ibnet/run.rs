@@ -37,14 +37,15 @@ const NIL: u32 = u32::MAX;
 pub const SLS: u32 = 16;
 
 /// Eight bytes (a 24-byte calendar entry): the port a packet arrives at is
-/// kept in the packet, a credit's blocks fit 16 bits (packets are at most
-/// 8 KiB, checked in `Engine::new`).
+/// kept in the packet.
 #[derive(Debug, Clone, Copy)]
 enum Ev {
     LinkFree(u32),
     /// Packet `k` arrives at the input port `Pkt::at`.
     Arrive(u32),
-    Credit(u32, u8, u16),
+    /// Credits due at an idle output that may be waiting for them (see
+    /// `Engine::credit`).
+    CreditWake(u32),
     SinkDone(u32),
     HostWake(u32),
     FlowStart(u32),
@@ -71,6 +72,14 @@ struct Pkt {
     at: u32,
     /// Time the tail has fully arrived in the buffer the packet sits in.
     tail: f64,
+}
+
+/// Credits on their way back to an output port.
+#[derive(Clone, Copy)]
+struct Returning {
+    time: f64,
+    vl: u8,
+    blocks: u32,
 }
 
 #[derive(Clone, Copy)]
@@ -109,6 +118,11 @@ struct Engine<'a, C: CongestionControl> {
     free_seq: Vec<u64>,
     free_real: Vec<bool>,
     credits: Vec<i64>,
+    /// Credits returning to each port, the earliest of their times, and the
+    /// time of the port's pending `CreditWake` (infinite if none).
+    returning: Vec<Vec<Returning>>,
+    returning_min: Vec<f64>,
+    credit_wake: Vec<f64>,
     prio: Vec<Queue>,
     rr_in: Vec<u32>,
     rr_vl: Vec<u32>,
@@ -235,10 +249,6 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             })
             .collect();
         let data_bytes = sc.mtu + sc.header;
-        assert!(
-            data_bytes.div_ceil(64) <= u32::from(u16::MAX),
-            "a data packet's blocks fit a credit event"
-        );
         let nbins = ((sc.duration / sc.bin) * (1.0 - 1e-12)).ceil() as usize;
         Engine {
             sc,
@@ -260,6 +270,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             free_time: vec![0.0; np],
             free_seq: vec![0; np],
             free_real: vec![false; np],
+            returning: vec![Vec::new(); np],
+            returning_min: vec![f64::INFINITY; np],
+            credit_wake: vec![f64::INFINITY; np],
             credits: vec![sc.buffer_blocks as i64; np * v],
             prio: vec![EMPTY; np],
             rr_in: vec![0; np],
@@ -320,13 +333,13 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 self.arbitrate(p);
             }
             Ev::Arrive(k) => self.arrive(k),
-            Ev::Credit(p, vl, b) => {
-                let i = p as usize * self.v + vl as usize;
-                self.credits[i] += i64::from(b);
-                if self.credits[i] > self.sc.buffer_blocks as i64 {
-                    self.out.credit_overflow = true;
+            Ev::CreditWake(p) => {
+                // Not a model event: the credit returns were counted.
+                self.out.events -= 1;
+                if self.cal.now() == self.credit_wake[p as usize] {
+                    self.credit_wake[p as usize] = f64::INFINITY;
+                    self.arbitrate(p);
                 }
-                self.arbitrate(p);
             }
             Ev::SinkDone(h) => self.sink_done(h),
             Ev::HostWake(h) => {
@@ -349,6 +362,90 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             NodeRef::Host(h) => self.try_host(h),
             NodeRef::Switch(s) => self.try_switch(s, p),
         }
+    }
+
+    /// `blocks` credits of `vl` are due back at output port `p` at `t`.
+    /// They are not an event of their own: the port adds the credits due by
+    /// the time it next arbitrates (`take_returned`), and a `CreditWake` is
+    /// scheduled only where arbitration at `t` could find something to send
+    /// (an idle port with packets waiting for credits). The count is read
+    /// only by arbitration, so it is the same as with an event per return,
+    /// except against other events at exactly `t` (credits due at the
+    /// current time count as arrived).
+    fn credit(&mut self, t: f64, p: u32, vl: u8, blocks: u32) {
+        let pi = p as usize;
+        self.returning[pi].push(Returning {
+            time: t,
+            vl,
+            blocks,
+        });
+        if t < self.returning_min[pi] {
+            self.returning_min[pi] = t;
+        }
+        // Counted as the model event it was.
+        if t <= self.sc.duration {
+            self.out.events += 1;
+        }
+        let waits = match self.sc.fabric.ports[pi].node {
+            NodeRef::Switch(_) => self.waiting[pi] > 0 && !self.switch_busy(pi),
+            NodeRef::Host(_) => {
+                !self.busy[pi] && self.credits[pi * self.v + vl as usize] < self.data_blocks as i64
+            }
+        };
+        if waits && t < self.credit_wake[pi] {
+            self.credit_wake[pi] = t;
+            self.cal.schedule(t, Ev::CreditWake(p));
+        }
+    }
+
+    /// Adds the credits due at port `pi` by now.
+    #[inline]
+    fn take_returned(&mut self, pi: usize) {
+        if self.cal.now() >= self.returning_min[pi] {
+            self.add_returned(pi);
+        }
+    }
+
+    fn add_returned(&mut self, pi: usize) {
+        let now = self.cal.now();
+        let mut min = f64::INFINITY;
+        let ret = &mut self.returning[pi];
+        let mut j = 0;
+        while j < ret.len() {
+            let c = ret[j];
+            if c.time <= now {
+                let i = pi * self.v + c.vl as usize;
+                self.credits[i] += i64::from(c.blocks);
+                if self.credits[i] > self.sc.buffer_blocks as i64 {
+                    self.out.credit_overflow = true;
+                }
+                // The order of the returns does not matter (sums).
+                ret.swap_remove(j);
+            } else {
+                min = min.min(c.time);
+                j += 1;
+            }
+        }
+        self.returning_min[pi] = min;
+    }
+
+    /// Port `p` has something that waits for credits: arbitrate again when
+    /// the next credits are due (if none are on their way, their return
+    /// schedules it).
+    fn wake_for_credits(&mut self, p: u32) {
+        let pi = p as usize;
+        let t = self.returning_min[pi];
+        if t < self.credit_wake[pi] {
+            self.credit_wake[pi] = t;
+            self.cal.schedule(t, Ev::CreditWake(p));
+        }
+    }
+
+    /// Whether switch output `pi` is sending (its LinkFree, in the calendar
+    /// or not, has not fired).
+    fn switch_busy(&self, pi: usize) -> bool {
+        self.busy[pi]
+            && (self.free_real[pi] || !self.cal.fired(self.free_time[pi], self.free_seq[pi]))
     }
 
     fn alloc(&mut self, pkt: Pkt) -> u32 {
@@ -493,6 +590,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         if self.waiting[pi] == 0 {
             return;
         }
+        self.take_returned(pi);
         let f = &self.sc.fabric;
         let radix = f.radix(s) as usize;
         let out_local = f.ports[pi].local as usize;
@@ -539,10 +637,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 self.in_used[q as usize * self.v + vl] -= blocks;
                 let end = self.transmit(p, k);
                 let inport = self.sc.fabric.ports[q as usize];
-                self.cal.schedule(
-                    end + inport.latency,
-                    Ev::Credit(inport.peer, vl as u8, blocks as u16),
-                );
+                self.credit(end + inport.latency, inport.peer, vl as u8, blocks);
                 self.rr_in[pi] = if i + 1 == radix { 0 } else { i as u32 + 1 };
                 self.next_vl(pi, vl);
                 return;
@@ -552,6 +647,8 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 vl = 0;
             }
         }
+        // Packets wait for credits: wake the port when the next ones are due.
+        self.wake_for_credits(p);
     }
 
     /// VL arbitration after a packet left port `pi` on `vl`: plain round
@@ -664,10 +761,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let hp = self.sc.fabric.host_port[h as usize];
         self.in_used[hp as usize * self.v + pk.vl as usize] -= pk.blocks;
         let port = self.sc.fabric.ports[hp as usize];
-        self.cal.schedule(
-            now + port.latency,
-            Ev::Credit(port.peer, pk.vl, pk.blocks as u16),
-        );
+        self.credit(now + port.latency, port.peer, pk.vl, pk.blocks);
         let reply = self.cc.reply(pk.fecn);
         if reply != Reply::Nothing {
             let ack = reply == Reply::Ack;
@@ -792,18 +886,22 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             self.wake_at(h, self.next_inject[h as usize]);
             return;
         }
+        self.take_returned(pi);
         self.cand.clear();
         let mut earliest = f64::INFINITY;
         let mut total_w = 0.0;
+        let mut no_credit = false;
         for &f in &self.host_flows[h as usize] {
             let fi = f as usize;
             if !self.started[fi] {
                 continue;
             }
             let vl = self.flow_vl[fi] as usize;
-            if self.credits[pi * self.v + vl] < self.data_blocks as i64
-                || self.outstanding[fi] >= self.cc.window()
-            {
+            if self.credits[pi * self.v + vl] < self.data_blocks as i64 {
+                no_credit = true;
+                continue;
+            }
+            if self.outstanding[fi] >= self.cc.window() {
                 continue;
             }
             if self.next_allowed[fi] > now {
@@ -812,6 +910,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             }
             self.cand.push(f);
             total_w += self.sc.flows[fi].weight;
+        }
+        if no_credit {
+            self.wake_for_credits(p);
         }
         if self.cand.is_empty() {
             if earliest.is_finite() {
@@ -951,6 +1052,18 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     }
 
     fn finish(mut self) -> Counters {
+        // Credits due by the end (the overflow check).
+        for p in 0..self.returning.len() {
+            for c in std::mem::take(&mut self.returning[p]) {
+                if c.time <= self.sc.duration {
+                    let i = p * self.v + c.vl as usize;
+                    self.credits[i] += i64::from(c.blocks);
+                    if self.credits[i] > self.sc.buffer_blocks as i64 {
+                        self.out.credit_overflow = true;
+                    }
+                }
+            }
+        }
         self.out.live_data = self.pool.iter().filter(|p| p.live && !p.cnp).count() as u64;
         self.out.live_acks = self.pool.iter().filter(|p| p.live && p.ack).count() as u64;
         // Bookkeeping cross-check: VoQ contents equal the input-buffer counts.

@@ -25,6 +25,17 @@
 //!   state changes and the flow's next packet is re-timed from the new gap
 //!   (last injection + paced time + gap), so the rate in force governs the
 //!   spacing; a window caps the unacknowledged packets.
+//!
+//! Events that would change nothing observable stay out of the calendar
+//! (issue 21, docs/models/ibcc.md "Test-bed timing"): a switch output's end
+//! of transmission while nothing waits for it, a quiet host's end of
+//! transmission before its next paced injection, and every credit return
+//! (an output adds the credits due when it arbitrates; a `CreditWake` only
+//! where an idle output waits for credits). They are still counted in
+//! `Counters::events`; the busy state of an output follows the reserved
+//! sequence number of its LinkFree, so simultaneous events keep their order
+//! except against a credit return or a host's wake-up at exactly the same
+//! time.
 
 use super::cc::{CongestionControl, PortView, Reply};
 use super::topology::NodeRef;
@@ -158,6 +169,9 @@ struct Engine<'a, C: CongestionControl> {
     timer_on: Vec<bool>,
     timer_members: Vec<Vec<u32>>,
     cand: Vec<u32>,
+    /// The plug-in never replies to data packets: hosts send no control
+    /// packets (see `transmit`).
+    quiet_hosts: bool,
     /// Data VL of each flow (SL mod the data VLs).
     flow_vl: Vec<u8>,
     out: Counters,
@@ -304,6 +318,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             timer_on: vec![false; hosts * SLS as usize],
             timer_members,
             cand: Vec::new(),
+            quiet_hosts: cc.reply(false) == Reply::Nothing && cc.reply(true) == Reply::Nothing,
             flow_vl: sc
                 .flows
                 .iter()
@@ -387,9 +402,10 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             self.out.events += 1;
         }
         let waits = match self.sc.fabric.ports[pi].node {
-            NodeRef::Switch(_) => self.waiting[pi] > 0 && !self.switch_busy(pi),
+            NodeRef::Switch(_) => self.waiting[pi] > 0 && !self.port_busy(pi),
             NodeRef::Host(_) => {
-                !self.busy[pi] && self.credits[pi * self.v + vl as usize] < self.data_blocks as i64
+                !self.port_busy(pi)
+                    && self.credits[pi * self.v + vl as usize] < self.data_blocks as i64
             }
         };
         if waits && t < self.credit_wake[pi] {
@@ -441,9 +457,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         }
     }
 
-    /// Whether switch output `pi` is sending (its LinkFree, in the calendar
-    /// or not, has not fired).
-    fn switch_busy(&self, pi: usize) -> bool {
+    /// Whether output `pi` is sending (its LinkFree, in the calendar or
+    /// not, has not fired).
+    fn port_busy(&self, pi: usize) -> bool {
         self.busy[pi]
             && (self.free_real[pi] || !self.cal.fired(self.free_time[pi], self.free_seq[pi]))
     }
@@ -521,7 +537,30 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 }
             }
         } else {
-            self.cal.schedule(end, Ev::LinkFree(p));
+            let pi = p as usize;
+            let seq = self.cal.reserve();
+            self.free_time[pi] = end;
+            self.free_seq[pi] = seq;
+            let NodeRef::Host(h) = port.node else {
+                unreachable!("a port is a switch's or a host's")
+            };
+            let next = self.next_inject[h as usize];
+            if self.quiet_hosts && end < next {
+                // A host without control packets to send, paced beyond the
+                // end of this transmission: its LinkFree would only find
+                // that the next injection is due at `next` and schedule the
+                // wake-up for it. That wake-up is scheduled now and the
+                // LinkFree settled without the calendar (the port is busy
+                // while that event would not have fired).
+                self.free_real[pi] = false;
+                if end <= self.sc.duration {
+                    self.out.events += 1;
+                }
+                self.wake_at(h, next);
+            } else {
+                self.cal.schedule_reserved(end, seq, Ev::LinkFree(p));
+                self.free_real[pi] = true;
+            }
         }
         if !pk.cnp {
             let i = p as usize * self.v + pk.vl as usize;
@@ -873,7 +912,11 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let p = self.sc.fabric.host_port[h as usize];
         let pi = p as usize;
         if self.busy[pi] {
-            return;
+            if self.free_real[pi] || !self.cal.fired(self.free_time[pi], self.free_seq[pi]) {
+                return;
+            }
+            // The transmission ended without a LinkFree event (`transmit`).
+            self.busy[pi] = false;
         }
         if self.prio[pi].head != NIL {
             let k = Self::pop(&self.pool, &mut self.prio[pi]);

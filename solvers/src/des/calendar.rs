@@ -91,7 +91,7 @@ impl<E: Copy> Calendar<E> {
     /// have fired, i.e. precedes the event being handled.
     #[inline]
     pub fn fired(&self, time: f64, seq: u64) -> bool {
-        (u128::from(time_bits(time)) << 64 | u128::from(seq)) < self.current
+        ((u128::from(time_bits(time)) << 64) | u128::from(seq)) < self.current
     }
 
     /// Schedules `event` at `time` under a number from `reserve` (the event

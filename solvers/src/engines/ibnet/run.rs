@@ -25,6 +25,17 @@
 //!   state changes and the flow's next packet is re-timed from the new gap
 //!   (last injection + paced time + gap), so the rate in force governs the
 //!   spacing; a window caps the unacknowledged packets.
+//!
+//! Events that would change nothing observable stay out of the calendar
+//! (issue 21, docs/models/ibcc.md "Test-bed timing"): a switch output's end
+//! of transmission while nothing waits for it, a quiet host's end of
+//! transmission before its next paced injection, and every credit return
+//! (an output adds the credits due when it arbitrates; a `CreditWake` only
+//! where an idle output waits for credits). They are still counted in
+//! `Counters::events`; the busy state of an output follows the reserved
+//! sequence number of its LinkFree, so simultaneous events keep their order
+//! except against a credit return or a host's wake-up at exactly the same
+//! time.
 
 use super::cc::{CongestionControl, PortView, Reply};
 use super::topology::NodeRef;
@@ -36,11 +47,16 @@ const NIL: u32 = u32::MAX;
 /// Number of SLs an HCA keeps CC timers for.
 pub const SLS: u32 = 16;
 
+/// Eight bytes (a 24-byte calendar entry): the port a packet arrives at is
+/// kept in the packet.
 #[derive(Debug, Clone, Copy)]
 enum Ev {
     LinkFree(u32),
-    Arrive(u32, u32),
-    Credit(u32, u8, u32),
+    /// Packet `k` arrives at the input port `Pkt::at`.
+    Arrive(u32),
+    /// Credits due at an idle output that may be waiting for them (see
+    /// `Engine::credit`).
+    CreditWake(u32),
     SinkDone(u32),
     HostWake(u32),
     FlowStart(u32),
@@ -63,8 +79,18 @@ struct Pkt {
     ack: bool,
     fecn: bool,
     live: bool,
+    /// Input port the packet is heading for (set when it is put on a wire).
+    at: u32,
     /// Time the tail has fully arrived in the buffer the packet sits in.
     tail: f64,
+}
+
+/// Credits on their way back to an output port.
+#[derive(Clone, Copy)]
+struct Returning {
+    time: f64,
+    vl: u8,
+    blocks: u32,
 }
 
 #[derive(Clone, Copy)]
@@ -87,9 +113,27 @@ struct Engine<'a, C: CongestionControl> {
     v: usize,
     data_bytes: u32,
     data_blocks: u32,
+    /// Data packet times (divisions done once): serialisation per port,
+    /// sink drain, injection pacing before jitter.
+    ser_data: Vec<f64>,
+    sink_data: f64,
+    inject_data: f64,
     // Per port (output side).
     busy: Vec<bool>,
+    /// Switch outputs: time and reserved sequence number of the `LinkFree`
+    /// ending the transmission in progress, and whether that event is in the
+    /// calendar. It is put there only once something waits for the port
+    /// (see `transmit`); until then the port is busy while the event would
+    /// not have fired.
+    free_time: Vec<f64>,
+    free_seq: Vec<u64>,
+    free_real: Vec<bool>,
     credits: Vec<i64>,
+    /// Credits returning to each port, the earliest of their times, and the
+    /// time of the port's pending `CreditWake` (infinite if none).
+    returning: Vec<Vec<Returning>>,
+    returning_min: Vec<f64>,
+    credit_wake: Vec<f64>,
     prio: Vec<Queue>,
     rr_in: Vec<u32>,
     rr_vl: Vec<u32>,
@@ -125,6 +169,11 @@ struct Engine<'a, C: CongestionControl> {
     timer_on: Vec<bool>,
     timer_members: Vec<Vec<u32>>,
     cand: Vec<u32>,
+    /// The plug-in never replies to data packets: hosts send no control
+    /// packets (see `transmit`).
+    quiet_hosts: bool,
+    /// Data VL of each flow (SL mod the data VLs).
+    flow_vl: Vec<u8>,
     out: Counters,
     sample_k: usize,
 }
@@ -137,12 +186,14 @@ pub fn run<C: CongestionControl>(
 ) -> Result<Counters, SolveError> {
     let mut e = Engine::new(sc, cc, ctx.seed);
     e.start();
+    let mut popped = 0u64;
     while let Some((t, ev)) = e.cal.pop() {
         if t > sc.duration {
             break;
         }
         e.out.events += 1;
-        if e.out.events & 0xFFFF == 0 {
+        popped += 1;
+        if popped & 0xFFFF == 0 {
             ctx.check_cancel()?;
             if e.out.events > sc.max_events {
                 return Err(SolveError::param(
@@ -222,7 +273,20 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             v,
             data_bytes,
             data_blocks: data_bytes.div_ceil(64),
+            ser_data: f
+                .ports
+                .iter()
+                .map(|pt| data_bytes as f64 / pt.rate)
+                .collect(),
+            sink_data: data_bytes as f64 / sc.sink_rate,
+            inject_data: data_bytes as f64 / sc.inject_rate,
             busy: vec![false; np],
+            free_time: vec![0.0; np],
+            free_seq: vec![0; np],
+            free_real: vec![false; np],
+            returning: vec![Vec::new(); np],
+            returning_min: vec![f64::INFINITY; np],
+            credit_wake: vec![f64::INFINITY; np],
             credits: vec![sc.buffer_blocks as i64; np * v],
             prio: vec![EMPTY; np],
             rr_in: vec![0; np],
@@ -254,6 +318,12 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             timer_on: vec![false; hosts * SLS as usize],
             timer_members,
             cand: Vec::new(),
+            quiet_hosts: cc.reply(false) == Reply::Nothing && cc.reply(true) == Reply::Nothing,
+            flow_vl: sc
+                .flows
+                .iter()
+                .map(|fl| (fl.sl as usize % v) as u8)
+                .collect(),
             out: Counters::new(nflows, switches, nbins, sc.windows.len()),
             sample_k: 0,
         }
@@ -277,14 +347,14 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 self.busy[p as usize] = false;
                 self.arbitrate(p);
             }
-            Ev::Arrive(k, q) => self.arrive(k, q),
-            Ev::Credit(p, vl, b) => {
-                let i = p as usize * self.v + vl as usize;
-                self.credits[i] += b as i64;
-                if self.credits[i] > self.sc.buffer_blocks as i64 {
-                    self.out.credit_overflow = true;
+            Ev::Arrive(k) => self.arrive(k),
+            Ev::CreditWake(p) => {
+                // Not a model event: the credit returns were counted.
+                self.out.events -= 1;
+                if self.cal.now() == self.credit_wake[p as usize] {
+                    self.credit_wake[p as usize] = f64::INFINITY;
+                    self.arbitrate(p);
                 }
-                self.arbitrate(p);
             }
             Ev::SinkDone(h) => self.sink_done(h),
             Ev::HostWake(h) => {
@@ -307,6 +377,91 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             NodeRef::Host(h) => self.try_host(h),
             NodeRef::Switch(s) => self.try_switch(s, p),
         }
+    }
+
+    /// `blocks` credits of `vl` are due back at output port `p` at `t`.
+    /// They are not an event of their own: the port adds the credits due by
+    /// the time it next arbitrates (`take_returned`), and a `CreditWake` is
+    /// scheduled only where arbitration at `t` could find something to send
+    /// (an idle port with packets waiting for credits). The count is read
+    /// only by arbitration, so it is the same as with an event per return,
+    /// except against other events at exactly `t` (credits due at the
+    /// current time count as arrived).
+    fn credit(&mut self, t: f64, p: u32, vl: u8, blocks: u32) {
+        let pi = p as usize;
+        self.returning[pi].push(Returning {
+            time: t,
+            vl,
+            blocks,
+        });
+        if t < self.returning_min[pi] {
+            self.returning_min[pi] = t;
+        }
+        // Counted as the model event it was.
+        if t <= self.sc.duration {
+            self.out.events += 1;
+        }
+        let waits = match self.sc.fabric.ports[pi].node {
+            NodeRef::Switch(_) => self.waiting[pi] > 0 && !self.port_busy(pi),
+            NodeRef::Host(_) => {
+                !self.port_busy(pi)
+                    && self.credits[pi * self.v + vl as usize] < self.data_blocks as i64
+            }
+        };
+        if waits && t < self.credit_wake[pi] {
+            self.credit_wake[pi] = t;
+            self.cal.schedule(t, Ev::CreditWake(p));
+        }
+    }
+
+    /// Adds the credits due at port `pi` by now.
+    #[inline]
+    fn take_returned(&mut self, pi: usize) {
+        if self.cal.now() >= self.returning_min[pi] {
+            self.add_returned(pi);
+        }
+    }
+
+    fn add_returned(&mut self, pi: usize) {
+        let now = self.cal.now();
+        let mut min = f64::INFINITY;
+        let ret = &mut self.returning[pi];
+        let mut j = 0;
+        while j < ret.len() {
+            let c = ret[j];
+            if c.time <= now {
+                let i = pi * self.v + c.vl as usize;
+                self.credits[i] += i64::from(c.blocks);
+                if self.credits[i] > self.sc.buffer_blocks as i64 {
+                    self.out.credit_overflow = true;
+                }
+                // The order of the returns does not matter (sums).
+                ret.swap_remove(j);
+            } else {
+                min = min.min(c.time);
+                j += 1;
+            }
+        }
+        self.returning_min[pi] = min;
+    }
+
+    /// Port `p` has something that waits for credits: arbitrate again when
+    /// the next credits are due (if none are on their way, their return
+    /// schedules it).
+    fn wake_for_credits(&mut self, p: u32) {
+        let pi = p as usize;
+        let t = self.returning_min[pi];
+        if t < self.credit_wake[pi] {
+            self.credit_wake[pi] = t;
+            self.cal.schedule(t, Ev::CreditWake(p));
+        }
+    }
+
+    /// Whether output `pi` is sending (its LinkFree, in the calendar or
+    /// not, has not fired).
+    fn port_busy(&self, pi: usize) -> bool {
+        self.busy[pi]
+            && (self.free_real[pi] || !self.cal.fired(self.free_time[pi], self.free_seq[pi]))
     }
 
     fn alloc(&mut self, pkt: Pkt) -> u32 {
@@ -343,15 +498,70 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         k
     }
 
+    /// Serialisation time of `bytes` on port `p`: the quotient computed once
+    /// per port for data packets (the same value), at each call otherwise.
+    #[inline]
+    fn ser(&self, bytes: u32, p: u32) -> f64 {
+        if bytes == self.data_bytes {
+            self.ser_data[p as usize]
+        } else {
+            bytes as f64 / self.sc.fabric.ports[p as usize].rate
+        }
+    }
+
     /// Puts packet `k` on the wire of output port `p`; returns the end of transmission.
     fn transmit(&mut self, p: u32, k: u32) -> f64 {
         let now = self.cal.now();
         let port = self.sc.fabric.ports[p as usize];
         let pk = self.pool[k as usize];
-        let ser = pk.bytes as f64 / port.rate;
+        let ser = self.ser(pk.bytes, p);
         let end = (now + ser).max(pk.tail);
         self.busy[p as usize] = true;
-        self.cal.schedule(end, Ev::LinkFree(p));
+        if let NodeRef::Switch(_) = port.node {
+            // The end of a switch output's transmission only matters if
+            // something waits for the port then; `try_switch` puts the event
+            // in the calendar under its reserved number as soon as something
+            // does, so simultaneous events keep their order.
+            let pi = p as usize;
+            let seq = self.cal.reserve();
+            self.free_time[pi] = end;
+            self.free_seq[pi] = seq;
+            if self.waiting[pi] > 0 || self.prio[pi].head != NIL {
+                self.cal.schedule_reserved(end, seq, Ev::LinkFree(p));
+                self.free_real[pi] = true;
+            } else {
+                self.free_real[pi] = false;
+                // Counted as the event it stands for (run until `duration`).
+                if end <= self.sc.duration {
+                    self.out.events += 1;
+                }
+            }
+        } else {
+            let pi = p as usize;
+            let seq = self.cal.reserve();
+            self.free_time[pi] = end;
+            self.free_seq[pi] = seq;
+            let NodeRef::Host(h) = port.node else {
+                unreachable!("a port is a switch's or a host's")
+            };
+            let next = self.next_inject[h as usize];
+            if self.quiet_hosts && end < next {
+                // A host without control packets to send, paced beyond the
+                // end of this transmission: its LinkFree would only find
+                // that the next injection is due at `next` and schedule the
+                // wake-up for it. That wake-up is scheduled now and the
+                // LinkFree settled without the calendar (the port is busy
+                // while that event would not have fired).
+                self.free_real[pi] = false;
+                if end <= self.sc.duration {
+                    self.out.events += 1;
+                }
+                self.wake_at(h, next);
+            } else {
+                self.cal.schedule_reserved(end, seq, Ev::LinkFree(p));
+                self.free_real[pi] = true;
+            }
+        }
         if !pk.cnp {
             let i = p as usize * self.v + pk.vl as usize;
             self.credits[i] -= pk.blocks as i64;
@@ -360,6 +570,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let peer = port.peer;
         let tail = end + port.latency;
         self.pool[k as usize].tail = tail;
+        self.pool[k as usize].at = peer;
         let at = match self.sc.fabric.ports[peer as usize].node {
             NodeRef::Switch(s) => {
                 let lat = self.sc.switch_latency;
@@ -369,7 +580,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                     // running ahead of the tail (a faster output would
                     // otherwise sit idle, held by a slow input).
                     let out = self.sc.fabric.next_port(s, pk.dst);
-                    let ser_out = pk.bytes as f64 / self.sc.fabric.ports[out as usize].rate;
+                    let ser_out = self.ser(pk.bytes, out);
                     (end - ser + port.latency).max(tail - ser_out) + lat
                 } else {
                     tail + lat
@@ -383,14 +594,31 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 }
             }
         };
-        self.cal.schedule(at, Ev::Arrive(k, peer));
+        self.cal.schedule(at, Ev::Arrive(k));
         end
     }
 
     fn try_switch(&mut self, s: u32, p: u32) {
         let pi = p as usize;
         if self.busy[pi] {
-            return;
+            if self.free_real[pi] {
+                return;
+            }
+            if !self.cal.fired(self.free_time[pi], self.free_seq[pi]) {
+                if self.waiting[pi] > 0 || self.prio[pi].head != NIL {
+                    // Something now waits: the port's LinkFree must fire.
+                    let t = self.free_time[pi];
+                    self.cal
+                        .schedule_reserved(t, self.free_seq[pi], Ev::LinkFree(p));
+                    self.free_real[pi] = true;
+                    if t <= self.sc.duration {
+                        self.out.events -= 1;
+                    }
+                }
+                return;
+            }
+            // The transmission ended with nothing waiting (no event).
+            self.busy[pi] = false;
         }
         if self.prio[pi].head != NIL {
             let k = Self::pop(&self.pool, &mut self.prio[pi]);
@@ -401,17 +629,23 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         if self.waiting[pi] == 0 {
             return;
         }
+        self.take_returned(pi);
         let f = &self.sc.fabric;
         let radix = f.radix(s) as usize;
         let out_local = f.ports[pi].local as usize;
-        for dv in 0..self.v {
-            let vl = (self.rr_vl[pi] as usize + dv) % self.v;
+        // Round robin without divisions: `vl` and `i` wrap by comparison.
+        let mut vl = self.rr_vl[pi] as usize;
+        for _ in 0..self.v {
             let credit = self.credits[pi * self.v + vl];
             let base = self.voq_base[s as usize] as usize + (out_local * self.v + vl) * radix;
-            for di in 0..radix {
-                let i = (self.rr_in[pi] as usize + di) % radix;
+            let mut i = self.rr_in[pi] as usize;
+            for _ in 0..radix {
                 let head = self.voq[base + i].head;
                 if head == NIL || credit < self.pool[head as usize].blocks as i64 {
+                    i += 1;
+                    if i == radix {
+                        i = 0;
+                    }
                     continue;
                 }
                 let blocks = self.pool[head as usize].blocks;
@@ -442,22 +676,25 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 self.in_used[q as usize * self.v + vl] -= blocks;
                 let end = self.transmit(p, k);
                 let inport = self.sc.fabric.ports[q as usize];
-                self.cal.schedule(
-                    end + inport.latency,
-                    Ev::Credit(inport.peer, vl as u8, blocks),
-                );
-                self.rr_in[pi] = ((i + 1) % radix) as u32;
+                self.credit(end + inport.latency, inport.peer, vl as u8, blocks);
+                self.rr_in[pi] = if i + 1 == radix { 0 } else { i as u32 + 1 };
                 self.next_vl(pi, vl);
                 return;
             }
+            vl += 1;
+            if vl == self.v {
+                vl = 0;
+            }
         }
+        // Packets wait for credits: wake the port when the next ones are due.
+        self.wake_for_credits(p);
     }
 
     /// VL arbitration after a packet left port `pi` on `vl`: plain round
     /// robin, or weighted (up to w[vl] packets in a row on one VL).
     fn next_vl(&mut self, pi: usize, vl: usize) {
         match self.cc.vl_weights() {
-            None => self.rr_vl[pi] = ((vl + 1) % self.v) as u32,
+            None => self.rr_vl[pi] = if vl + 1 == self.v { 0 } else { vl as u32 + 1 },
             Some(w) => {
                 if self.rr_vl[pi] as usize == vl {
                     self.vl_run[pi] += 1;
@@ -477,8 +714,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     /// the packet lives on until it arrives.
     fn release_after_send(&mut self, _k: u32) {}
 
-    fn arrive(&mut self, k: u32, q: u32) {
+    fn arrive(&mut self, k: u32) {
         let pk = self.pool[k as usize];
+        let q = pk.at;
         match self.sc.fabric.ports[q as usize].node {
             NodeRef::Switch(s) => {
                 let out = self.sc.fabric.next_port(s, pk.dst);
@@ -534,7 +772,12 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             return;
         }
         let pk = self.pool[k as usize];
-        let end = (self.cal.now() + pk.bytes as f64 / self.sc.sink_rate).max(pk.tail);
+        let drain = if pk.bytes == self.data_bytes {
+            self.sink_data
+        } else {
+            pk.bytes as f64 / self.sc.sink_rate
+        };
+        let end = (self.cal.now() + drain).max(pk.tail);
         self.sink_busy[h as usize] = true;
         self.cal.schedule(end, Ev::SinkDone(h));
     }
@@ -557,8 +800,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let hp = self.sc.fabric.host_port[h as usize];
         self.in_used[hp as usize * self.v + pk.vl as usize] -= pk.blocks;
         let port = self.sc.fabric.ports[hp as usize];
-        self.cal
-            .schedule(now + port.latency, Ev::Credit(port.peer, pk.vl, pk.blocks));
+        self.credit(now + port.latency, port.peer, pk.vl, pk.blocks);
         let reply = self.cc.reply(pk.fecn);
         if reply != Reply::Nothing {
             let ack = reply == Reply::Ack;
@@ -579,6 +821,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 ack,
                 fecn: ack && pk.fecn,
                 live: true,
+                at: NIL,
                 tail: now,
             };
             let c = self.alloc(cnp);
@@ -669,7 +912,11 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let p = self.sc.fabric.host_port[h as usize];
         let pi = p as usize;
         if self.busy[pi] {
-            return;
+            if self.free_real[pi] || !self.cal.fired(self.free_time[pi], self.free_seq[pi]) {
+                return;
+            }
+            // The transmission ended without a LinkFree event (`transmit`).
+            self.busy[pi] = false;
         }
         if self.prio[pi].head != NIL {
             let k = Self::pop(&self.pool, &mut self.prio[pi]);
@@ -682,18 +929,22 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             self.wake_at(h, self.next_inject[h as usize]);
             return;
         }
+        self.take_returned(pi);
         self.cand.clear();
         let mut earliest = f64::INFINITY;
         let mut total_w = 0.0;
+        let mut no_credit = false;
         for &f in &self.host_flows[h as usize] {
             let fi = f as usize;
             if !self.started[fi] {
                 continue;
             }
-            let vl = self.sc.flows[fi].sl as usize % self.v;
-            if self.credits[pi * self.v + vl] < self.data_blocks as i64
-                || self.outstanding[fi] >= self.cc.window()
-            {
+            let vl = self.flow_vl[fi] as usize;
+            if self.credits[pi * self.v + vl] < self.data_blocks as i64 {
+                no_credit = true;
+                continue;
+            }
+            if self.outstanding[fi] >= self.cc.window() {
                 continue;
             }
             if self.next_allowed[fi] > now {
@@ -702,6 +953,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             }
             self.cand.push(f);
             total_w += self.sc.flows[fi].weight;
+        }
+        if no_credit {
+            self.wake_for_credits(p);
         }
         if self.cand.is_empty() {
             if earliest.is_finite() {
@@ -790,6 +1044,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             ack: false,
             fecn: false,
             live: true,
+            at: NIL,
             tail: now,
         };
         let k = self.alloc(pkt);
@@ -800,7 +1055,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 self.out.window_sent[f as usize * self.sc.windows.len() + j] += 1;
             }
         }
-        let mut paced = self.data_bytes as f64 / self.sc.inject_rate;
+        let mut paced = self.inject_data;
         if self.sc.pace_jitter > 0.0 {
             // Mean-preserving jitter of the PCIe pacing: breaks the phase
             // locking of a fully deterministic network (docs/models/ibcc.md).
@@ -840,6 +1095,18 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     }
 
     fn finish(mut self) -> Counters {
+        // Credits due by the end (the overflow check).
+        for p in 0..self.returning.len() {
+            for c in std::mem::take(&mut self.returning[p]) {
+                if c.time <= self.sc.duration {
+                    let i = p * self.v + c.vl as usize;
+                    self.credits[i] += i64::from(c.blocks);
+                    if self.credits[i] > self.sc.buffer_blocks as i64 {
+                        self.out.credit_overflow = true;
+                    }
+                }
+            }
+        }
         self.out.live_data = self.pool.iter().filter(|p| p.live && !p.cnp).count() as u64;
         self.out.live_acks = self.pool.iter().filter(|p| p.live && p.ack).count() as u64;
         // Bookkeeping cross-check: VoQ contents equal the input-buffer counts.

@@ -425,24 +425,28 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     fn add_returned(&mut self, pi: usize) {
         let now = self.cal.now();
         let mut min = f64::INFINITY;
-        let ret = &mut self.returning[pi];
         let mut j = 0;
-        while j < ret.len() {
-            let c = ret[j];
+        while j < self.returning[pi].len() {
+            let c = self.returning[pi][j];
             if c.time <= now {
-                let i = pi * self.v + c.vl as usize;
-                self.credits[i] += i64::from(c.blocks);
-                if self.credits[i] > self.sc.buffer_blocks as i64 {
-                    self.out.credit_overflow = true;
-                }
                 // The order of the returns does not matter (sums).
-                ret.swap_remove(j);
+                self.returning[pi].swap_remove(j);
+                self.add_credits(pi, c);
             } else {
                 min = min.min(c.time);
                 j += 1;
             }
         }
         self.returning_min[pi] = min;
+    }
+
+    /// Returned credits back in port `pi`'s count (an overflow is flagged).
+    fn add_credits(&mut self, pi: usize, c: Returning) {
+        let i = pi * self.v + c.vl as usize;
+        self.credits[i] += i64::from(c.blocks);
+        if self.credits[i] > self.sc.buffer_blocks as i64 {
+            self.out.credit_overflow = true;
+        }
     }
 
     /// Port `p` has something that waits for credits: arbitrate again when
@@ -517,50 +521,36 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let ser = self.ser(pk.bytes, p);
         let end = (now + ser).max(pk.tail);
         self.busy[p as usize] = true;
-        if let NodeRef::Switch(_) = port.node {
-            // The end of a switch output's transmission only matters if
-            // something waits for the port then; `try_switch` puts the event
-            // in the calendar under its reserved number as soon as something
-            // does, so simultaneous events keep their order.
-            let pi = p as usize;
-            let seq = self.cal.reserve();
-            self.free_time[pi] = end;
-            self.free_seq[pi] = seq;
-            if self.waiting[pi] > 0 || self.prio[pi].head != NIL {
-                self.cal.schedule_reserved(end, seq, Ev::LinkFree(p));
-                self.free_real[pi] = true;
-            } else {
-                self.free_real[pi] = false;
-                // Counted as the event it stands for (run until `duration`).
-                if end <= self.sc.duration {
-                    self.out.events += 1;
+        // The port's LinkFree takes its sequence number now, so simultaneous
+        // events keep their order, but enters the calendar only if it can
+        // change something (`settled`: counted as the event it stands for):
+        // - a switch output: once something waits for the port (`try_switch`
+        //   schedules it then);
+        // - a host without control packets to send, paced beyond the end of
+        //   this transmission: its LinkFree would only find the next
+        //   injection due at `next` and schedule the wake-up for it, which is
+        //   scheduled now instead.
+        // The port is busy while a settled LinkFree would not have fired.
+        let pi = p as usize;
+        let seq = self.cal.reserve();
+        self.free_time[pi] = end;
+        self.free_seq[pi] = seq;
+        let settled = match port.node {
+            NodeRef::Switch(_) => self.waiting[pi] == 0 && self.prio[pi].head == NIL,
+            NodeRef::Host(h) => {
+                let next = self.next_inject[h as usize];
+                let quiet = self.quiet_hosts && end < next;
+                if quiet {
+                    self.wake_at(h, next);
                 }
+                quiet
             }
-        } else {
-            let pi = p as usize;
-            let seq = self.cal.reserve();
-            self.free_time[pi] = end;
-            self.free_seq[pi] = seq;
-            let NodeRef::Host(h) = port.node else {
-                unreachable!("a port is a switch's or a host's")
-            };
-            let next = self.next_inject[h as usize];
-            if self.quiet_hosts && end < next {
-                // A host without control packets to send, paced beyond the
-                // end of this transmission: its LinkFree would only find
-                // that the next injection is due at `next` and schedule the
-                // wake-up for it. That wake-up is scheduled now and the
-                // LinkFree settled without the calendar (the port is busy
-                // while that event would not have fired).
-                self.free_real[pi] = false;
-                if end <= self.sc.duration {
-                    self.out.events += 1;
-                }
-                self.wake_at(h, next);
-            } else {
-                self.cal.schedule_reserved(end, seq, Ev::LinkFree(p));
-                self.free_real[pi] = true;
-            }
+        };
+        self.free_real[pi] = !settled;
+        if !settled {
+            self.cal.schedule_reserved(end, seq, Ev::LinkFree(p));
+        } else if end <= self.sc.duration {
+            self.out.events += 1;
         }
         if !pk.cnp {
             let i = p as usize * self.v + pk.vl as usize;
@@ -912,7 +902,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let p = self.sc.fabric.host_port[h as usize];
         let pi = p as usize;
         if self.busy[pi] {
-            if self.free_real[pi] || !self.cal.fired(self.free_time[pi], self.free_seq[pi]) {
+            if self.port_busy(pi) {
                 return;
             }
             // The transmission ended without a LinkFree event (`transmit`).
@@ -1099,11 +1089,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         for p in 0..self.returning.len() {
             for c in std::mem::take(&mut self.returning[p]) {
                 if c.time <= self.sc.duration {
-                    let i = p * self.v + c.vl as usize;
-                    self.credits[i] += i64::from(c.blocks);
-                    if self.credits[i] > self.sc.buffer_blocks as i64 {
-                        self.out.credit_overflow = true;
-                    }
+                    self.add_credits(p, c);
                 }
             }
         }

@@ -25,7 +25,7 @@ use anyhow::Context;
 use manifest::{discover, load_or_input_error, Manifest};
 use plan::{plan_rows, plan_rows_iter};
 use render::write_full_index;
-use solvers::{Fidelity, Kind, Registry};
+use solvers::{Fidelity, Registry};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -247,8 +247,7 @@ async fn rounds(
     plan: &mut plan::Plan,
     summary: &mut execute::ExecSummary,
 ) -> anyhow::Result<()> {
-    let simulation =
-        |s: &manifest::Series| registry.get(&s.solver).map(|x| x.kind()) == Some(Kind::Simulation);
+    let simulation = |s: &manifest::Series| measure::precision::simulates(registry, s);
     let mut more = plan::MoreReplications::new();
     while !summary.cancelled {
         let mut next = plan::MoreReplications::new();
@@ -306,7 +305,7 @@ fn precision_report(
     let m = &r.manifest;
     let mut reps = Vec::new();
     for s in &m.series {
-        if registry.get(&s.solver).map(|x| x.kind()) != Some(Kind::Simulation) {
+        if !measure::precision::simulates(registry, s) {
             continue;
         }
         let counts: Vec<u32> = m

@@ -20,6 +20,12 @@ pub type Replications = std::collections::BTreeMap<(String, String, usize), u32>
 /// replications per point (or the series' own count, if larger).
 pub const RESOLVE_MAX_REPLICATIONS: u32 = 64;
 
+/// Whether series `s` runs a simulation (only those get replications in
+/// rounds).
+pub fn simulates(registry: &solvers::Registry, s: &Series) -> bool {
+    registry.get(&s.solver).map(|x| x.kind()) == Some(solvers::Kind::Simulation)
+}
+
 /// The most replications a point of `s` may get (`resolve`: for a verdict).
 pub fn cap(s: &Series, resolve: bool) -> u32 {
     match &s.precision {

@@ -29,9 +29,7 @@ pub async fn collect_at(
     // Replay the rounds of precision targets from the cache, as `run` made
     // them, so a re-render shows every replication `run` used; stop at the
     // first round whose tasks are not all stored (it never ran).
-    let simulation = |s: &manifest::Series| {
-        registry.get(&s.solver).map(|x| x.kind()) == Some(solvers::Kind::Simulation)
-    };
+    let simulation = |s: &manifest::Series| super::precision::simulates(registry, s);
     let mut more = plan::MoreReplications::new();
     loop {
         let next = super::precision::next_round(&r, &super::error_measures(&r), false, simulation);
@@ -42,10 +40,9 @@ pub async fn collect_at(
         grown_more.extend(next);
         let grown = plan::plan_with(one, registry, fidelity, &grown_more)
             .map_err(|e| InputError(format!("error: {e}")))?;
-        let wanted: std::collections::BTreeSet<&str> =
-            grown.tasks.iter().map(|t| t.key.as_str()).collect();
+        // Plan tasks are unique by key, as are the stored ones collected.
         let r2 = super::collect_plan(store, m, &plan_rows(&grown, m)).await?;
-        if r2.tasks.len() < wanted.len() {
+        if r2.tasks.len() < grown.tasks.len() {
             break;
         }
         r = r2;

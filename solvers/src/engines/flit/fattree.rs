@@ -52,6 +52,9 @@ pub struct Tree {
     k: u32,
     /// k^i, i = 0..=n.
     pw: Vec<u32>,
+    /// log2 k when k is a power of two (every tree of Wu ch.4-5), else
+    /// `u32::MAX`: routing then shifts and masks instead of dividing.
+    lg: u32,
 }
 
 impl Tree {
@@ -72,7 +75,12 @@ impl Tree {
             }
             pw.push(x as u32);
         }
-        Ok(Tree { m, n, k, pw })
+        let lg = if k.is_power_of_two() {
+            k.trailing_zeros()
+        } else {
+            u32::MAX
+        };
+        Ok(Tree { m, n, k, pw, lg })
     }
     /// N = 2(m/2)^n (Wu 4.2).
     pub fn nodes(&self) -> u32 {
@@ -89,13 +97,33 @@ impl Tree {
             self.pw[self.n as usize - 1] * (2 * l - 1)
         }
     }
+    /// x / k^e.
+    #[inline]
+    fn div_pw(&self, x: u32, e: u32) -> u32 {
+        if self.lg != u32::MAX {
+            x >> (self.lg * e)
+        } else {
+            x / self.pw[e as usize]
+        }
+    }
+    /// v mod k.
+    #[inline]
+    fn mod_k(&self, v: u32) -> u32 {
+        if self.lg != u32::MAX {
+            v & (self.k - 1)
+        } else {
+            v % self.k
+        }
+    }
     /// (level, label) of switch index `s`.
+    #[inline]
     pub fn switch(&self, s: u32) -> (u32, u32) {
         let top = self.pw[self.n as usize - 1];
         if s < top {
             (0, s)
         } else {
-            let l = 1 + (s - top) / (2 * top);
+            // (s − top) / (2·top), top = k^{n−1}.
+            let l = 1 + (self.div_pw(s - top, self.n - 1) >> 1);
             (l, s - self.level_start(l))
         }
     }
@@ -105,20 +133,20 @@ impl Tree {
     /// Digit t of node x.
     #[inline]
     pub fn node_digit(&self, x: u32, t: u32) -> u32 {
-        let v = x / self.pw[(self.n - 1 - t) as usize];
+        let v = self.div_pw(x, self.n - 1 - t);
         if t == 0 {
             v
         } else {
-            v % self.k
+            self.mod_k(v)
         }
     }
     #[inline]
     fn lab_digit(&self, lab: u32, t: u32) -> u32 {
-        let v = lab / self.pw[(self.n - 2 - t) as usize];
+        let v = self.div_pw(lab, self.n - 2 - t);
         if t == 0 {
             v
         } else {
-            v % self.k
+            self.mod_k(v)
         }
     }
     #[inline]

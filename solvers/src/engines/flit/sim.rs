@@ -166,6 +166,12 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         base.push(base[r as usize] + p);
     }
     let v_n = sc.vcs;
+    if !(1..=64).contains(&v_n) {
+        return Err(SolveError::param(
+            "vcs",
+            format!("{v_n} virtual channels per port (need 1 ..= 64)"),
+        ));
+    }
     let buf = sc.buffer;
     let omega = sc.msg_len;
     let n_ch = base[n_r];
@@ -264,7 +270,9 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     // what has nothing to do.
     let mut hdr_wait = vec![0u32; n_r];
     let mut queued = vec![0u32; n_r];
-    let mut owned = vec![0u32; n_ch];
+    // Owned output VCs of each channel as a bit set (bit v: VC v has an
+    // owner), so switch traversal visits only those, in round-robin order.
+    let mut owned = vec![0u64; n_ch];
     // Routers to visit this cycle (bit set, visited in index order) and next
     // cycle. A visit that changes nothing is skipped: a router is marked when
     // something reaches it (a flit lands, a credit returns, a message is
@@ -659,6 +667,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             order_rot = 0;
         }
         let mut moved = false;
+        let next_cycle = (cycle + 1) as f64;
         if paced {
             let ts = (cycle % timer_len as u64) as usize;
             for &r in &timers[ts] {
@@ -672,9 +681,12 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             ($ch:expr, $r32:expr) => {{
                 let ch: usize = $ch;
                 let mut any = false;
-                for o in ch * v_n..(ch + 1) * v_n {
+                let mut bits = owned[ch];
+                while bits != 0 {
+                    let o = ch * v_n + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
                     let i = owner[o];
-                    if i == NONE || credits[o] == 0 {
+                    if credits[o] == 0 {
                         continue;
                     }
                     let i = i as usize;
@@ -785,7 +797,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         let o = (base[r] + p as usize) * v_n + v as usize;
                         owner[o] = i as u32;
                         alloc[i] = o as u32;
-                        owned[base[r] + p as usize] += 1;
+                        owned[base[r] + p as usize] |= 1 << v;
                         hdr_wait[r] -= 1;
                     }
                 }
@@ -794,22 +806,36 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     if owned[ch] == 0 {
                         continue;
                     }
-                    if paced && ready[ch] >= cycle as f64 + 1.0 {
+                    if paced && ready[ch] >= next_cycle {
                         if !wake_next && wake_at > cycle + 1 && eligible!(ch, r32) {
-                            wake_at = wake_at.min(ready[ch].floor() as u64);
+                            wake_at = wake_at.min(ready[ch] as u64);
                         }
                         continue;
                     }
-                    let start = rr[ch] as usize;
-                    for s in 0..v_n {
-                        let v = if start + s >= v_n {
-                            start + s - v_n
-                        } else {
-                            start + s
-                        };
+                    // Owned VCs from the round-robin pointer on: those at
+                    // or above it, then those below (the order of a scan of
+                    // every VC from the pointer, skipping unowned ones).
+                    let start = rr[ch];
+                    let mask = owned[ch];
+                    let mut bits = mask >> start << start;
+                    let mut wrapped = false;
+                    loop {
+                        if bits == 0 {
+                            if wrapped {
+                                break;
+                            }
+                            wrapped = true;
+                            bits = mask & ((1u64 << start) - 1);
+                            if bits == 0 {
+                                break;
+                            }
+                        }
+                        let v = bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
                         let o = ch * v_n + v;
                         let i = owner[o];
-                        if i == NONE || credits[o] == 0 {
+                        debug_assert!(i != NONE);
+                        if credits[o] == 0 {
                             continue;
                         }
                         let i = i as usize;
@@ -870,9 +896,9 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         };
                         credits[o] -= 1;
                         let ahead = if paced {
-                            let s = ready[ch].max(cycle as f64);
+                            let s = ready[ch].max(now);
                             ready[ch] = s + period[ch];
-                            (((s + lat[ch]).ceil() as u64).saturating_sub(cycle) as usize).max(1)
+                            (ceil_u64(s + lat[ch]).saturating_sub(cycle) as usize).max(1)
                         } else {
                             lat_cycles[ch]
                         };
@@ -888,7 +914,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         if f & 1 != 0 {
                             owner[o] = NONE;
                             alloc[i] = NONE;
-                            owned[ch] -= 1;
+                            owned[ch] &= !(1 << v);
                             // The next message's header, if already here, waits.
                             if i < n_ivc && fl_len[i] > 0 {
                                 hdr_wait[r] += 1;
@@ -907,7 +933,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         if !paced {
                             wake_next = true;
                         } else if eligible!(ch, r32) {
-                            wake_at = wake_at.min(ready[ch].floor() as u64);
+                            wake_at = wake_at.min(ready[ch] as u64);
                         }
                     }
                 }
@@ -1001,5 +1027,17 @@ fn relay_enqueue<D: Destinations>(
     if let Some(s) = slot {
         let x = &mut c.relay_max_queue[s];
         *x = (*x).max(queue[q].len() as u64);
+    }
+}
+
+/// ⌈x⌉ for 0 <= x < 2^53 (a cycle count): what `x.ceil() as u64` gives,
+/// without the libm call the baseline x86-64 target makes for `ceil`.
+#[inline]
+fn ceil_u64(x: f64) -> u64 {
+    let t = x as u64;
+    if (t as f64) < x {
+        t + 1
+    } else {
+        t
     }
 }

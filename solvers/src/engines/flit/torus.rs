@@ -77,7 +77,7 @@ impl KaryNcube {
             if x == t {
                 continue;
             }
-            let off = (t + self.k - x) % self.k;
+            let off = if t > x { t - x } else { t + self.k - x };
             return if 2 * off <= self.k {
                 (2 * d, u32::from(x < t))
             } else {
@@ -165,29 +165,46 @@ impl Routing for Duato<'_> {
         free: F,
     ) -> Option<(u32, u32)> {
         let t = self.topo;
-        let mut cand = [(0u32, 0u32); 128];
-        let mut n = 0;
-        for d in 0..t.n {
-            let (x, y) = (t.coord(cur, d), t.coord(dst, d));
-            if x == y {
-                continue;
-            }
-            let off = (y + t.k - x) % t.k;
-            let plus = 2 * off <= t.k;
-            let minus = 2 * off >= t.k;
-            for (ok, port) in [(plus, 2 * d), (minus, 2 * d + 1)] {
-                if ok {
-                    for v in 2..self.vcs {
-                        if n < cand.len() && free(port, v) {
-                            cand[n] = (port, v);
-                            n += 1;
+        // Free adaptive VCs on minimal directions, in a fixed order (the
+        // first CAP of them count). Walked twice when there are several: to
+        // count them, then to find the one drawn, which costs less than
+        // filling a candidate list on every attempt of a blocked header.
+        const CAP: usize = 128;
+        let walk = |stop: usize| -> (usize, (u32, u32)) {
+            let mut n = 0;
+            let mut first = (0, 0);
+            for d in 0..t.n {
+                let (x, y) = (t.coord(cur, d), t.coord(dst, d));
+                if x == y {
+                    continue;
+                }
+                let off = if y > x { y - x } else { y + t.k - x };
+                let plus = 2 * off <= t.k;
+                let minus = 2 * off >= t.k;
+                for (ok, port) in [(plus, 2 * d), (minus, 2 * d + 1)] {
+                    if ok {
+                        for v in 2..self.vcs {
+                            if n < CAP && free(port, v) {
+                                if n == stop {
+                                    return (n + 1, (port, v));
+                                }
+                                if n == 0 {
+                                    first = (port, v);
+                                }
+                                n += 1;
+                            }
                         }
                     }
                 }
             }
+            (n, first)
+        };
+        let (n, first) = walk(usize::MAX);
+        if n == 1 {
+            return Some(first);
         }
-        if n > 0 {
-            return Some(cand[if n == 1 { 0 } else { below(rng, n) }]);
+        if n > 1 {
+            return Some(walk(below(rng, n)).1);
         }
         let (port, class) = t.dor_hop(cur, dst);
         free(port, class).then_some((port, class))

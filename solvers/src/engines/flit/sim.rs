@@ -269,6 +269,15 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     // router's source, owned output VCs per channel: the loops below skip
     // what has nothing to do.
     let mut hdr_wait = vec![0u32; n_r];
+    // The same as bit sets, so a router with many ports (a concentrator or
+    // dispatcher has one per switch of its cluster) visits only what has
+    // something: `hw` has a bit per input of each router in allocation
+    // order (router r's inputs from bit base[r]·V + r·I: its network VCs,
+    // then its I injection VCs), set while that input holds a header
+    // waiting for an output VC; `ch_owned` a bit per channel with an owned
+    // output VC.
+    let mut hw = vec![0u64; (n_ivc + n_inj).div_ceil(64)];
+    let mut ch_owned = vec![0u64; n_ch.div_ceil(64)];
     let mut queued = vec![0u32; n_r];
     // Owned output VCs of each channel as a bit set (bit v: VC v has an
     // owner), so switch traversal visits only those, in round-robin order.
@@ -582,6 +591,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 fl[at * buf + pos] = f;
                 if fl_len[at] == 0 && alloc[at] == NONE {
                     hdr_wait[r] += 1;
+                    set_bit(&mut hw, at + r * inj_per);
                 }
                 fl_len[at] += 1;
                 work[r] += 1;
@@ -745,67 +755,57 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                             inj_left[j] = omega;
                             queued[r] -= 1;
                             hdr_wait[r] += 1;
+                            set_bit(&mut hw, base[r + 1] * v_n + j);
                         }
                     }
                 }
-                // VC allocation for waiting headers, starting at a rotating VC.
-                // Stop once every waiting header has been seen (no division in
-                // the index: this loop is the engine's hottest).
-                let mut seen = 0;
+                // VC allocation for waiting headers, from a rotating input
+                // on: the set bits of `hw` at or above it, then below.
                 let waiting = hdr_wait[r];
-                let mut k = if order_rot < n_in_r {
-                    order_rot
-                } else {
-                    order_rot % n_in_r
-                };
-                for _ in 0..n_in_r {
-                    if seen >= waiting {
-                        break;
-                    }
-                    let kk = k;
-                    k += 1;
-                    if k == n_in_r {
-                        k = 0;
-                    }
-                    let k = kk;
-                    let (i, m, is_head) = if k < net_in {
-                        let i = ivc0 + k;
-                        if alloc[i] != NONE || fl_len[i] == 0 {
-                            continue;
-                        }
-                        let f = fl[i * buf + fl_head[i] as usize];
-                        (i, (f >> 2) as usize, f & 2 != 0)
+                if waiting > 0 {
+                    let start = if order_rot < n_in_r {
+                        order_rot
                     } else {
-                        let j = r * inj_per + (k - net_in);
-                        let i = n_ivc + j;
-                        if alloc[i] != NONE || inj_msg[j] == NONE {
-                            continue;
-                        }
-                        (i, inj_msg[j] as usize, inj_left[j] == omega)
+                        order_rot % n_in_r
                     };
-                    debug_assert!(is_head);
-                    if !is_head {
-                        continue;
-                    }
-                    seen += 1;
-                    let chosen = routing.route(r32, msgs[m].dst, msgs[m].tag, &mut rng, |p, v| {
-                        let o = (base[r] + p as usize) * v_n + v as usize;
-                        owner[o] == NONE && credits[o] == buf as u32
-                    });
-                    if let Some((p, v)) = chosen {
-                        debug_assert!((p as usize) < base[r + 1] - base[r]);
-                        let o = (base[r] + p as usize) * v_n + v as usize;
-                        owner[o] = i as u32;
-                        alloc[i] = o as u32;
-                        owned[base[r] + p as usize] |= 1 << v;
-                        hdr_wait[r] -= 1;
+                    let kb = ivc0 + r * inj_per;
+                    for (lo, hi) in [(kb + start, kb + n_in_r), (kb, kb + start)] {
+                        bits_in!(hw, lo, hi, pos => {
+                            let k = pos - kb;
+                            let (i, m) = if k < net_in {
+                                let i = ivc0 + k;
+                                debug_assert!(alloc[i] == NONE && fl_len[i] > 0);
+                                let f = fl[i * buf + fl_head[i] as usize];
+                                debug_assert!(f & 2 != 0);
+                                (i, (f >> 2) as usize)
+                            } else {
+                                let j = r * inj_per + (k - net_in);
+                                debug_assert!(alloc[n_ivc + j] == NONE && inj_msg[j] != NONE);
+                                debug_assert!(inj_left[j] == omega);
+                                (n_ivc + j, inj_msg[j] as usize)
+                            };
+                            let chosen =
+                                routing.route(r32, msgs[m].dst, msgs[m].tag, &mut rng, |p, v| {
+                                    let o = (base[r] + p as usize) * v_n + v as usize;
+                                    owner[o] == NONE && credits[o] == buf as u32
+                                });
+                            if let Some((p, v)) = chosen {
+                                debug_assert!((p as usize) < base[r + 1] - base[r]);
+                                let ch = base[r] + p as usize;
+                                let o = ch * v_n + v as usize;
+                                owner[o] = i as u32;
+                                alloc[i] = o as u32;
+                                owned[ch] |= 1 << v;
+                                set_bit(&mut ch_owned, ch);
+                                hdr_wait[r] -= 1;
+                                hw[pos >> 6] &= !(1u64 << (pos & 63));
+                            }
+                        });
                     }
                 }
-                // Switch traversal: one flit per output channel.
-                for ch in base[r]..base[r + 1] {
-                    if owned[ch] == 0 {
-                        continue;
-                    }
+                // Switch traversal: one flit per output channel (those
+                // with an owned VC, in channel order).
+                bits_in!(ch_owned, base[r], base[r + 1], ch => {
                     if paced && ready[ch] >= next_cycle {
                         if !wake_next && wake_at > cycle + 1 && eligible!(ch, r32) {
                             wake_at = wake_at.min(ready[ch] as u64);
@@ -915,9 +915,13 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                             owner[o] = NONE;
                             alloc[i] = NONE;
                             owned[ch] &= !(1 << v);
+                            if owned[ch] == 0 {
+                                ch_owned[ch >> 6] &= !(1u64 << (ch & 63));
+                            }
                             // The next message's header, if already here, waits.
                             if i < n_ivc && fl_len[i] > 0 {
                                 hdr_wait[r] += 1;
+                                set_bit(&mut hw, i + r * inj_per);
                                 wake_next = true;
                             }
                         }
@@ -936,7 +940,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                             wake_at = wake_at.min(ready[ch] as u64);
                         }
                     }
-                }
+                });
                 if wake_next || wake_at <= cycle + 1 {
                     act_next[r >> 6] |= 1 << (r & 63);
                 } else if wake_at != u64::MAX {
@@ -1041,3 +1045,38 @@ fn ceil_u64(x: f64) -> u64 {
         t
     }
 }
+
+#[inline]
+fn set_bit(words: &mut [u64], pos: usize) {
+    words[pos >> 6] |= 1u64 << (pos & 63);
+}
+
+/// Runs `$body` with `$pos` bound to each set bit of the bit set `$words` in
+/// [`$lo`, `$hi`), in increasing order; each word is read when its turn
+/// comes, so the body may clear bits it has visited (and `continue` goes on
+/// to the next bit).
+macro_rules! bits_in {
+    ($words:expr, $lo:expr, $hi:expr, $pos:ident => $body:block) => {{
+        let (lo, hi): (usize, usize) = ($lo, $hi);
+        if lo < hi {
+            let last = (hi - 1) >> 6;
+            let mut w = lo >> 6;
+            while w <= last {
+                let mut bits = $words[w];
+                if w == lo >> 6 {
+                    bits &= !0u64 << (lo & 63);
+                }
+                if w == last && hi & 63 != 0 {
+                    bits &= (1u64 << (hi & 63)) - 1;
+                }
+                while bits != 0 {
+                    let $pos = (w << 6) | bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    $body
+                }
+                w += 1;
+            }
+        }
+    }};
+}
+use bits_in;

@@ -42,6 +42,7 @@ use super::topology::NodeRef;
 use super::{Counters, Dest, Scenario};
 use crate::des::{Calendar, Stream};
 use crate::{SolveError, TaskContext};
+use std::collections::VecDeque;
 
 const NIL: u32 = u32::MAX;
 /// Number of SLs an HCA keeps CC timers for.
@@ -57,6 +58,8 @@ enum Ev {
     /// Credits due at an idle output that may be waiting for them (see
     /// `Engine::credit`).
     CreditWake(u32),
+    /// Data packet `k` has drained from its destination's sink (only where
+    /// the host replies to it; see `sink_arrival`).
     SinkDone(u32),
     HostWake(u32),
     FlowStart(u32),
@@ -150,8 +153,11 @@ struct Engine<'a, C: CongestionControl> {
     voq: Vec<Queue>,
     voq_blocks: Vec<u32>,
     // Per host.
-    sink: Vec<Queue>,
-    sink_busy: Vec<bool>,
+    /// End of the sink's drain of the last packet sent to the host.
+    sink_free: Vec<f64>,
+    /// Packets in the host's input buffer: (end of drain, VL, blocks), in
+    /// order (for `in_used` at the next arrival; see `sink_arrival`).
+    sink_held: Vec<VecDeque<(f64, u8, u32)>>,
     next_inject: Vec<f64>,
     wake: Vec<f64>,
     host_flows: Vec<Vec<u32>>,
@@ -300,8 +306,8 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             voq_base,
             voq: vec![EMPTY; total as usize],
             voq_blocks: vec![0; total as usize],
-            sink: vec![EMPTY; hosts],
-            sink_busy: vec![false; hosts],
+            sink_free: vec![0.0; hosts],
+            sink_held: vec![VecDeque::new(); hosts],
             next_inject: vec![0.0; hosts],
             wake: vec![f64::INFINITY; hosts],
             host_flows,
@@ -356,7 +362,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                     self.arbitrate(p);
                 }
             }
-            Ev::SinkDone(h) => self.sink_done(h),
+            Ev::SinkDone(k) => self.sink_done(k),
             Ev::HostWake(h) => {
                 if self.cal.now() == self.wake[h as usize] {
                     self.wake[h as usize] = f64::INFINITY;
@@ -561,7 +567,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let tail = end + port.latency;
         self.pool[k as usize].tail = tail;
         self.pool[k as usize].at = peer;
-        let at = match self.sc.fabric.ports[peer as usize].node {
+        let (at, sink) = match self.sc.fabric.ports[peer as usize].node {
             NodeRef::Switch(s) => {
                 let lat = self.sc.switch_latency;
                 if self.sc.cut_through {
@@ -571,20 +577,25 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                     // otherwise sit idle, held by a slow input).
                     let out = self.sc.fabric.next_port(s, pk.dst);
                     let ser_out = self.ser(pk.bytes, out);
-                    (end - ser + port.latency).max(tail - ser_out) + lat
+                    let at = (end - ser + port.latency).max(tail - ser_out) + lat;
+                    (at, None)
                 } else {
-                    tail + lat
+                    (tail + lat, None)
                 }
             }
-            NodeRef::Host(_) => {
-                if self.sc.cut_through {
+            NodeRef::Host(h) => {
+                let at = if self.sc.cut_through {
                     end - ser + port.latency
                 } else {
                     tail
-                }
+                };
+                (at, (!pk.cnp).then_some(h))
             }
         };
-        self.cal.schedule(at, Ev::Arrive(k));
+        match sink {
+            Some(h) => self.sink_arrival(h, k, at),
+            None => self.cal.schedule(at, Ev::Arrive(k)),
+        }
         end
     }
 
@@ -739,43 +750,67 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                     self.out.acks_received += 1;
                     self.ack(h, pk.flow, pk.fecn);
                     self.release(k);
-                } else if pk.cnp {
+                } else {
+                    // Data packets reach the sink without an event (`sink_arrival`).
+                    debug_assert!(pk.cnp);
                     self.out.becns += 1;
                     self.becn(pk.flow);
                     self.release(k);
-                } else {
-                    let iu = q as usize * self.v + pk.vl as usize;
-                    self.in_used[iu] += pk.blocks;
-                    self.out.max_in_used = self.out.max_in_used.max(self.in_used[iu]);
-                    Self::push(&mut self.pool, &mut self.sink[h as usize], k);
-                    if !self.sink_busy[h as usize] {
-                        self.start_sink(h);
-                    }
                 }
             }
         }
     }
 
-    fn start_sink(&mut self, h: u32) {
-        let k = self.sink[h as usize].head;
-        if k == NIL {
-            return;
-        }
+    /// Data packet `k`, just put on the wire to host `h`, reaches the host's
+    /// sink at `at`. The sink is a FIFO fed by that one link and drained at
+    /// a fixed rate, so nothing between now and `at` can change what happens
+    /// to the packet there: its arrival is settled now, without an event
+    /// (counted as the event it was), and its end of drain is computed as
+    /// the arrival would have: it starts when the packet has arrived and the
+    /// sink has drained the one before, and cannot end before its tail has
+    /// arrived. Where the host replies to data packets (CNPs, ACKs) the end
+    /// of drain is a `SinkDone` event; otherwise nothing happens then but
+    /// delivery and the credit return, which are settled now too (the
+    /// credits are returned at the time they are due, see `credit`).
+    fn sink_arrival(&mut self, h: u32, k: u32, at: f64) {
+        let hi = h as usize;
         let pk = self.pool[k as usize];
+        if at <= self.sc.duration {
+            self.out.events += 1;
+        }
         let drain = if pk.bytes == self.data_bytes {
             self.sink_data
         } else {
             pk.bytes as f64 / self.sc.sink_rate
         };
-        let end = (self.cal.now() + drain).max(pk.tail);
-        self.sink_busy[h as usize] = true;
-        self.cal.schedule(end, Ev::SinkDone(h));
+        let done = (at.max(self.sink_free[hi]) + drain).max(pk.tail);
+        self.sink_free[hi] = done;
+        // The input buffer at the arrival: the packets before it that have
+        // not drained by then, and this one.
+        let base = pk.at as usize * self.v;
+        while let Some(&(t, vl, blocks)) = self.sink_held[hi].front() {
+            if t > at {
+                break;
+            }
+            self.in_used[base + vl as usize] -= blocks;
+            self.sink_held[hi].pop_front();
+        }
+        let iu = base + pk.vl as usize;
+        self.in_used[iu] += pk.blocks;
+        self.out.max_in_used = self.out.max_in_used.max(self.in_used[iu]);
+        self.sink_held[hi].push_back((done, pk.vl, pk.blocks));
+        if !self.quiet_hosts {
+            self.cal.schedule(done, Ev::SinkDone(k));
+        } else if done <= self.sc.duration {
+            self.out.events += 1;
+            self.deliver(k, done);
+            self.release(k);
+        }
     }
 
-    fn sink_done(&mut self, h: u32) {
-        let now = self.cal.now();
-        let k = Self::pop(&self.pool, &mut self.sink[h as usize]);
-        self.sink_busy[h as usize] = false;
+    /// Data packet `k` has drained from its destination's sink at `now`:
+    /// counted as delivered, its credits returned.
+    fn deliver(&mut self, k: u32, now: f64) {
         let pk = self.pool[k as usize];
         self.out.delivered += 1;
         self.out.delivered_bytes += self.sc.mtu as u64;
@@ -787,10 +822,17 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 self.out.window_bytes[f * self.sc.windows.len() + j] += self.sc.mtu as f64;
             }
         }
-        let hp = self.sc.fabric.host_port[h as usize];
-        self.in_used[hp as usize * self.v + pk.vl as usize] -= pk.blocks;
-        let port = self.sc.fabric.ports[hp as usize];
+        let port = self.sc.fabric.ports[pk.at as usize];
         self.credit(now + port.latency, port.peer, pk.vl, pk.blocks);
+    }
+
+    /// `SinkDone(k)`: delivery, and the host's reply to the data packet.
+    fn sink_done(&mut self, k: u32) {
+        let now = self.cal.now();
+        self.deliver(k, now);
+        let pk = self.pool[k as usize];
+        let h = pk.dst;
+        let hp = pk.at;
         let reply = self.cc.reply(pk.fecn);
         if reply != Reply::Nothing {
             let ack = reply == Reply::Ack;
@@ -819,7 +861,6 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             self.try_host(h);
         }
         self.release(k);
-        self.start_sink(h);
     }
 
     /// Input buffer (port `q`, `vl`) of switch `s` just filled: every output

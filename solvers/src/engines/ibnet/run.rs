@@ -96,6 +96,41 @@ struct Returning {
     blocks: u32,
 }
 
+/// Credits on their way back to one port, in order of time: `list[head..]`.
+#[derive(Default)]
+struct Returns {
+    list: Vec<Returning>,
+    head: usize,
+}
+
+impl Returns {
+    #[inline]
+    fn front(&self) -> Option<Returning> {
+        self.list.get(self.head).copied()
+    }
+
+    fn clear(&mut self) {
+        self.list.clear();
+        self.head = 0;
+    }
+
+    /// Usually the latest return: appended; otherwise placed by time.
+    #[inline]
+    fn push(&mut self, r: Returning) {
+        if self.head > 32 && 2 * self.head > self.list.len() {
+            self.list.drain(..self.head);
+            self.head = 0;
+        }
+        match self.list.last() {
+            Some(b) if b.time > r.time => {
+                let i = self.head + self.list[self.head..].partition_point(|c| c.time <= r.time);
+                self.list.insert(i, r);
+            }
+            _ => self.list.push(r),
+        }
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Queue {
     head: u32,
@@ -106,6 +141,73 @@ const EMPTY: Queue = Queue {
     head: NIL,
     tail: NIL,
 };
+
+/// The windows (`Scenario::windows`) that hold a time, as a bit set, kept
+/// for the interval between the window bounds around the last time asked
+/// about: every time in it is in the same windows (a bound inside it would
+/// be above the one and at or below the other), so a flow's deliveries or
+/// injections look the windows up once per interval, not once per packet.
+#[derive(Clone, Copy)]
+struct WindowCache {
+    /// The bounds around the last time (`lo <= t < hi`) and its windows.
+    lo: f64,
+    hi: f64,
+    set: u64,
+}
+
+impl WindowCache {
+    /// Holds no time.
+    const EMPTY: WindowCache = WindowCache {
+        lo: f64::INFINITY,
+        hi: f64::NEG_INFINITY,
+        set: 0,
+    };
+
+    /// Calls `add(j)` for every window `j` holding `t` (`from <= t < to`).
+    /// More than 64 windows are looked up at each call.
+    #[inline]
+    fn each(&mut self, windows: &[(f64, f64)], t: f64, mut add: impl FnMut(usize)) {
+        if windows.len() <= 64 {
+            let mut set = self.windows(windows, t);
+            while set != 0 {
+                add(set.trailing_zeros() as usize);
+                set &= set - 1;
+            }
+        } else {
+            for (j, &(from, to)) in windows.iter().enumerate() {
+                if t >= from && t < to {
+                    add(j);
+                }
+            }
+        }
+    }
+
+    /// The windows holding `t`, bit `j` for window `j` (at most 64).
+    #[inline]
+    fn windows(&mut self, windows: &[(f64, f64)], t: f64) -> u64 {
+        if !(t >= self.lo && t < self.hi) {
+            let mut c = WindowCache {
+                lo: f64::NEG_INFINITY,
+                hi: f64::INFINITY,
+                set: 0,
+            };
+            for (j, &(from, to)) in windows.iter().enumerate() {
+                if t >= from && t < to {
+                    c.set |= 1 << j;
+                }
+                for x in [from, to] {
+                    if x <= t {
+                        c.lo = c.lo.max(x);
+                    } else {
+                        c.hi = c.hi.min(x);
+                    }
+                }
+            }
+            *self = c;
+        }
+        self.set
+    }
+}
 
 struct Engine<'a, C: CongestionControl> {
     sc: &'a Scenario,
@@ -132,9 +234,10 @@ struct Engine<'a, C: CongestionControl> {
     free_seq: Vec<u64>,
     free_real: Vec<bool>,
     credits: Vec<i64>,
-    /// Credits returning to each port, the earliest of their times, and the
+    /// Credits returning to each port (in order of time), the earliest of
+    /// their times, and the
     /// time of the port's pending `CreditWake` (infinite if none).
-    returning: Vec<Vec<Returning>>,
+    returning: Vec<Returns>,
     returning_min: Vec<f64>,
     credit_wake: Vec<f64>,
     prio: Vec<Queue>,
@@ -180,6 +283,10 @@ struct Engine<'a, C: CongestionControl> {
     quiet_hosts: bool,
     /// Data VL of each flow (SL mod the data VLs).
     flow_vl: Vec<u8>,
+    /// Per flow, the windows holding its last delivery and its last
+    /// injection.
+    win_delivered: Vec<WindowCache>,
+    win_sent: Vec<WindowCache>,
     out: Counters,
     sample_k: usize,
 }
@@ -290,7 +397,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             free_time: vec![0.0; np],
             free_seq: vec![0; np],
             free_real: vec![false; np],
-            returning: vec![Vec::new(); np],
+            returning: (0..np).map(|_| Returns::default()).collect(),
             returning_min: vec![f64::INFINITY; np],
             credit_wake: vec![f64::INFINITY; np],
             credits: vec![sc.buffer_blocks as i64; np * v],
@@ -330,6 +437,8 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 .iter()
                 .map(|fl| (fl.sl as usize % v) as u8)
                 .collect(),
+            win_delivered: vec![WindowCache::EMPTY; nflows],
+            win_sent: vec![WindowCache::EMPTY; nflows],
             out: Counters::new(nflows, switches, nbins, sc.windows.len()),
             sample_k: 0,
         }
@@ -395,11 +504,12 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     /// current time count as arrived).
     fn credit(&mut self, t: f64, p: u32, vl: u8, blocks: u32) {
         let pi = p as usize;
-        self.returning[pi].push(Returning {
+        let r = Returning {
             time: t,
             vl,
             blocks,
-        });
+        };
+        self.returning[pi].push(r);
         if t < self.returning_min[pi] {
             self.returning_min[pi] = t;
         }
@@ -430,20 +540,16 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
 
     fn add_returned(&mut self, pi: usize) {
         let now = self.cal.now();
-        let mut min = f64::INFINITY;
-        let mut j = 0;
-        while j < self.returning[pi].len() {
-            let c = self.returning[pi][j];
-            if c.time <= now {
-                // The order of the returns does not matter (sums).
-                self.returning[pi].swap_remove(j);
-                self.add_credits(pi, c);
-            } else {
-                min = min.min(c.time);
-                j += 1;
+        while let Some(c) = self.returning[pi].front() {
+            if c.time > now {
+                self.returning_min[pi] = c.time;
+                return;
             }
+            self.returning[pi].head += 1;
+            self.add_credits(pi, c);
         }
-        self.returning_min[pi] = min;
+        self.returning[pi].clear();
+        self.returning_min[pi] = f64::INFINITY;
     }
 
     /// Returned credits back in port `pi`'s count (an overflow is flagged).
@@ -817,11 +923,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let f = pk.flow as usize;
         let b = ((now / self.sc.bin) as usize).min(self.out.nbins - 1);
         self.out.bin_bytes[f * self.out.nbins + b] += self.sc.mtu as f64;
-        for (j, w) in self.sc.windows.iter().enumerate() {
-            if now >= w.0 && now < w.1 {
-                self.out.window_bytes[f * self.sc.windows.len() + j] += self.sc.mtu as f64;
-            }
-        }
+        let sc = self.sc;
+        let bytes = &mut self.out.window_bytes[f * sc.windows.len()..];
+        self.win_delivered[f].each(&sc.windows, now, |j| bytes[j] += sc.mtu as f64);
         let port = self.sc.fabric.ports[pk.at as usize];
         self.credit(now + port.latency, port.peer, pk.vl, pk.blocks);
     }
@@ -1081,11 +1185,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let k = self.alloc(pkt);
         self.out.generated += 1;
         self.outstanding[f as usize] = self.outstanding[f as usize].saturating_add(1);
-        for (j, w) in self.sc.windows.iter().enumerate() {
-            if now >= w.0 && now < w.1 {
-                self.out.window_sent[f as usize * self.sc.windows.len() + j] += 1;
-            }
-        }
+        let sc = self.sc;
+        let sent = &mut self.out.window_sent[f as usize * sc.windows.len()..];
+        self.win_sent[f as usize].each(&sc.windows, now, |j| sent[j] += 1);
         let mut paced = self.inject_data;
         if self.sc.pace_jitter > 0.0 {
             // Mean-preserving jitter of the PCIe pacing: breaks the phase
@@ -1128,7 +1230,8 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     fn finish(mut self) -> Counters {
         // Credits due by the end (the overflow check).
         for p in 0..self.returning.len() {
-            for c in std::mem::take(&mut self.returning[p]) {
+            let r = std::mem::take(&mut self.returning[p]);
+            for &c in &r.list[r.head..] {
                 if c.time <= self.sc.duration {
                     self.add_credits(p, c);
                 }

@@ -263,6 +263,8 @@ struct Engine<'a, C: CongestionControl> {
     sink_held: Vec<VecDeque<(f64, u8, u32)>>,
     next_inject: Vec<f64>,
     wake: Vec<f64>,
+    /// A quiet host's wake-up follows its credits (`wake_when_ready`).
+    gated: Vec<bool>,
     host_flows: Vec<Vec<u32>>,
     rng: Vec<Stream>,
     // Per flow.
@@ -417,6 +419,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             sink_held: vec![VecDeque::new(); hosts],
             next_inject: vec![0.0; hosts],
             wake: vec![f64::INFINITY; hosts],
+            gated: vec![false; hosts],
             host_flows,
             rng: (0..hosts as u64)
                 .map(|h| Stream::new(seed, 1000 + h))
@@ -519,9 +522,20 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         }
         let waits = match self.sc.fabric.ports[pi].node {
             NodeRef::Switch(_) => self.waiting[pi] > 0 && !self.port_busy(pi),
-            NodeRef::Host(_) => {
-                !self.port_busy(pi)
-                    && self.credits[pi * self.v + vl as usize] < self.data_blocks as i64
+            NodeRef::Host(h) => {
+                let hi = h as usize;
+                if self.gated[hi] {
+                    // The host's wake-up follows the credits
+                    // (`wake_when_ready`); a return due at `t` can bring it
+                    // forward to `t` or its paced time, not before.
+                    if self.wake[hi] > t.max(self.next_inject[hi]) {
+                        self.wake_when_ready(h);
+                    }
+                    false
+                } else {
+                    !self.port_busy(pi)
+                        && self.credits[pi * self.v + vl as usize] < self.data_blocks as i64
+                }
             }
         };
         if waits && t < self.credit_wake[pi] {
@@ -652,9 +666,8 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             NodeRef::Host(h) => {
                 let next = self.next_inject[h as usize];
                 let quiet = self.quiet_hosts && end < next;
-                if quiet {
-                    self.wake_at(h, next);
-                }
+                // The caller (`inject`) wakes the host when it can send.
+                self.gated[h as usize] = quiet;
                 quiet
             }
         };
@@ -1043,6 +1056,52 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         }
     }
 
+    /// Quiet host `h` after a transmission (`gated`): wakes it at the
+    /// earliest time, from its next paced injection on, at which one of its
+    /// flows may send and holds the credits for a packet, counting the
+    /// credits known to be on their way; each new return calls this again
+    /// (`credit`), which can only bring the time forward. Woken earlier (at
+    /// the paced time, then at each credit return) it would only find
+    /// nothing to send and wait again, so the one wake-up stands for those
+    /// steps; it is counted as the paced wake-up it replaces.
+    fn wake_when_ready(&mut self, h: u32) {
+        let hi = h as usize;
+        let pi = self.sc.fabric.host_port[hi] as usize;
+        let from = self.next_inject[hi];
+        let mut t = f64::INFINITY;
+        for &f in &self.host_flows[hi] {
+            let fi = f as usize;
+            if !self.started[fi] || self.outstanding[fi] >= self.cc.window() {
+                continue;
+            }
+            let ready = self.credit_time(pi, self.flow_vl[fi]);
+            t = t.min(from.max(self.next_allowed[fi]).max(ready));
+        }
+        if t.is_finite() {
+            self.wake_at(h, t);
+        }
+    }
+
+    /// When output `pi` holds the credits of `vl` for a data packet, by the
+    /// returns known now (-inf: already; inf: not with these).
+    fn credit_time(&self, pi: usize, vl: u8) -> f64 {
+        let need = self.data_blocks as i64;
+        let mut have = self.credits[pi * self.v + vl as usize];
+        if have >= need {
+            return f64::NEG_INFINITY;
+        }
+        let r = &self.returning[pi];
+        for c in &r.list[r.head..] {
+            if c.vl == vl {
+                have += i64::from(c.blocks);
+                if have >= need {
+                    return c.time;
+                }
+            }
+        }
+        f64::INFINITY
+    }
+
     fn try_host(&mut self, h: u32) {
         let p = self.sc.fabric.host_port[h as usize];
         let pi = p as usize;
@@ -1059,6 +1118,8 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             self.transmit(p, k);
             return;
         }
+        // From here on the host schedules its own wake-ups.
+        self.gated[h as usize] = false;
         let now = self.cal.now();
         if now < self.next_inject[h as usize] {
             self.wake_at(h, self.next_inject[h as usize]);
@@ -1205,6 +1266,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         };
         self.base_allowed[f as usize] = (now + paced).max(end);
         self.next_allowed[f as usize] = (now + paced).max(end) + gap;
+        if self.gated[h as usize] {
+            self.wake_when_ready(h);
+        }
     }
 
     fn sample(&mut self) {

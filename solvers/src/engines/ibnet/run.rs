@@ -96,6 +96,49 @@ struct Returning {
     blocks: u32,
 }
 
+/// An output port's state that transmission and arbitration read together
+/// (one element, one bounds check, mostly one cache line).
+#[derive(Clone, Copy)]
+struct PortState {
+    busy: bool,
+    /// Whether the `LinkFree` ending the transmission in progress is in the
+    /// calendar, and its time and reserved sequence number. Switch outputs
+    /// put it there only once something waits for the port (see
+    /// `transmit`); until then the port is busy while the event would not
+    /// have fired.
+    free_real: bool,
+    free_time: f64,
+    free_seq: u64,
+    /// The earliest time of the credits returning (`Engine::returning`) and
+    /// the time of the port's pending `CreditWake` (infinite if none).
+    returning_min: f64,
+    credit_wake: f64,
+    /// Control packets waiting (sent first).
+    prio: Queue,
+    rr_in: u32,
+    rr_vl: u32,
+    /// Packets sent in a row on `rr_vl` (weighted VL arbitration).
+    vl_run: u32,
+    /// Data packets waiting in the VoQs for this output.
+    waiting: u32,
+}
+
+impl PortState {
+    const IDLE: PortState = PortState {
+        busy: false,
+        free_real: false,
+        free_time: 0.0,
+        free_seq: 0,
+        returning_min: f64::INFINITY,
+        credit_wake: f64::INFINITY,
+        prio: EMPTY,
+        rr_in: 0,
+        rr_vl: 0,
+        vl_run: 0,
+        waiting: 0,
+    };
+}
+
 /// Credits on their way back to one port, in order of time: `list[head..]`.
 #[derive(Default)]
 struct Returns {
@@ -224,28 +267,10 @@ struct Engine<'a, C: CongestionControl> {
     sink_data: f64,
     inject_data: f64,
     // Per port (output side).
-    busy: Vec<bool>,
-    /// Switch outputs: time and reserved sequence number of the `LinkFree`
-    /// ending the transmission in progress, and whether that event is in the
-    /// calendar. It is put there only once something waits for the port
-    /// (see `transmit`); until then the port is busy while the event would
-    /// not have fired.
-    free_time: Vec<f64>,
-    free_seq: Vec<u64>,
-    free_real: Vec<bool>,
+    ps: Vec<PortState>,
     credits: Vec<i64>,
-    /// Credits returning to each port (in order of time), the earliest of
-    /// their times, and the
-    /// time of the port's pending `CreditWake` (infinite if none).
+    /// Credits returning to each port, in order of time.
     returning: Vec<Returns>,
-    returning_min: Vec<f64>,
-    credit_wake: Vec<f64>,
-    prio: Vec<Queue>,
-    rr_in: Vec<u32>,
-    rr_vl: Vec<u32>,
-    /// Packets sent in a row on `rr_vl` (weighted VL arbitration).
-    vl_run: Vec<u32>,
-    waiting: Vec<u32>,
     mark: Vec<C::PortVl>,
     port_cc: Vec<C::Port>,
     victim: Vec<bool>,
@@ -395,19 +420,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 .collect(),
             sink_data: data_bytes as f64 / sc.sink_rate,
             inject_data: data_bytes as f64 / sc.inject_rate,
-            busy: vec![false; np],
-            free_time: vec![0.0; np],
-            free_seq: vec![0; np],
-            free_real: vec![false; np],
+            ps: vec![PortState::IDLE; np],
             returning: (0..np).map(|_| Returns::default()).collect(),
-            returning_min: vec![f64::INFINITY; np],
-            credit_wake: vec![f64::INFINITY; np],
             credits: vec![sc.buffer_blocks as i64; np * v],
-            prio: vec![EMPTY; np],
-            rr_in: vec![0; np],
-            rr_vl: vec![0; np],
-            vl_run: vec![0; np],
-            waiting: vec![0; np],
             mark: vec![C::PortVl::default(); np * v],
             port_cc: vec![C::Port::default(); np],
             victim,
@@ -462,15 +477,15 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     fn handle(&mut self, ev: Ev) {
         match ev {
             Ev::LinkFree(p) => {
-                self.busy[p as usize] = false;
+                self.ps[p as usize].busy = false;
                 self.arbitrate(p);
             }
             Ev::Arrive(k) => self.arrive(k),
             Ev::CreditWake(p) => {
                 // Not a model event: the credit returns were counted.
                 self.out.events -= 1;
-                if self.cal.now() == self.credit_wake[p as usize] {
-                    self.credit_wake[p as usize] = f64::INFINITY;
+                if self.cal.now() == self.ps[p as usize].credit_wake {
+                    self.ps[p as usize].credit_wake = f64::INFINITY;
                     self.arbitrate(p);
                 }
             }
@@ -513,15 +528,15 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             blocks,
         };
         self.returning[pi].push(r);
-        if t < self.returning_min[pi] {
-            self.returning_min[pi] = t;
+        if t < self.ps[pi].returning_min {
+            self.ps[pi].returning_min = t;
         }
         // Counted as the model event it was.
         if t <= self.sc.duration {
             self.out.events += 1;
         }
         let waits = match self.sc.fabric.ports[pi].node {
-            NodeRef::Switch(_) => self.waiting[pi] > 0 && !self.port_busy(pi),
+            NodeRef::Switch(_) => self.ps[pi].waiting > 0 && !self.port_busy(pi),
             NodeRef::Host(h) => {
                 let hi = h as usize;
                 if self.gated[hi] {
@@ -538,8 +553,8 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 }
             }
         };
-        if waits && t < self.credit_wake[pi] {
-            self.credit_wake[pi] = t;
+        if waits && t < self.ps[pi].credit_wake {
+            self.ps[pi].credit_wake = t;
             self.cal.schedule(t, Ev::CreditWake(p));
         }
     }
@@ -547,7 +562,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     /// Adds the credits due at port `pi` by now.
     #[inline]
     fn take_returned(&mut self, pi: usize) {
-        if self.cal.now() >= self.returning_min[pi] {
+        if self.cal.now() >= self.ps[pi].returning_min {
             self.add_returned(pi);
         }
     }
@@ -556,14 +571,14 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let now = self.cal.now();
         while let Some(c) = self.returning[pi].front() {
             if c.time > now {
-                self.returning_min[pi] = c.time;
+                self.ps[pi].returning_min = c.time;
                 return;
             }
             self.returning[pi].head += 1;
             self.add_credits(pi, c);
         }
         self.returning[pi].clear();
-        self.returning_min[pi] = f64::INFINITY;
+        self.ps[pi].returning_min = f64::INFINITY;
     }
 
     /// Returned credits back in port `pi`'s count (an overflow is flagged).
@@ -580,9 +595,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     /// schedules it).
     fn wake_for_credits(&mut self, p: u32) {
         let pi = p as usize;
-        let t = self.returning_min[pi];
-        if t < self.credit_wake[pi] {
-            self.credit_wake[pi] = t;
+        let t = self.ps[pi].returning_min;
+        if t < self.ps[pi].credit_wake {
+            self.ps[pi].credit_wake = t;
             self.cal.schedule(t, Ev::CreditWake(p));
         }
     }
@@ -590,8 +605,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     /// Whether output `pi` is sending (its LinkFree, in the calendar or
     /// not, has not fired).
     fn port_busy(&self, pi: usize) -> bool {
-        self.busy[pi]
-            && (self.free_real[pi] || !self.cal.fired(self.free_time[pi], self.free_seq[pi]))
+        self.ps[pi].busy
+            && (self.ps[pi].free_real
+                || !self.cal.fired(self.ps[pi].free_time, self.ps[pi].free_seq))
     }
 
     fn alloc(&mut self, pkt: Pkt) -> u32 {
@@ -646,7 +662,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let pk = self.pool[k as usize];
         let ser = self.ser(pk.bytes, p);
         let end = (now + ser).max(pk.tail);
-        self.busy[p as usize] = true;
+        self.ps[p as usize].busy = true;
         // The port's LinkFree takes its sequence number now, so simultaneous
         // events keep their order, but enters the calendar only if it can
         // change something (`settled`: counted as the event it stands for):
@@ -659,10 +675,10 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         // The port is busy while a settled LinkFree would not have fired.
         let pi = p as usize;
         let seq = self.cal.reserve();
-        self.free_time[pi] = end;
-        self.free_seq[pi] = seq;
+        self.ps[pi].free_time = end;
+        self.ps[pi].free_seq = seq;
         let settled = match port.node {
-            NodeRef::Switch(_) => self.waiting[pi] == 0 && self.prio[pi].head == NIL,
+            NodeRef::Switch(_) => self.ps[pi].waiting == 0 && self.ps[pi].prio.head == NIL,
             NodeRef::Host(h) => {
                 let next = self.next_inject[h as usize];
                 let quiet = self.quiet_hosts && end < next;
@@ -671,7 +687,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 quiet
             }
         };
-        self.free_real[pi] = !settled;
+        self.ps[pi].free_real = !settled;
         if !settled {
             self.cal.schedule_reserved(end, seq, Ev::LinkFree(p));
         } else if end <= self.sc.duration {
@@ -720,17 +736,17 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
 
     fn try_switch(&mut self, s: u32, p: u32) {
         let pi = p as usize;
-        if self.busy[pi] {
-            if self.free_real[pi] {
+        if self.ps[pi].busy {
+            if self.ps[pi].free_real {
                 return;
             }
-            if !self.cal.fired(self.free_time[pi], self.free_seq[pi]) {
-                if self.waiting[pi] > 0 || self.prio[pi].head != NIL {
+            if !self.cal.fired(self.ps[pi].free_time, self.ps[pi].free_seq) {
+                if self.ps[pi].waiting > 0 || self.ps[pi].prio.head != NIL {
                     // Something now waits: the port's LinkFree must fire.
-                    let t = self.free_time[pi];
+                    let t = self.ps[pi].free_time;
                     self.cal
-                        .schedule_reserved(t, self.free_seq[pi], Ev::LinkFree(p));
-                    self.free_real[pi] = true;
+                        .schedule_reserved(t, self.ps[pi].free_seq, Ev::LinkFree(p));
+                    self.ps[pi].free_real = true;
                     if t <= self.sc.duration {
                         self.out.events -= 1;
                     }
@@ -738,15 +754,15 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 return;
             }
             // The transmission ended with nothing waiting (no event).
-            self.busy[pi] = false;
+            self.ps[pi].busy = false;
         }
-        if self.prio[pi].head != NIL {
-            let k = Self::pop(&self.pool, &mut self.prio[pi]);
+        if self.ps[pi].prio.head != NIL {
+            let k = Self::pop(&self.pool, &mut self.ps[pi].prio);
             self.transmit(p, k);
             self.release_after_send(k);
             return;
         }
-        if self.waiting[pi] == 0 {
+        if self.ps[pi].waiting == 0 {
             return;
         }
         self.take_returned(pi);
@@ -754,11 +770,11 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let radix = f.radix(s) as usize;
         let out_local = f.ports[pi].local as usize;
         // Round robin without divisions: `vl` and `i` wrap by comparison.
-        let mut vl = self.rr_vl[pi] as usize;
+        let mut vl = self.ps[pi].rr_vl as usize;
         for _ in 0..self.v {
             let credit = self.credits[pi * self.v + vl];
             let base = self.voq_base[s as usize] as usize + (out_local * self.v + vl) * radix;
-            let mut i = self.rr_in[pi] as usize;
+            let mut i = self.ps[pi].rr_in as usize;
             for _ in 0..radix {
                 let head = self.voq[base + i].head;
                 if head == NIL || credit < self.pool[head as usize].blocks as i64 {
@@ -791,13 +807,13 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                         self.out.flow_marks[self.pool[k as usize].flow as usize] += 1;
                     }
                 }
-                self.waiting[pi] -= 1;
+                self.ps[pi].waiting -= 1;
                 let q = self.sc.fabric.sw_first[s as usize] + i as u32;
                 self.in_used[q as usize * self.v + vl] -= blocks;
                 let end = self.transmit(p, k);
                 let inport = self.sc.fabric.ports[q as usize];
                 self.credit(end + inport.latency, inport.peer, vl as u8, blocks);
-                self.rr_in[pi] = if i + 1 == radix { 0 } else { i as u32 + 1 };
+                self.ps[pi].rr_in = if i + 1 == radix { 0 } else { i as u32 + 1 };
                 self.next_vl(pi, vl);
                 return;
             }
@@ -814,17 +830,17 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     /// robin, or weighted (up to w[vl] packets in a row on one VL).
     fn next_vl(&mut self, pi: usize, vl: usize) {
         match self.cc.vl_weights() {
-            None => self.rr_vl[pi] = if vl + 1 == self.v { 0 } else { vl as u32 + 1 },
+            None => self.ps[pi].rr_vl = if vl + 1 == self.v { 0 } else { vl as u32 + 1 },
             Some(w) => {
-                if self.rr_vl[pi] as usize == vl {
-                    self.vl_run[pi] += 1;
+                if self.ps[pi].rr_vl as usize == vl {
+                    self.ps[pi].vl_run += 1;
                 } else {
-                    self.rr_vl[pi] = vl as u32;
-                    self.vl_run[pi] = 1;
+                    self.ps[pi].rr_vl = vl as u32;
+                    self.ps[pi].vl_run = 1;
                 }
-                if self.vl_run[pi] >= w[vl] {
-                    self.rr_vl[pi] = ((vl + 1) % self.v) as u32;
-                    self.vl_run[pi] = 0;
+                if self.ps[pi].vl_run >= w[vl] {
+                    self.ps[pi].rr_vl = ((vl + 1) % self.v) as u32;
+                    self.ps[pi].vl_run = 0;
                 }
             }
         }
@@ -841,7 +857,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             NodeRef::Switch(s) => {
                 let out = self.sc.fabric.next_port(s, pk.dst);
                 if pk.cnp {
-                    Self::push(&mut self.pool, &mut self.prio[out as usize], k);
+                    Self::push(&mut self.pool, &mut self.ps[out as usize].prio, k);
                 } else {
                     let iu = q as usize * self.v + pk.vl as usize;
                     let before = self.in_used[iu];
@@ -854,7 +870,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                         + f.ports[q as usize].local as usize;
                     Self::push(&mut self.pool, &mut self.voq[idx], k);
                     self.voq_blocks[idx] += pk.blocks;
-                    self.waiting[out as usize] += 1;
+                    self.ps[out as usize].waiting += 1;
                     if self.cc.watches_input_full() {
                         let room = |used: u32| used + self.data_blocks <= self.sc.buffer_blocks;
                         if room(before) && !room(self.in_used[iu]) {
@@ -974,7 +990,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 tail: now,
             };
             let c = self.alloc(cnp);
-            Self::push(&mut self.pool, &mut self.prio[hp as usize], c);
+            Self::push(&mut self.pool, &mut self.ps[hp as usize].prio, c);
             self.try_host(h);
         }
         self.release(k);
@@ -992,7 +1008,8 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 self.voq_base[s as usize] as usize + (o * self.v + vl as usize) * radix + in_local;
             if self.voq[idx].head != NIL {
                 let p = first + o;
-                self.cc.on_input_full(&mut self.port_cc[p], self.waiting[p]);
+                self.cc
+                    .on_input_full(&mut self.port_cc[p], self.ps[p].waiting);
             }
         }
     }
@@ -1105,15 +1122,15 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     fn try_host(&mut self, h: u32) {
         let p = self.sc.fabric.host_port[h as usize];
         let pi = p as usize;
-        if self.busy[pi] {
+        if self.ps[pi].busy {
             if self.port_busy(pi) {
                 return;
             }
             // The transmission ended without a LinkFree event (`transmit`).
-            self.busy[pi] = false;
+            self.ps[pi].busy = false;
         }
-        if self.prio[pi].head != NIL {
-            let k = Self::pop(&self.pool, &mut self.prio[pi]);
+        if self.ps[pi].prio.head != NIL {
+            let k = Self::pop(&self.pool, &mut self.ps[pi].prio);
             self.pool[k as usize].tail = self.cal.now();
             self.transmit(p, k);
             return;
@@ -1163,7 +1180,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             // Weighted VL arbitration: the first VL in turn with a candidate;
             // a lottery among that VL's candidates only.
             let vl = (0..self.v)
-                .map(|d| (self.rr_vl[pi] as usize + d) % self.v)
+                .map(|d| (self.ps[pi].rr_vl as usize + d) % self.v)
                 .find(|&vl| {
                     self.cand
                         .iter()

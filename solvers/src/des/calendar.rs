@@ -308,6 +308,38 @@ mod tests {
         assert_eq!(c.pop(), None);
     }
 
+    /// Grows past `SORTED_MAX` into a heap and shrinks below `SORTED_MIN`
+    /// into a sorted array, several times, with reserved numbers and ties:
+    /// the order is (time, sequence) throughout.
+    #[test]
+    fn changes_layout_without_changing_the_order() {
+        let mut c = Calendar::new();
+        let mut reference: Vec<(f64, u64, u32)> = Vec::new();
+        let mut x: u64 = 99;
+        let mut id = 0u32;
+        for cycle in 0..4 {
+            let peak = 20 + 40 * cycle;
+            while c.len() < peak {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let t = c.now() + ((x >> 60) as f64) * 0.25;
+                let seq = c.reserve();
+                c.schedule_reserved(t, seq, id);
+                reference.push((t, seq, id));
+                id += 1;
+            }
+            assert!(!c.sorted || peak < SORTED_MAX);
+            while c.len() > 2 {
+                let (t, e) = c.pop().unwrap();
+                reference.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                let (rt, _, re) = reference.remove(0);
+                assert_eq!((t, e), (rt, re));
+            }
+            assert!(c.sorted);
+        }
+    }
+
     /// Against a sort of (time, sequence): many ties, interleaved pushes and
     /// pops, as an engine does.
     #[test]

@@ -27,15 +27,19 @@
 //!   spacing; a window caps the unacknowledged packets.
 //!
 //! Events that would change nothing observable stay out of the calendar
-//! (issue 21, docs/models/ibcc.md "Test-bed timing"): a switch output's end
+//! (issue 21, docs/models/ibcc.md "A cheaper engine"): a switch output's end
 //! of transmission while nothing waits for it, a quiet host's end of
-//! transmission before its next paced injection, and every credit return
-//! (an output adds the credits due when it arbitrates; a `CreditWake` only
-//! where an idle output waits for credits). They are still counted in
-//! `Counters::events`; the busy state of an output follows the reserved
-//! sequence number of its LinkFree, so simultaneous events keep their order
-//! except against a credit return or a host's wake-up at exactly the same
-//! time.
+//! transmission before its next paced injection, every credit return (an
+//! output adds the credits due when it arbitrates; a `CreditWake` only
+//! where an idle output waits for credits), a data packet's arrival at its
+//! destination's sink (settled at its transmission: `sink_arrival`), and,
+//! at a quiet host, the end of the drain (delivery and credit return settled
+//! then too) and the wake-ups that would find nothing to send
+//! (`wake_when_ready`). They are still counted in `Counters::events`; the
+//! busy state of an output follows the reserved sequence number of its
+//! LinkFree, so simultaneous events keep their order except against a
+//! credit return, a sink's end of drain or a host's wake-up at exactly the
+//! same time.
 
 use super::cc::{CongestionControl, PortView, Reply};
 use super::topology::NodeRef;

@@ -27,21 +27,26 @@
 //!   spacing; a window caps the unacknowledged packets.
 //!
 //! Events that would change nothing observable stay out of the calendar
-//! (issue 21, docs/models/ibcc.md "Test-bed timing"): a switch output's end
+//! (issue 21, docs/models/ibcc.md "A cheaper engine"): a switch output's end
 //! of transmission while nothing waits for it, a quiet host's end of
-//! transmission before its next paced injection, and every credit return
-//! (an output adds the credits due when it arbitrates; a `CreditWake` only
-//! where an idle output waits for credits). They are still counted in
-//! `Counters::events`; the busy state of an output follows the reserved
-//! sequence number of its LinkFree, so simultaneous events keep their order
-//! except against a credit return or a host's wake-up at exactly the same
-//! time.
+//! transmission before its next paced injection, every credit return (an
+//! output adds the credits due when it arbitrates; a `CreditWake` only
+//! where an idle output waits for credits), a data packet's arrival at its
+//! destination's sink (settled at its transmission: `sink_arrival`), and,
+//! at a quiet host, the end of the drain (delivery and credit return settled
+//! then too) and the wake-ups that would find nothing to send
+//! (`wake_when_ready`). They are still counted in `Counters::events`; the
+//! busy state of an output follows the reserved sequence number of its
+//! LinkFree, so simultaneous events keep their order except against a
+//! credit return, a sink's end of drain or a host's wake-up at exactly the
+//! same time.
 
 use super::cc::{CongestionControl, PortView, Reply};
 use super::topology::NodeRef;
 use super::{Counters, Dest, Scenario};
 use crate::des::{Calendar, Stream};
 use crate::{SolveError, TaskContext};
+use std::collections::VecDeque;
 
 const NIL: u32 = u32::MAX;
 /// Number of SLs an HCA keeps CC timers for.
@@ -57,6 +62,8 @@ enum Ev {
     /// Credits due at an idle output that may be waiting for them (see
     /// `Engine::credit`).
     CreditWake(u32),
+    /// Data packet `k` has drained from its destination's sink (only where
+    /// the host replies to it; see `sink_arrival`).
     SinkDone(u32),
     HostWake(u32),
     FlowStart(u32),
@@ -93,6 +100,84 @@ struct Returning {
     blocks: u32,
 }
 
+/// An output port's state that transmission and arbitration read together
+/// (one element, one bounds check, mostly one cache line).
+#[derive(Clone, Copy)]
+struct PortState {
+    busy: bool,
+    /// Whether the `LinkFree` ending the transmission in progress is in the
+    /// calendar, and its time and reserved sequence number. Switch outputs
+    /// put it there only once something waits for the port (see
+    /// `transmit`); until then the port is busy while the event would not
+    /// have fired.
+    free_real: bool,
+    free_time: f64,
+    free_seq: u64,
+    /// The earliest time of the credits returning (`Engine::returning`) and
+    /// the time of the port's pending `CreditWake` (infinite if none).
+    returning_min: f64,
+    credit_wake: f64,
+    /// Control packets waiting (sent first).
+    prio: Queue,
+    rr_in: u32,
+    rr_vl: u32,
+    /// Packets sent in a row on `rr_vl` (weighted VL arbitration).
+    vl_run: u32,
+    /// Data packets waiting in the VoQs for this output.
+    waiting: u32,
+}
+
+impl PortState {
+    const IDLE: PortState = PortState {
+        busy: false,
+        free_real: false,
+        free_time: 0.0,
+        free_seq: 0,
+        returning_min: f64::INFINITY,
+        credit_wake: f64::INFINITY,
+        prio: EMPTY,
+        rr_in: 0,
+        rr_vl: 0,
+        vl_run: 0,
+        waiting: 0,
+    };
+}
+
+/// Credits on their way back to one port, in order of time: `list[head..]`.
+#[derive(Default)]
+struct Returns {
+    list: Vec<Returning>,
+    head: usize,
+}
+
+impl Returns {
+    #[inline]
+    fn front(&self) -> Option<Returning> {
+        self.list.get(self.head).copied()
+    }
+
+    fn clear(&mut self) {
+        self.list.clear();
+        self.head = 0;
+    }
+
+    /// Usually the latest return: appended; otherwise placed by time.
+    #[inline]
+    fn push(&mut self, r: Returning) {
+        if self.head > 32 && 2 * self.head > self.list.len() {
+            self.list.drain(..self.head);
+            self.head = 0;
+        }
+        match self.list.last() {
+            Some(b) if b.time > r.time => {
+                let i = self.head + self.list[self.head..].partition_point(|c| c.time <= r.time);
+                self.list.insert(i, r);
+            }
+            _ => self.list.push(r),
+        }
+    }
+}
+
 #[derive(Clone, Copy)]
 struct Queue {
     head: u32,
@@ -103,6 +188,73 @@ const EMPTY: Queue = Queue {
     head: NIL,
     tail: NIL,
 };
+
+/// The windows (`Scenario::windows`) that hold a time, as a bit set, kept
+/// for the interval between the window bounds around the last time asked
+/// about: every time in it is in the same windows (a bound inside it would
+/// be above the one and at or below the other), so a flow's deliveries or
+/// injections look the windows up once per interval, not once per packet.
+#[derive(Clone, Copy)]
+struct WindowCache {
+    /// The bounds around the last time (`lo <= t < hi`) and its windows.
+    lo: f64,
+    hi: f64,
+    set: u64,
+}
+
+impl WindowCache {
+    /// Holds no time.
+    const EMPTY: WindowCache = WindowCache {
+        lo: f64::INFINITY,
+        hi: f64::NEG_INFINITY,
+        set: 0,
+    };
+
+    /// Calls `add(j)` for every window `j` holding `t` (`from <= t < to`).
+    /// More than 64 windows are looked up at each call.
+    #[inline]
+    fn each(&mut self, windows: &[(f64, f64)], t: f64, mut add: impl FnMut(usize)) {
+        if windows.len() <= 64 {
+            let mut set = self.windows(windows, t);
+            while set != 0 {
+                add(set.trailing_zeros() as usize);
+                set &= set - 1;
+            }
+        } else {
+            for (j, &(from, to)) in windows.iter().enumerate() {
+                if t >= from && t < to {
+                    add(j);
+                }
+            }
+        }
+    }
+
+    /// The windows holding `t`, bit `j` for window `j` (at most 64).
+    #[inline]
+    fn windows(&mut self, windows: &[(f64, f64)], t: f64) -> u64 {
+        if !(t >= self.lo && t < self.hi) {
+            let mut c = WindowCache {
+                lo: f64::NEG_INFINITY,
+                hi: f64::INFINITY,
+                set: 0,
+            };
+            for (j, &(from, to)) in windows.iter().enumerate() {
+                if t >= from && t < to {
+                    c.set |= 1 << j;
+                }
+                for x in [from, to] {
+                    if x <= t {
+                        c.lo = c.lo.max(x);
+                    } else {
+                        c.hi = c.hi.min(x);
+                    }
+                }
+            }
+            *self = c;
+        }
+        self.set
+    }
+}
 
 struct Engine<'a, C: CongestionControl> {
     sc: &'a Scenario,
@@ -119,27 +271,10 @@ struct Engine<'a, C: CongestionControl> {
     sink_data: f64,
     inject_data: f64,
     // Per port (output side).
-    busy: Vec<bool>,
-    /// Switch outputs: time and reserved sequence number of the `LinkFree`
-    /// ending the transmission in progress, and whether that event is in the
-    /// calendar. It is put there only once something waits for the port
-    /// (see `transmit`); until then the port is busy while the event would
-    /// not have fired.
-    free_time: Vec<f64>,
-    free_seq: Vec<u64>,
-    free_real: Vec<bool>,
+    ps: Vec<PortState>,
     credits: Vec<i64>,
-    /// Credits returning to each port, the earliest of their times, and the
-    /// time of the port's pending `CreditWake` (infinite if none).
-    returning: Vec<Vec<Returning>>,
-    returning_min: Vec<f64>,
-    credit_wake: Vec<f64>,
-    prio: Vec<Queue>,
-    rr_in: Vec<u32>,
-    rr_vl: Vec<u32>,
-    /// Packets sent in a row on `rr_vl` (weighted VL arbitration).
-    vl_run: Vec<u32>,
-    waiting: Vec<u32>,
+    /// Credits returning to each port, in order of time.
+    returning: Vec<Returns>,
     mark: Vec<C::PortVl>,
     port_cc: Vec<C::Port>,
     victim: Vec<bool>,
@@ -150,10 +285,15 @@ struct Engine<'a, C: CongestionControl> {
     voq: Vec<Queue>,
     voq_blocks: Vec<u32>,
     // Per host.
-    sink: Vec<Queue>,
-    sink_busy: Vec<bool>,
+    /// End of the sink's drain of the last packet sent to the host.
+    sink_free: Vec<f64>,
+    /// Packets in the host's input buffer: (end of drain, VL, blocks), in
+    /// order (for `in_used` at the next arrival; see `sink_arrival`).
+    sink_held: Vec<VecDeque<(f64, u8, u32)>>,
     next_inject: Vec<f64>,
     wake: Vec<f64>,
+    /// A quiet host's wake-up follows its credits (`wake_when_ready`).
+    gated: Vec<bool>,
     host_flows: Vec<Vec<u32>>,
     rng: Vec<Stream>,
     // Per flow.
@@ -174,6 +314,10 @@ struct Engine<'a, C: CongestionControl> {
     quiet_hosts: bool,
     /// Data VL of each flow (SL mod the data VLs).
     flow_vl: Vec<u8>,
+    /// Per flow, the windows holding its last delivery and its last
+    /// injection.
+    win_delivered: Vec<WindowCache>,
+    win_sent: Vec<WindowCache>,
     out: Counters,
     sample_k: usize,
 }
@@ -280,19 +424,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 .collect(),
             sink_data: data_bytes as f64 / sc.sink_rate,
             inject_data: data_bytes as f64 / sc.inject_rate,
-            busy: vec![false; np],
-            free_time: vec![0.0; np],
-            free_seq: vec![0; np],
-            free_real: vec![false; np],
-            returning: vec![Vec::new(); np],
-            returning_min: vec![f64::INFINITY; np],
-            credit_wake: vec![f64::INFINITY; np],
+            ps: vec![PortState::IDLE; np],
+            returning: (0..np).map(|_| Returns::default()).collect(),
             credits: vec![sc.buffer_blocks as i64; np * v],
-            prio: vec![EMPTY; np],
-            rr_in: vec![0; np],
-            rr_vl: vec![0; np],
-            vl_run: vec![0; np],
-            waiting: vec![0; np],
             mark: vec![C::PortVl::default(); np * v],
             port_cc: vec![C::Port::default(); np],
             victim,
@@ -300,10 +434,11 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             voq_base,
             voq: vec![EMPTY; total as usize],
             voq_blocks: vec![0; total as usize],
-            sink: vec![EMPTY; hosts],
-            sink_busy: vec![false; hosts],
+            sink_free: vec![0.0; hosts],
+            sink_held: vec![VecDeque::new(); hosts],
             next_inject: vec![0.0; hosts],
             wake: vec![f64::INFINITY; hosts],
+            gated: vec![false; hosts],
             host_flows,
             rng: (0..hosts as u64)
                 .map(|h| Stream::new(seed, 1000 + h))
@@ -324,6 +459,8 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 .iter()
                 .map(|fl| (fl.sl as usize % v) as u8)
                 .collect(),
+            win_delivered: vec![WindowCache::EMPTY; nflows],
+            win_sent: vec![WindowCache::EMPTY; nflows],
             out: Counters::new(nflows, switches, nbins, sc.windows.len()),
             sample_k: 0,
         }
@@ -344,19 +481,19 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     fn handle(&mut self, ev: Ev) {
         match ev {
             Ev::LinkFree(p) => {
-                self.busy[p as usize] = false;
+                self.ps[p as usize].busy = false;
                 self.arbitrate(p);
             }
             Ev::Arrive(k) => self.arrive(k),
             Ev::CreditWake(p) => {
                 // Not a model event: the credit returns were counted.
                 self.out.events -= 1;
-                if self.cal.now() == self.credit_wake[p as usize] {
-                    self.credit_wake[p as usize] = f64::INFINITY;
+                if self.cal.now() == self.ps[p as usize].credit_wake {
+                    self.ps[p as usize].credit_wake = f64::INFINITY;
                     self.arbitrate(p);
                 }
             }
-            Ev::SinkDone(h) => self.sink_done(h),
+            Ev::SinkDone(k) => self.sink_done(k),
             Ev::HostWake(h) => {
                 if self.cal.now() == self.wake[h as usize] {
                     self.wake[h as usize] = f64::INFINITY;
@@ -389,27 +526,39 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     /// current time count as arrived).
     fn credit(&mut self, t: f64, p: u32, vl: u8, blocks: u32) {
         let pi = p as usize;
-        self.returning[pi].push(Returning {
+        let r = Returning {
             time: t,
             vl,
             blocks,
-        });
-        if t < self.returning_min[pi] {
-            self.returning_min[pi] = t;
+        };
+        self.returning[pi].push(r);
+        if t < self.ps[pi].returning_min {
+            self.ps[pi].returning_min = t;
         }
         // Counted as the model event it was.
         if t <= self.sc.duration {
             self.out.events += 1;
         }
         let waits = match self.sc.fabric.ports[pi].node {
-            NodeRef::Switch(_) => self.waiting[pi] > 0 && !self.port_busy(pi),
-            NodeRef::Host(_) => {
-                !self.port_busy(pi)
-                    && self.credits[pi * self.v + vl as usize] < self.data_blocks as i64
+            NodeRef::Switch(_) => self.ps[pi].waiting > 0 && !self.port_busy(pi),
+            NodeRef::Host(h) => {
+                let hi = h as usize;
+                if self.gated[hi] {
+                    // The host's wake-up follows the credits
+                    // (`wake_when_ready`); a return due at `t` can bring it
+                    // forward to `t` or its paced time, not before.
+                    if self.wake[hi] > t.max(self.next_inject[hi]) {
+                        self.wake_when_ready(h);
+                    }
+                    false
+                } else {
+                    !self.port_busy(pi)
+                        && self.credits[pi * self.v + vl as usize] < self.data_blocks as i64
+                }
             }
         };
-        if waits && t < self.credit_wake[pi] {
-            self.credit_wake[pi] = t;
+        if waits && t < self.ps[pi].credit_wake {
+            self.ps[pi].credit_wake = t;
             self.cal.schedule(t, Ev::CreditWake(p));
         }
     }
@@ -417,27 +566,23 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     /// Adds the credits due at port `pi` by now.
     #[inline]
     fn take_returned(&mut self, pi: usize) {
-        if self.cal.now() >= self.returning_min[pi] {
+        if self.cal.now() >= self.ps[pi].returning_min {
             self.add_returned(pi);
         }
     }
 
     fn add_returned(&mut self, pi: usize) {
         let now = self.cal.now();
-        let mut min = f64::INFINITY;
-        let mut j = 0;
-        while j < self.returning[pi].len() {
-            let c = self.returning[pi][j];
-            if c.time <= now {
-                // The order of the returns does not matter (sums).
-                self.returning[pi].swap_remove(j);
-                self.add_credits(pi, c);
-            } else {
-                min = min.min(c.time);
-                j += 1;
+        while let Some(c) = self.returning[pi].front() {
+            if c.time > now {
+                self.ps[pi].returning_min = c.time;
+                return;
             }
+            self.returning[pi].head += 1;
+            self.add_credits(pi, c);
         }
-        self.returning_min[pi] = min;
+        self.returning[pi].clear();
+        self.ps[pi].returning_min = f64::INFINITY;
     }
 
     /// Returned credits back in port `pi`'s count (an overflow is flagged).
@@ -454,9 +599,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     /// schedules it).
     fn wake_for_credits(&mut self, p: u32) {
         let pi = p as usize;
-        let t = self.returning_min[pi];
-        if t < self.credit_wake[pi] {
-            self.credit_wake[pi] = t;
+        let t = self.ps[pi].returning_min;
+        if t < self.ps[pi].credit_wake {
+            self.ps[pi].credit_wake = t;
             self.cal.schedule(t, Ev::CreditWake(p));
         }
     }
@@ -464,8 +609,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     /// Whether output `pi` is sending (its LinkFree, in the calendar or
     /// not, has not fired).
     fn port_busy(&self, pi: usize) -> bool {
-        self.busy[pi]
-            && (self.free_real[pi] || !self.cal.fired(self.free_time[pi], self.free_seq[pi]))
+        self.ps[pi].busy
+            && (self.ps[pi].free_real
+                || !self.cal.fired(self.ps[pi].free_time, self.ps[pi].free_seq))
     }
 
     fn alloc(&mut self, pkt: Pkt) -> u32 {
@@ -520,7 +666,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let pk = self.pool[k as usize];
         let ser = self.ser(pk.bytes, p);
         let end = (now + ser).max(pk.tail);
-        self.busy[p as usize] = true;
+        self.ps[p as usize].busy = true;
         // The port's LinkFree takes its sequence number now, so simultaneous
         // events keep their order, but enters the calendar only if it can
         // change something (`settled`: counted as the event it stands for):
@@ -533,20 +679,19 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         // The port is busy while a settled LinkFree would not have fired.
         let pi = p as usize;
         let seq = self.cal.reserve();
-        self.free_time[pi] = end;
-        self.free_seq[pi] = seq;
+        self.ps[pi].free_time = end;
+        self.ps[pi].free_seq = seq;
         let settled = match port.node {
-            NodeRef::Switch(_) => self.waiting[pi] == 0 && self.prio[pi].head == NIL,
+            NodeRef::Switch(_) => self.ps[pi].waiting == 0 && self.ps[pi].prio.head == NIL,
             NodeRef::Host(h) => {
                 let next = self.next_inject[h as usize];
                 let quiet = self.quiet_hosts && end < next;
-                if quiet {
-                    self.wake_at(h, next);
-                }
+                // The caller (`inject`) wakes the host when it can send.
+                self.gated[h as usize] = quiet;
                 quiet
             }
         };
-        self.free_real[pi] = !settled;
+        self.ps[pi].free_real = !settled;
         if !settled {
             self.cal.schedule_reserved(end, seq, Ev::LinkFree(p));
         } else if end <= self.sc.duration {
@@ -561,7 +706,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let tail = end + port.latency;
         self.pool[k as usize].tail = tail;
         self.pool[k as usize].at = peer;
-        let at = match self.sc.fabric.ports[peer as usize].node {
+        let (at, sink) = match self.sc.fabric.ports[peer as usize].node {
             NodeRef::Switch(s) => {
                 let lat = self.sc.switch_latency;
                 if self.sc.cut_through {
@@ -571,36 +716,41 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                     // otherwise sit idle, held by a slow input).
                     let out = self.sc.fabric.next_port(s, pk.dst);
                     let ser_out = self.ser(pk.bytes, out);
-                    (end - ser + port.latency).max(tail - ser_out) + lat
+                    let at = (end - ser + port.latency).max(tail - ser_out) + lat;
+                    (at, None)
                 } else {
-                    tail + lat
+                    (tail + lat, None)
                 }
             }
-            NodeRef::Host(_) => {
-                if self.sc.cut_through {
+            NodeRef::Host(h) => {
+                let at = if self.sc.cut_through {
                     end - ser + port.latency
                 } else {
                     tail
-                }
+                };
+                (at, (!pk.cnp).then_some(h))
             }
         };
-        self.cal.schedule(at, Ev::Arrive(k));
+        match sink {
+            Some(h) => self.sink_arrival(h, k, at),
+            None => self.cal.schedule(at, Ev::Arrive(k)),
+        }
         end
     }
 
     fn try_switch(&mut self, s: u32, p: u32) {
         let pi = p as usize;
-        if self.busy[pi] {
-            if self.free_real[pi] {
+        if self.ps[pi].busy {
+            if self.ps[pi].free_real {
                 return;
             }
-            if !self.cal.fired(self.free_time[pi], self.free_seq[pi]) {
-                if self.waiting[pi] > 0 || self.prio[pi].head != NIL {
+            if !self.cal.fired(self.ps[pi].free_time, self.ps[pi].free_seq) {
+                if self.ps[pi].waiting > 0 || self.ps[pi].prio.head != NIL {
                     // Something now waits: the port's LinkFree must fire.
-                    let t = self.free_time[pi];
+                    let t = self.ps[pi].free_time;
                     self.cal
-                        .schedule_reserved(t, self.free_seq[pi], Ev::LinkFree(p));
-                    self.free_real[pi] = true;
+                        .schedule_reserved(t, self.ps[pi].free_seq, Ev::LinkFree(p));
+                    self.ps[pi].free_real = true;
                     if t <= self.sc.duration {
                         self.out.events -= 1;
                     }
@@ -608,15 +758,15 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 return;
             }
             // The transmission ended with nothing waiting (no event).
-            self.busy[pi] = false;
+            self.ps[pi].busy = false;
         }
-        if self.prio[pi].head != NIL {
-            let k = Self::pop(&self.pool, &mut self.prio[pi]);
+        if self.ps[pi].prio.head != NIL {
+            let k = Self::pop(&self.pool, &mut self.ps[pi].prio);
             self.transmit(p, k);
             self.release_after_send(k);
             return;
         }
-        if self.waiting[pi] == 0 {
+        if self.ps[pi].waiting == 0 {
             return;
         }
         self.take_returned(pi);
@@ -624,11 +774,11 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let radix = f.radix(s) as usize;
         let out_local = f.ports[pi].local as usize;
         // Round robin without divisions: `vl` and `i` wrap by comparison.
-        let mut vl = self.rr_vl[pi] as usize;
+        let mut vl = self.ps[pi].rr_vl as usize;
         for _ in 0..self.v {
             let credit = self.credits[pi * self.v + vl];
             let base = self.voq_base[s as usize] as usize + (out_local * self.v + vl) * radix;
-            let mut i = self.rr_in[pi] as usize;
+            let mut i = self.ps[pi].rr_in as usize;
             for _ in 0..radix {
                 let head = self.voq[base + i].head;
                 if head == NIL || credit < self.pool[head as usize].blocks as i64 {
@@ -661,13 +811,13 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                         self.out.flow_marks[self.pool[k as usize].flow as usize] += 1;
                     }
                 }
-                self.waiting[pi] -= 1;
+                self.ps[pi].waiting -= 1;
                 let q = self.sc.fabric.sw_first[s as usize] + i as u32;
                 self.in_used[q as usize * self.v + vl] -= blocks;
                 let end = self.transmit(p, k);
                 let inport = self.sc.fabric.ports[q as usize];
                 self.credit(end + inport.latency, inport.peer, vl as u8, blocks);
-                self.rr_in[pi] = if i + 1 == radix { 0 } else { i as u32 + 1 };
+                self.ps[pi].rr_in = if i + 1 == radix { 0 } else { i as u32 + 1 };
                 self.next_vl(pi, vl);
                 return;
             }
@@ -684,17 +834,17 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     /// robin, or weighted (up to w[vl] packets in a row on one VL).
     fn next_vl(&mut self, pi: usize, vl: usize) {
         match self.cc.vl_weights() {
-            None => self.rr_vl[pi] = if vl + 1 == self.v { 0 } else { vl as u32 + 1 },
+            None => self.ps[pi].rr_vl = if vl + 1 == self.v { 0 } else { vl as u32 + 1 },
             Some(w) => {
-                if self.rr_vl[pi] as usize == vl {
-                    self.vl_run[pi] += 1;
+                if self.ps[pi].rr_vl as usize == vl {
+                    self.ps[pi].vl_run += 1;
                 } else {
-                    self.rr_vl[pi] = vl as u32;
-                    self.vl_run[pi] = 1;
+                    self.ps[pi].rr_vl = vl as u32;
+                    self.ps[pi].vl_run = 1;
                 }
-                if self.vl_run[pi] >= w[vl] {
-                    self.rr_vl[pi] = ((vl + 1) % self.v) as u32;
-                    self.vl_run[pi] = 0;
+                if self.ps[pi].vl_run >= w[vl] {
+                    self.ps[pi].rr_vl = ((vl + 1) % self.v) as u32;
+                    self.ps[pi].vl_run = 0;
                 }
             }
         }
@@ -711,7 +861,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             NodeRef::Switch(s) => {
                 let out = self.sc.fabric.next_port(s, pk.dst);
                 if pk.cnp {
-                    Self::push(&mut self.pool, &mut self.prio[out as usize], k);
+                    Self::push(&mut self.pool, &mut self.ps[out as usize].prio, k);
                 } else {
                     let iu = q as usize * self.v + pk.vl as usize;
                     let before = self.in_used[iu];
@@ -724,7 +874,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                         + f.ports[q as usize].local as usize;
                     Self::push(&mut self.pool, &mut self.voq[idx], k);
                     self.voq_blocks[idx] += pk.blocks;
-                    self.waiting[out as usize] += 1;
+                    self.ps[out as usize].waiting += 1;
                     if self.cc.watches_input_full() {
                         let room = |used: u32| used + self.data_blocks <= self.sc.buffer_blocks;
                         if room(before) && !room(self.in_used[iu]) {
@@ -739,58 +889,87 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                     self.out.acks_received += 1;
                     self.ack(h, pk.flow, pk.fecn);
                     self.release(k);
-                } else if pk.cnp {
+                } else {
+                    // Data packets reach the sink without an event (`sink_arrival`).
+                    debug_assert!(pk.cnp);
                     self.out.becns += 1;
                     self.becn(pk.flow);
                     self.release(k);
-                } else {
-                    let iu = q as usize * self.v + pk.vl as usize;
-                    self.in_used[iu] += pk.blocks;
-                    self.out.max_in_used = self.out.max_in_used.max(self.in_used[iu]);
-                    Self::push(&mut self.pool, &mut self.sink[h as usize], k);
-                    if !self.sink_busy[h as usize] {
-                        self.start_sink(h);
-                    }
                 }
             }
         }
     }
 
-    fn start_sink(&mut self, h: u32) {
-        let k = self.sink[h as usize].head;
-        if k == NIL {
-            return;
-        }
+    /// Data packet `k`, just put on the wire to host `h`, reaches the host's
+    /// sink at `at`. The sink is a FIFO fed by that one link and drained at
+    /// a fixed rate, so nothing between now and `at` can change what happens
+    /// to the packet there: its arrival is settled now, without an event
+    /// (counted as the event it was), and its end of drain is computed as
+    /// the arrival would have: it starts when the packet has arrived and the
+    /// sink has drained the one before, and cannot end before its tail has
+    /// arrived. Where the host replies to data packets (CNPs, ACKs) the end
+    /// of drain is a `SinkDone` event; otherwise nothing happens then but
+    /// delivery and the credit return, which are settled now too (the
+    /// credits are returned at the time they are due, see `credit`).
+    fn sink_arrival(&mut self, h: u32, k: u32, at: f64) {
+        let hi = h as usize;
         let pk = self.pool[k as usize];
+        if at <= self.sc.duration {
+            self.out.events += 1;
+        }
         let drain = if pk.bytes == self.data_bytes {
             self.sink_data
         } else {
             pk.bytes as f64 / self.sc.sink_rate
         };
-        let end = (self.cal.now() + drain).max(pk.tail);
-        self.sink_busy[h as usize] = true;
-        self.cal.schedule(end, Ev::SinkDone(h));
+        let done = (at.max(self.sink_free[hi]) + drain).max(pk.tail);
+        self.sink_free[hi] = done;
+        // The input buffer at the arrival: the packets before it that have
+        // not drained by then, and this one.
+        let base = pk.at as usize * self.v;
+        while let Some(&(t, vl, blocks)) = self.sink_held[hi].front() {
+            if t > at {
+                break;
+            }
+            self.in_used[base + vl as usize] -= blocks;
+            self.sink_held[hi].pop_front();
+        }
+        let iu = base + pk.vl as usize;
+        self.in_used[iu] += pk.blocks;
+        self.out.max_in_used = self.out.max_in_used.max(self.in_used[iu]);
+        self.sink_held[hi].push_back((done, pk.vl, pk.blocks));
+        if !self.quiet_hosts {
+            self.cal.schedule(done, Ev::SinkDone(k));
+        } else if done <= self.sc.duration {
+            self.out.events += 1;
+            self.deliver(k, done);
+            self.release(k);
+        }
     }
 
-    fn sink_done(&mut self, h: u32) {
-        let now = self.cal.now();
-        let k = Self::pop(&self.pool, &mut self.sink[h as usize]);
-        self.sink_busy[h as usize] = false;
+    /// Data packet `k` has drained from its destination's sink at `now`:
+    /// counted as delivered, its credits returned.
+    fn deliver(&mut self, k: u32, now: f64) {
         let pk = self.pool[k as usize];
         self.out.delivered += 1;
         self.out.delivered_bytes += self.sc.mtu as u64;
         let f = pk.flow as usize;
         let b = ((now / self.sc.bin) as usize).min(self.out.nbins - 1);
         self.out.bin_bytes[f * self.out.nbins + b] += self.sc.mtu as f64;
-        for (j, w) in self.sc.windows.iter().enumerate() {
-            if now >= w.0 && now < w.1 {
-                self.out.window_bytes[f * self.sc.windows.len() + j] += self.sc.mtu as f64;
-            }
-        }
-        let hp = self.sc.fabric.host_port[h as usize];
-        self.in_used[hp as usize * self.v + pk.vl as usize] -= pk.blocks;
-        let port = self.sc.fabric.ports[hp as usize];
+        let sc = self.sc;
+        let bytes = &mut self.out.window_bytes[f * sc.windows.len()..];
+        self.win_delivered[f].each(&sc.windows, now, |j| bytes[j] += sc.mtu as f64);
+        let port = self.sc.fabric.ports[pk.at as usize];
         self.credit(now + port.latency, port.peer, pk.vl, pk.blocks);
+    }
+
+    /// `SinkDone(k)`: delivery, and the host's reply to the data packet.
+    fn sink_done(&mut self, k: u32) {
+        let now = self.cal.now();
+        self.deliver(k, now);
+        let pk = self.pool[k as usize];
+        let h = pk.dst;
+        let hp = pk.at;
         let reply = self.cc.reply(pk.fecn);
         if reply != Reply::Nothing {
             let ack = reply == Reply::Ack;
@@ -815,11 +994,10 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 tail: now,
             };
             let c = self.alloc(cnp);
-            Self::push(&mut self.pool, &mut self.prio[hp as usize], c);
+            Self::push(&mut self.pool, &mut self.ps[hp as usize].prio, c);
             self.try_host(h);
         }
         self.release(k);
-        self.start_sink(h);
     }
 
     /// Input buffer (port `q`, `vl`) of switch `s` just filled: every output
@@ -834,7 +1012,8 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 self.voq_base[s as usize] as usize + (o * self.v + vl as usize) * radix + in_local;
             if self.voq[idx].head != NIL {
                 let p = first + o;
-                self.cc.on_input_full(&mut self.port_cc[p], self.waiting[p]);
+                self.cc
+                    .on_input_full(&mut self.port_cc[p], self.ps[p].waiting);
             }
         }
     }
@@ -898,22 +1077,70 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         }
     }
 
+    /// Quiet host `h` after a transmission (`gated`): wakes it at the
+    /// earliest time, from its next paced injection on, at which one of its
+    /// flows may send and holds the credits for a packet, counting the
+    /// credits known to be on their way; each new return calls this again
+    /// (`credit`), which can only bring the time forward. Woken earlier (at
+    /// the paced time, then at each credit return) it would only find
+    /// nothing to send and wait again, so the one wake-up stands for those
+    /// steps; it is counted as the paced wake-up it replaces.
+    fn wake_when_ready(&mut self, h: u32) {
+        let hi = h as usize;
+        let pi = self.sc.fabric.host_port[hi] as usize;
+        let from = self.next_inject[hi];
+        let mut t = f64::INFINITY;
+        for &f in &self.host_flows[hi] {
+            let fi = f as usize;
+            if !self.started[fi] || self.outstanding[fi] >= self.cc.window() {
+                continue;
+            }
+            let ready = self.credit_time(pi, self.flow_vl[fi]);
+            t = t.min(from.max(self.next_allowed[fi]).max(ready));
+        }
+        if t.is_finite() {
+            self.wake_at(h, t);
+        }
+    }
+
+    /// When output `pi` holds the credits of `vl` for a data packet, by the
+    /// returns known now (-inf: already; inf: not with these).
+    fn credit_time(&self, pi: usize, vl: u8) -> f64 {
+        let need = self.data_blocks as i64;
+        let mut have = self.credits[pi * self.v + vl as usize];
+        if have >= need {
+            return f64::NEG_INFINITY;
+        }
+        let r = &self.returning[pi];
+        for c in &r.list[r.head..] {
+            if c.vl == vl {
+                have += i64::from(c.blocks);
+                if have >= need {
+                    return c.time;
+                }
+            }
+        }
+        f64::INFINITY
+    }
+
     fn try_host(&mut self, h: u32) {
         let p = self.sc.fabric.host_port[h as usize];
         let pi = p as usize;
-        if self.busy[pi] {
+        if self.ps[pi].busy {
             if self.port_busy(pi) {
                 return;
             }
             // The transmission ended without a LinkFree event (`transmit`).
-            self.busy[pi] = false;
+            self.ps[pi].busy = false;
         }
-        if self.prio[pi].head != NIL {
-            let k = Self::pop(&self.pool, &mut self.prio[pi]);
+        if self.ps[pi].prio.head != NIL {
+            let k = Self::pop(&self.pool, &mut self.ps[pi].prio);
             self.pool[k as usize].tail = self.cal.now();
             self.transmit(p, k);
             return;
         }
+        // From here on the host schedules its own wake-ups.
+        self.gated[h as usize] = false;
         let now = self.cal.now();
         if now < self.next_inject[h as usize] {
             self.wake_at(h, self.next_inject[h as usize]);
@@ -957,7 +1184,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             // Weighted VL arbitration: the first VL in turn with a candidate;
             // a lottery among that VL's candidates only.
             let vl = (0..self.v)
-                .map(|d| (self.rr_vl[pi] as usize + d) % self.v)
+                .map(|d| (self.ps[pi].rr_vl as usize + d) % self.v)
                 .find(|&vl| {
                     self.cand
                         .iter()
@@ -1040,11 +1267,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let k = self.alloc(pkt);
         self.out.generated += 1;
         self.outstanding[f as usize] = self.outstanding[f as usize].saturating_add(1);
-        for (j, w) in self.sc.windows.iter().enumerate() {
-            if now >= w.0 && now < w.1 {
-                self.out.window_sent[f as usize * self.sc.windows.len() + j] += 1;
-            }
-        }
+        let sc = self.sc;
+        let sent = &mut self.out.window_sent[f as usize * sc.windows.len()..];
+        self.win_sent[f as usize].each(&sc.windows, now, |j| sent[j] += 1);
         let mut paced = self.inject_data;
         if self.sc.pace_jitter > 0.0 {
             // Mean-preserving jitter of the PCIe pacing: breaks the phase
@@ -1062,6 +1287,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         };
         self.base_allowed[f as usize] = (now + paced).max(end);
         self.next_allowed[f as usize] = (now + paced).max(end) + gap;
+        if self.gated[h as usize] {
+            self.wake_when_ready(h);
+        }
     }
 
     fn sample(&mut self) {
@@ -1087,7 +1315,8 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     fn finish(mut self) -> Counters {
         // Credits due by the end (the overflow check).
         for p in 0..self.returning.len() {
-            for c in std::mem::take(&mut self.returning[p]) {
+            let r = std::mem::take(&mut self.returning[p]);
+            for &c in &r.list[r.head..] {
                 if c.time <= self.sc.duration {
                     self.add_credits(p, c);
                 }

@@ -130,6 +130,32 @@ fn three_flows_share_the_inter_switch_link() {
     }
 }
 
+/// A host without control packets to send wakes when one of its flows
+/// holds credits (`wake_when_ready`): H1's flow to H4 (VL 0) is held back by
+/// credits behind H4's shared sink, its flow to H5 (VL 1) is not, so H1
+/// keeps injecting at its cap.
+#[test]
+fn quiet_host_with_a_blocked_vl_keeps_its_pace() {
+    let mut f2 = flow(0, 4, 0.0);
+    f2.sl = 1;
+    let fl = vec![flow(0, 3, 0.0), f2, flow(5, 3, 0.0)];
+    let mut sc = scenario(fl, 32.0, 0.02);
+    sc.vls = 2;
+    let c = run(&sc, &NoCc, &ctx()).unwrap();
+    let r = rates(&sc, &c);
+    let cap = wire_to_payload(13.2);
+    assert!(
+        (r[0] + r[1] - cap).abs() < 0.01 * cap,
+        "H1 at its cap: {r:?}"
+    );
+    assert!(
+        (r[0] + r[2] - cap).abs() < 0.01 * cap,
+        "H4's sink full: {r:?}"
+    );
+    assert!(r[1] > 0.4 * cap, "VL 1 not held by VL 0: {r:?}");
+    assert_lossless(&c, &sc);
+}
+
 #[test]
 fn same_seed_same_counters() {
     let fl = vec![flow(0, 3, 0.0), flow(1, 4, 0.001), flow(5, 4, 0.002)];

@@ -708,13 +708,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     } else {
                         let j = i - n_ivc;
                         let msg = &msgs[inj_msg[j] as usize];
-                        let avail = if msg.rel[0] == $r32 {
-                            msg.got[0]
-                        } else if msg.rel[1] == $r32 {
-                            msg.got[1]
-                        } else {
-                            omega
-                        };
+                        let avail = flits_here(msg, $r32, omega);
                         if omega - inj_left[j] < avail {
                             any = true;
                             break;
@@ -859,13 +853,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                             let left = inj_left[j];
                             // A cut-through relay sends only flits that landed.
                             let msg = &msgs[m as usize];
-                            let avail = if msg.rel[0] == r32 {
-                                msg.got[0]
-                            } else if msg.rel[1] == r32 {
-                                msg.got[1]
-                            } else {
-                                omega
-                            };
+                            let avail = flits_here(msg, r32, omega);
                             if omega - left >= avail {
                                 continue;
                             }
@@ -1043,6 +1031,19 @@ fn ceil_u64(x: f64) -> u64 {
         t + 1
     } else {
         t
+    }
+}
+
+/// Flits of message `msg` that router `r` can send: those landed so far if
+/// `r` is one of its cut-through relays, else all `omega`.
+#[inline]
+fn flits_here(msg: &Msg, r: u32, omega: u32) -> u32 {
+    if msg.rel[0] == r {
+        msg.got[0]
+    } else if msg.rel[1] == r {
+        msg.got[1]
+    } else {
+        omega
     }
 }
 

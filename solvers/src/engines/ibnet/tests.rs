@@ -25,6 +25,7 @@ fn scenario(flows: Vec<Flow>, s12: f64, duration: f64) -> Scenario {
         fabric: Fabric::build(&gran_testbed(16e9, s12 * 1e9, 1e-7)).unwrap(),
         flows,
         vls: 1,
+        vl_arb: None,
         mtu: 2048,
         header: 26,
         cnp_bytes: 64,
@@ -276,7 +277,11 @@ fn a_flow_sharing_its_host_with_another_vl_gets_its_round_robin_share() {
     let b = wire_to_payload(13.2);
     let want = [b / 4.0, 0.75 * b, b / 4.0, b / 2.0];
     for (f, (x, w)) in r.iter().zip(want).enumerate() {
-        assert!((x - w).abs() < 0.03 * b, "F{}: {x} vs {w}; all {r:?}", f + 1);
+        assert!(
+            (x - w).abs() < 0.03 * b,
+            "F{}: {x} vs {w}; all {r:?}",
+            f + 1
+        );
     }
     assert_lossless(&c, &sc);
 }

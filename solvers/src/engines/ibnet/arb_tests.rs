@@ -36,27 +36,13 @@ fn scenario(
     from: f64,
     duration: f64,
 ) -> Scenario {
-    Scenario {
-        fabric,
-        flows,
-        vls,
-        vl_arb: None,
-        mtu: 2048,
-        header: 26,
-        cnp_bytes: 64,
-        buffer_blocks: 512,
-        switch_latency: 2e-7,
-        cut_through: true,
-        inject_rate: CAP * GBPS,
-        sink_rate: sink * GBPS,
-        victim_mask_hca: true,
-        pace_jitter: 0.0,
-        cc_per_sl: false,
-        duration,
-        bin: duration / 10.0,
-        windows: vec![(from, duration)],
-        max_events: 200_000_000,
-    }
+    let mut sc = super::tests::on(fabric, flows, duration);
+    sc.vls = vls;
+    sc.inject_rate = CAP * GBPS;
+    sc.sink_rate = sink * GBPS;
+    sc.windows = vec![(from, duration)];
+    sc.max_events = 200_000_000;
+    sc
 }
 
 /// Packet-byte Gbit/s of each flow over the window.

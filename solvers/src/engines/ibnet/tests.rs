@@ -21,8 +21,16 @@ fn flow(src: u32, dst: u32, start: f64) -> Flow {
 
 /// Test bed with host links 16 Gbit/s, S1-S2 `s12` Gbit/s, end-node caps 13.2.
 fn scenario(flows: Vec<Flow>, s12: f64, duration: f64) -> Scenario {
+    let fabric = Fabric::build(&gran_testbed(16e9, s12 * 1e9, 1e-7)).unwrap();
+    on(fabric, flows, duration)
+}
+
+/// `fabric` with one VL, CC state per QP, MTU 2048 + 26, 32 KiB buffers,
+/// VCT, end-node caps of 13.2 Gbit/s, no pacing jitter, measured over the
+/// last 80% of `duration` (the arbitration tests change what they need).
+pub(super) fn on(fabric: Fabric, flows: Vec<Flow>, duration: f64) -> Scenario {
     Scenario {
-        fabric: Fabric::build(&gran_testbed(16e9, s12 * 1e9, 1e-7)).unwrap(),
+        fabric,
         flows,
         vls: 1,
         vl_arb: None,

@@ -131,6 +131,23 @@ struct Msg {
     enq: u64,
 }
 
+/// Bytes of one pooled message and of the largest per-node generator
+/// (`bounds::state_bytes`).
+pub(super) const MSG_BYTES: usize = std::mem::size_of::<Msg>();
+pub(super) const GEN_BYTES: usize = {
+    let (a, b, c) = (
+        std::mem::size_of::<super::onoff::OnOff>(),
+        std::mem::size_of::<PoissonSource>(),
+        std::mem::size_of::<Mmpp2Source>(),
+    );
+    let ab = if a > b { a } else { b };
+    if ab > c {
+        ab
+    } else {
+        c
+    }
+};
+
 enum Gen {
     Bernoulli(f64),
     OnOff(Vec<super::onoff::OnOff>),
@@ -606,8 +623,15 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         let now = cycle as f64;
         if now > next_min {
             next_min = f64::INFINITY;
-            for n in 0..n_src {
+            'gen: for n in 0..n_src {
                 while next_t[n] < now {
+                    // Past the backlog limit the run ends below as
+                    // saturated: generate no more (a source far past
+                    // saturation would otherwise fill memory within one
+                    // cycle).
+                    if c.msgs_waiting > sc.backlog_limit {
+                        break 'gen;
+                    }
                     let g = next_t[n].floor() as u64;
                     let leg = dests.route(n as u32, &mut rng);
                     debug_assert!(leg.dst as usize != n && (leg.dst as usize) < n_r);

@@ -102,7 +102,7 @@ pub fn state_bytes<T: Topology, L: LinkTiming, D: Destinations>(
     let slots = dests.relay_slots() as f64;
     let batches = batches_n * 64.0
         + if groups > 1.0 {
-            batches_n * (groups * 16.0 + 24.0) * 2.0
+            batches_n * (groups * 24.0 + 48.0) * 2.0
         } else {
             0.0
         }
@@ -111,7 +111,8 @@ pub fn state_bytes<T: Topology, L: LinkTiming, D: Destinations>(
         } else {
             0.0
         }
-        + (groups + 2.0 * slots) * 16.0;
+        + groups * 24.0
+        + 2.0 * slots * 16.0;
     // Timing wheel: ⌈max latency⌉ + 2 slots; a slot receives at most one flit
     // per channel, and flits in flight are bounded by the credits.
     let wheel_len = max_lat.min(1e7).ceil().max(1.0) + 2.0;

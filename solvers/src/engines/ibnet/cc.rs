@@ -1,5 +1,5 @@
-//! Congestion-control plug-ins of the InfiniBand engine (STYLE.md "Shape of a
-//! simulation engine": a trait used as a generic parameter of `run`).
+//! Congestion-control plug-ins of the InfiniBand engine (docs/design.md,
+//! "Shape of a simulation engine": a trait used as a generic parameter of `run`).
 //!
 //! The trait has the four places where a congestion-control scheme acts:
 //! the switch output deciding whether to mark a packet (IBA FECN; Yan's ECN),

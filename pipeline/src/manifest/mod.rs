@@ -15,6 +15,7 @@ pub mod figure;
 pub mod limits;
 mod locate;
 mod parse;
+pub mod predicate;
 mod raw;
 pub mod reference;
 mod sweep;

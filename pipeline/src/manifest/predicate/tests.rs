@@ -4,6 +4,7 @@
 use super::interval::{compare, evaluate, Env, Interval, Truth};
 use super::*;
 use proptest::prelude::*;
+use std::collections::BTreeMap;
 
 fn p(s: &str) -> Expr {
     parse(s).unwrap_or_else(|e| panic!("{}", e.describe(s)))

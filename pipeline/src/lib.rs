@@ -93,6 +93,10 @@ impl RunOptions {
 pub struct RunReport {
     pub exec: execute::ExecSummary,
     pub error_measures: Vec<ErrorMeasureRow>,
+    /// Every claim of every manifest, evaluated.
+    pub claims: Vec<measure::claims::ClaimResult>,
+    /// Claims with results that the manifests no longer have.
+    pub removed_claims: Vec<store::ClaimDefinitionRow>,
     pub manifests: Vec<Manifest>,
     /// `--detach`: the Slurm job that runs the tasks; nothing was measured or rendered.
     pub detached: Option<String>,
@@ -178,6 +182,8 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
         return Ok(RunReport {
             exec: summary,
             error_measures: Vec::new(),
+            claims: Vec::new(),
+            removed_claims: Vec::new(),
             manifests,
             detached: Some(job),
             replications: BTreeMap::new(),
@@ -196,6 +202,8 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
     // and how to render again without solving anything.
     let out_dir = fidelity_dir(&opts.results_dir, opts.fidelity);
     let mut all_em = Vec::new();
+    let mut all_claims = Vec::new();
+    let mut removed_claims = Vec::new();
     let (mut replications, mut unmet) = (BTreeMap::new(), Vec::new());
     let measured: anyhow::Result<()> = async {
         let mut rendered = BTreeMap::new();
@@ -206,9 +214,21 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
             replications.extend(reps);
             unmet.extend(not_met);
             store.replace_error_measures(&m.id, m.version, &ems).await?;
+            let mut claims = measure::claims::evaluate_claims(&r, &ems);
+            removed_claims.extend(
+                measure::claims::ledger(
+                    &store,
+                    Some(run_id),
+                    opts.fidelity.as_str(),
+                    &m.id,
+                    &mut claims,
+                )
+                .await?,
+            );
             let entry = render::render_experiment(&r, &ems, registry, &out_dir, opts.fidelity)?;
             rendered.insert(m.id.clone(), entry);
             all_em.extend(ems);
+            all_claims.extend(claims);
         }
         write_full_index(&store, registry, &opts.results_dir, opts.fidelity, rendered).await
     }
@@ -226,6 +246,8 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
     Ok(RunReport {
         exec: summary,
         error_measures: all_em,
+        claims: all_claims,
+        removed_claims,
         manifests,
         detached: None,
         replications,
@@ -254,9 +276,12 @@ async fn rounds(
         for m in manifests {
             let r = measure::collect_plan(store, m, &plan_rows(plan, m)).await?;
             let ems = measure::error_measures(&r);
+            let claims = measure::claims::evaluate_claims(&r, &ems);
+            let undecided = measure::claims::undecided(&claims, &r);
             next.extend(measure::precision::next_round(
                 &r,
                 &ems,
+                &undecided,
                 opts.resolve,
                 simulation,
             ));

@@ -5,7 +5,7 @@
 //! solvers nor opens the database; the pipeline reads the store and hands
 //! reports plain data, so `repro report` re-renders from the store alone.
 //!
-//! Modules: `em` (error measures, verdicts), `figure` (one drawing routine,
+//! Modules: `figure` (one drawing routine,
 //! generic over the plotters backend, for PNG and SVG; `axis` picks the ticks,
 //! `fonts` registers the bundled DejaVu Sans, as CI has no system fonts),
 //! `table` (Markdown + CSV), `index` (self-contained `index.html`), `export`
@@ -15,8 +15,6 @@
 //! versions of an experiment joined, their differences and overlay figures)
 //! and `format` (tick labels, EM percentages).
 //! `cargo run --release -p reports --example demo [dir]` renders samples of all.
-
-pub mod em;
 
 mod aggregate;
 mod axis;

@@ -125,7 +125,7 @@ pub enum Truth {
 }
 
 impl Truth {
-    fn of(b: bool) -> Truth {
+    pub fn of(b: bool) -> Truth {
         if b {
             Truth::True
         } else {
@@ -183,8 +183,9 @@ pub trait Env {
     fn metric(&self, point: usize, series: &str, metric: &str) -> Interval;
     /// A sweep axis or a manifest parameter at a point.
     fn name(&self, point: usize, name: &str) -> f64;
-    /// Whether the series' task reported saturation at the point.
-    fn saturated(&self, point: usize, series: &str) -> bool;
+    /// Whether the series' task reported saturation at the point (unknown
+    /// where that is not known, as when classifying before any run).
+    fn saturated(&self, point: usize, series: &str) -> Truth;
 }
 
 /// One comparison as evaluated: where in the text, at which point (`None`
@@ -279,7 +280,7 @@ impl Evaluator<'_> {
             ExprKind::Num(v) => Val::Num(Interval::exact(*v)),
             ExprKind::Name(n) => Val::Num(Interval::exact(self.env.name(p, n))),
             ExprKind::Metric { series, metric } => Val::Num(self.env.metric(p, series, metric)),
-            ExprKind::Saturated(s) => Val::Bool(Truth::of(self.env.saturated(p, s))),
+            ExprKind::Saturated(s) => Val::Bool(self.env.saturated(p, s)),
             ExprKind::Neg(a) => Val::Num(self.eval(a, point).num().neg()),
             ExprKind::Arith(op, a, b) => {
                 let (a, b) = (self.eval(a, point).num(), self.eval(b, point).num());

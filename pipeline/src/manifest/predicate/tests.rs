@@ -224,8 +224,8 @@ impl Env for Table {
             _ => panic!("{name}"),
         }
     }
-    fn saturated(&self, point: usize, series: &str) -> bool {
-        self.saturated.contains(&(point, series))
+    fn saturated(&self, point: usize, series: &str) -> Truth {
+        Truth::of(self.saturated.contains(&(point, series)))
     }
 }
 
@@ -443,8 +443,8 @@ impl Env for Exact {
     fn name(&self, point: usize, _: &str) -> f64 {
         point as f64
     }
-    fn saturated(&self, _: usize, _: &str) -> bool {
-        false
+    fn saturated(&self, _: usize, _: &str) -> Truth {
+        Truth::False
     }
 }
 

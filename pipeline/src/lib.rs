@@ -215,17 +215,22 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
             unmet.extend(not_met);
             store.replace_error_measures(&m.id, m.version, &ems).await?;
             let mut claims = measure::claims::evaluate_claims(&r, &ems);
-            removed_claims.extend(
-                measure::claims::ledger(
-                    &store,
-                    Some(run_id),
-                    opts.fidelity.as_str(),
-                    &m.id,
-                    &mut claims,
-                )
-                .await?,
-            );
-            let entry = render::render_experiment(&r, &ems, registry, &out_dir, opts.fidelity)?;
+            let removed = measure::claims::ledger(
+                &store,
+                Some(run_id),
+                opts.fidelity.as_str(),
+                &m.id,
+                &mut claims,
+            )
+            .await?;
+            let measured = render::Measured {
+                ems: &ems,
+                claims: &claims,
+                removed: &removed,
+            };
+            let entry =
+                render::render_experiment(&r, &measured, registry, &out_dir, opts.fidelity)?;
+            removed_claims.extend(removed);
             rendered.insert(m.id.clone(), entry);
             all_em.extend(ems);
             all_claims.extend(claims);

@@ -286,6 +286,7 @@ fn main() {
         fidelity: "full".into(),
         other_fidelity: None,
         catalogue: vec![],
+        statuses: vec![],
         experiments: vec![IndexExperiment {
             id: "demo".into(),
             version: 1,
@@ -309,6 +310,9 @@ fn main() {
             provenance: vec![("seeds".into(), "1".into())],
             docs: vec![],
             comparison: None,
+            claims: vec![],
+            removed_claims: vec![],
+            calibrated_against: vec![],
             em_summary: vec![EmSummaryLine {
                 metric: "L".into(),
                 reference: "sim".into(),

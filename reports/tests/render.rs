@@ -325,6 +325,7 @@ fn sample_index() -> Index {
         fidelity: "full".into(),
         other_fidelity: None,
         catalogue: vec![],
+        statuses: vec![],
         experiments: vec![IndexExperiment {
             id: "lib-mm1k".into(),
             version: 3,
@@ -352,6 +353,9 @@ fn sample_index() -> Index {
             ],
             docs: vec![],
             comparison: None,
+            claims: vec![],
+            removed_claims: vec![],
+            calibrated_against: vec![],
             em_summary: vec![
                 EmSummaryLine {
                     metric: "L".into(),

@@ -213,6 +213,26 @@ impl EntryStatus {
     }
 }
 
+/// Does output `output` (a figure or table id) stand for catalogue entry
+/// `entry`? Equal ids; `entry-suffix` variants; a whole figure (`wu-3.4`) for
+/// its panels (`wu-3.4a`).
+pub fn covers(output: &str, entry: &str) -> bool {
+    if output == entry
+        || output
+            .strip_prefix(entry)
+            .is_some_and(|rest| rest.starts_with('-'))
+    {
+        return true;
+    }
+    let panelled = entry.starts_with("wu-") || entry.starts_with("gran-");
+    match entry.char_indices().last() {
+        Some((i, c)) if panelled && c.is_ascii_lowercase() => {
+            entry[..i].ends_with(|d: char| d.is_ascii_digit()) && output == &entry[..i]
+        }
+        _ => false,
+    }
+}
+
 /// EM of one point, the papers' relative error: `|reference − candidate| /
 /// |reference|`. `None` when the reference is zero and the candidate is not
 /// (undefined relative error).

@@ -194,8 +194,10 @@ pub(super) fn parse_claims(
         scope.metrics.check(s, m)
     };
     let is_series = |s: &str| scope.metrics.has_series(s);
+    let groups = scope.points.groups();
     let pscope = Scope {
         axes: scope.axes,
+        groups: &groups,
         params: &numeric,
         metric_known: &known,
         series,

@@ -4,11 +4,10 @@
 //! made, for `check`, the store's ledger and the reports.
 //!
 //! Points: a claim runs over the sweep points its `points:` selects. A point
-//! where a series it reads is saturated or undefined (no value: the model
-//! or simulation does not exist there) is left out and listed as skipped; a
-//! point whose result is missing or failed, or lacks the metric, leaves the
-//! claim inconclusive (nothing can be said of it yet). A claim left with no
-//! point is inconclusive.
+//! where a value the claim reads is missing (its series saturated, undefined,
+//! failed or not run, or without that metric) is left out and listed with
+//! the claim ("evaluated at 4 of 6 points; 2 left out: sim saturated"); a
+//! claim with no point left is inconclusive.
 //!
 //! Tolerance claims (`compare:` with a tolerance) keep today's verdicts: they
 //! hold when every point passes, fail when one fails, and are inconclusive
@@ -140,59 +139,45 @@ fn evaluate_claim(r: &ExperimentResults, ems: &[ErrorMeasureRow], c: &Claim) -> 
             let reads = metrics(e);
             let mut points = Vec::new();
             let mut skipped = Vec::new();
-            let mut missing = Vec::new();
             for p in selected {
-                let mut why_skip = None;
-                let mut why_missing = None;
+                let mut why = None;
                 for (s, metric) in &reads {
                     match r.status.get(&(p, s.clone())) {
                         Some(PointStatus::Done) if r.get(p, s, metric).is_some() => {}
                         Some(PointStatus::Done) => {
-                            why_missing.get_or_insert(format!("{s} has no value of {metric}"));
-                        }
-                        Some(st @ (PointStatus::Saturated | PointStatus::Undefined)) => {
-                            why_skip.get_or_insert(format!("{s} {st}"));
+                            why.get_or_insert(format!("{s} has no {metric}"));
                         }
                         Some(st) => {
-                            why_missing.get_or_insert(format!("{s} {st}"));
+                            why.get_or_insert(format!("{s} {st}"));
                         }
                         None => {
-                            why_missing.get_or_insert(format!("{s} not run"));
+                            why.get_or_insert(format!("{s} not run"));
                         }
                     }
                 }
                 for s in saturation_series(e) {
-                    if !matches!(
-                        r.status.get(&(p, s.clone())),
-                        Some(PointStatus::Done | PointStatus::Saturated | PointStatus::Undefined)
-                    ) {
-                        why_missing.get_or_insert(format!("{s} not run"));
+                    match r.status.get(&(p, s.clone())) {
+                        Some(
+                            PointStatus::Done | PointStatus::Saturated | PointStatus::Undefined,
+                        ) => {}
+                        Some(st) => {
+                            why.get_or_insert(format!("{s} {st}"));
+                        }
+                        None => {
+                            why.get_or_insert(format!("{s} not run"));
+                        }
                     }
                 }
-                match (why_skip, why_missing) {
-                    (Some(w), _) => skipped.push((p, w)),
-                    (None, Some(w)) => missing.push((p, w)),
-                    (None, None) => points.push(p),
+                match why {
+                    Some(w) => skipped.push((p, w)),
+                    None => points.push(p),
                 }
             }
             let (truth, raw_steps) = evaluate(e, &ResultsEnv(r), &points, &m.axes);
-            let mut verdict = truth_verdict(truth);
-            let mut reason = None;
-            if !missing.is_empty() {
-                verdict = Verdict::Inconclusive;
-                reason = Some(format!(
-                    "no result at {} point(s): {}",
-                    missing.len(),
-                    missing
-                        .iter()
-                        .take(3)
-                        .map(|(p, w)| format!("{} ({w})", point_json(*p).unwrap_or_default()))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ));
-            } else if points.is_empty() {
-                reason = Some("no point left to judge (every selected point skipped)".into());
-            }
+            let verdict = truth_verdict(truth);
+            let reason = points
+                .is_empty()
+                .then(|| "no point left to judge (every selected point left out)".to_string());
             let steps = raw_steps
                 .into_iter()
                 .map(|s: Step| StepRow {

@@ -4,6 +4,7 @@
 pub mod claims;
 pub mod em;
 pub mod precision;
+pub mod status;
 mod stored;
 
 pub use stored::{collect_at, collect_fidelity, stored_manifest, stored_manifests};

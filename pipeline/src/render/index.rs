@@ -6,7 +6,7 @@ use crate::measure::{self, collect_at, stored_manifests};
 use crate::store_open::open_existing_store;
 use crate::InputError;
 use anyhow::{bail, Context};
-use reports::{CatalogueEntry, Index, IndexExperiment};
+use reports::{CatalogueEntry, Index, IndexEntryStatus, IndexExperiment};
 use solvers::{Fidelity, Registry};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -49,13 +49,16 @@ pub fn write_index(
             )
         }),
     };
+    let catalogue = catalogue();
+    let statuses = statuses(&catalogue, &experiments);
     let index = Index {
+        statuses,
         generated_by: format!("repro {}", env!("CARGO_PKG_VERSION")),
         code_version: crate::CODE_VERSION.to_string(),
         generated_at: store::now_rfc3339(),
         fidelity: fidelity.as_str().to_string(),
         other_fidelity,
-        catalogue: catalogue(),
+        catalogue,
         experiments,
     };
     reports::write_index(&index, &out_dir.join("index.html")).context("writing index.html")
@@ -80,6 +83,14 @@ pub async fn write_full_index(
             continue;
         };
         let ems = measure::error_measures(&r);
+        let mut claims = measure::claims::evaluate_claims(&r, &ems);
+        let removed =
+            measure::claims::ledger(store, None, fidelity.as_str(), &m.id, &mut claims).await?;
+        let measured = super::Measured {
+            ems: &ems,
+            claims: &claims,
+            removed: &removed,
+        };
         let all_present = m.figures.iter().all(|f| {
             out_dir
                 .join("figures")
@@ -87,9 +98,9 @@ pub async fn write_full_index(
                 .is_file()
         });
         let entry = if all_present {
-            index_entry_without_files(&r, &ems, registry, &out_dir, fidelity)?
+            index_entry_without_files(&r, &measured, registry, &out_dir, fidelity)?
         } else {
-            render_experiment(&r, &ems, registry, &out_dir, fidelity)?
+            render_experiment(&r, &measured, registry, &out_dir, fidelity)?
         };
         rendered.insert(m.id.clone(), entry);
     }
@@ -125,9 +136,18 @@ pub async fn report(
                 continue;
             };
             let ems = measure::error_measures(&r);
+            let mut claims = measure::claims::evaluate_claims(&r, &ems);
+            let removed =
+                measure::claims::ledger(&store, None, fidelity.as_str(), &m.id, &mut claims)
+                    .await?;
+            let measured = super::Measured {
+                ems: &ems,
+                claims: &claims,
+                removed: &removed,
+            };
             rendered.insert(
                 m.id.clone(),
-                render_experiment(&r, &ems, registry, &out_dir, fidelity)?,
+                render_experiment(&r, &measured, registry, &out_dir, fidelity)?,
             );
         }
         super::compare::attach_comparisons(&store, registry, &out_dir, fidelity, &mut rendered)
@@ -148,4 +168,68 @@ pub async fn report(
     }
     store.close().await;
     Ok(pages)
+}
+
+/// Every catalogue entry's status, and every output of the project's own
+/// studies (an output no catalogue entry stands for) by its id.
+fn statuses(
+    catalogue: &[CatalogueEntry],
+    experiments: &[IndexExperiment],
+) -> Vec<IndexEntryStatus> {
+    use crate::manifest::catalogue::{covers, is_hardware};
+    use crate::measure::status::{about, derive, ClaimFacts};
+    let outputs: Vec<&str> = experiments
+        .iter()
+        .flat_map(|x| {
+            x.figures
+                .iter()
+                .map(|f| f.id.as_str())
+                .chain(x.tables.iter().map(|t| t.id.as_str()))
+        })
+        .collect();
+    let facts = |id: &str| -> Vec<ClaimFacts> {
+        experiments
+            .iter()
+            .flat_map(|x| &x.claims)
+            .filter(|c| about(&c.entries, id))
+            .map(|c| ClaimFacts {
+                verdict: c.verdict,
+                sanity: c.sanity.is_some(),
+                fit: c.fit.is_some(),
+            })
+            .collect()
+    };
+    let calibrated = |id: &str| {
+        experiments
+            .iter()
+            .flat_map(|x| &x.calibrated_against)
+            .any(|a| a == id || covers(a, id))
+    };
+    let row = |id: &str, has_output: bool, hardware: bool| {
+        let d = derive(has_output, calibrated(id), hardware, &facts(id));
+        IndexEntryStatus {
+            id: id.to_string(),
+            status: d.status,
+            holding: d.holding,
+            checkable: d.checkable,
+            sanity: d.sanity,
+            fits: d.fits,
+        }
+    };
+    let mut out: Vec<IndexEntryStatus> = catalogue
+        .iter()
+        .map(|c| {
+            row(
+                &c.id,
+                outputs.iter().any(|o| covers(o, &c.id)),
+                is_hardware(&c.what),
+            )
+        })
+        .collect();
+    for o in outputs {
+        if !catalogue.iter().any(|c| covers(o, &c.id)) && !out.iter().any(|s| s.id == o) {
+            out.push(row(o, true, false));
+        }
+    }
+    out
 }

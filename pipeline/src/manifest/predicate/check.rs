@@ -20,6 +20,8 @@ pub type MetricKnown<'a> = &'a dyn Fn(&str, &str) -> Option<Result<(), Vec<Strin
 pub struct Scope<'a> {
     /// Sweep axes (numbers at every point).
     pub axes: &'a [String],
+    /// The axes as they vary: zipped axes in one group.
+    pub groups: &'a [Vec<String>],
     /// Manifest parameters with a numeric value.
     pub params: &'a BTreeMap<String, f64>,
     /// Series and reference ids -> whether `metric` is one they produce
@@ -204,7 +206,9 @@ fn check_node(
                     ))
                 }
                 Some(_) => {}
-                None if scope.axes.len() == 1 => *axis = Some(scope.axes[0].clone()),
+                None if scope.groups.len() == 1 && !scope.groups[0].is_empty() => {
+                    *axis = Some(scope.groups[0][0].clone())
+                }
                 None => {
                     return Err(PredicateError::new(
                         at,

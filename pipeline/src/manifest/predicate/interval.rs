@@ -383,7 +383,24 @@ impl Evaluator<'_> {
     /// Every neighbouring pair along `axis`, the other axes fixed, rises
     /// (`up`) or falls strictly. Fewer than two points on every line: unknown.
     fn trend(&mut self, up: bool, arg: &Expr, axis: &str, span: (usize, usize)) -> Truth {
-        let others: Vec<String> = self.axes.iter().filter(|a| *a != axis).cloned().collect();
+        // The other axes fix a line, except those that move with `axis` (a
+        // zip group): one value of theirs for each value of `axis`.
+        let moves_with = |other: &str| {
+            let mut seen: BTreeMap<u64, u64> = BTreeMap::new();
+            self.points.iter().all(|&p| {
+                let (x, y) = (
+                    self.env.name(p, axis).to_bits(),
+                    self.env.name(p, other).to_bits(),
+                );
+                *seen.entry(x).or_insert(y) == y
+            })
+        };
+        let others: Vec<String> = self
+            .axes
+            .iter()
+            .filter(|a| *a != axis && !moves_with(a))
+            .cloned()
+            .collect();
         let mut lines: BTreeMap<Vec<u64>, Vec<(f64, usize)>> = BTreeMap::new();
         for &p in self.points {
             let key: Vec<u64> = others

@@ -119,8 +119,10 @@ fn with_scope<R>(f: impl FnOnce(&Scope) -> R) -> R {
         })
     };
     let is_series = |s: &str| s == "sim" || s == "model";
+    let groups = vec![vec!["lam".to_string()], vec!["n".to_string()]];
     f(&Scope {
         axes: &axes,
+        groups: &groups,
         params: &params,
         metric_known: &known,
         series: vec!["sim", "model", "paper"],
@@ -189,8 +191,10 @@ fn a_one_axis_trend_gets_its_axis() {
     let params = BTreeMap::new();
     let known = |_: &str, _: &str| Some(Ok(()));
     let yes = |_: &str| true;
+    let groups = vec![axes.clone()];
     let scope = Scope {
         axes: &axes,
+        groups: &groups,
         params: &params,
         metric_known: &known,
         series: vec!["s"],

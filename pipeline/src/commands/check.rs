@@ -27,6 +27,7 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
             path,
             pipeline::render::junit::junit_xml(
                 &report.manifests,
+                &report.claims,
                 &report.error_measures,
                 &report.exec.failed,
                 &report.replications,

@@ -149,12 +149,16 @@ pub(super) fn parse_calibrated(
         }
     }
     for a in &c.against {
-        let is_ref = scope.references.iter().any(|r| &r.name == a);
+        let is_ref = scope.references.iter().any(|r| {
+            &r.name == a
+                || a.split_once('.')
+                    .is_some_and(|(s, m)| r.name == s && r.values.contains_key(m))
+        });
         if !is_ref && !scope.entries.contains(a) {
             return Err(ctx.err(
                 "calibrated.against",
                 format!(
-                    "`{}` is neither a catalogue entry, an output of this manifest nor a `reference_data` id{}",
+                    "`{}` is neither a catalogue entry, an output of this manifest, a `reference_data` id nor one of its values (`id.metric`){}",
                     shorten(a),
                     predicate::did_you_mean(a, scope.entries.iter().map(String::as_str).chain(scope.references.iter().map(|r| r.name.as_str())))
                 ),
@@ -488,15 +492,12 @@ pub(super) fn fit(
         .map(String::as_str)
         .collect();
     if let Some(e) = &c.predicate {
-        for (s, _) in predicate::metrics(e) {
-            if cal.against.contains(&s) && !against.contains(&s.as_str()) {
-                against.push(
-                    cal.against
-                        .iter()
-                        .find(|a| **a == s)
-                        .map(String::as_str)
-                        .unwrap_or(""),
-                );
+        for (s, m) in predicate::metrics(e) {
+            let full = format!("{s}.{m}");
+            if let Some(a) = cal.against.iter().find(|a| **a == s || **a == full) {
+                if !against.contains(&a.as_str()) {
+                    against.push(a.as_str());
+                }
             }
         }
     }
@@ -562,7 +563,13 @@ pub(super) fn tolerance_claims(
             let hit: Vec<&String> = cal
                 .against
                 .iter()
-                .filter(|a| **a == c.reference || **a == c.candidate || claim.entries.contains(a))
+                .filter(|a| {
+                    **a == c.reference
+                        || **a == c.candidate
+                        || **a == format!("{}.{}", c.reference, c.metric)
+                        || **a == format!("{}.{}", c.candidate, c.metric)
+                        || claim.entries.contains(a)
+                })
                 .collect();
             if !hit.is_empty() {
                 claim.fit = Some(format!(

@@ -586,3 +586,7 @@ pub(super) fn tolerance_claims(
     }
     out
 }
+
+#[cfg(test)]
+#[path = "claims_tests.rs"]
+mod tests;

@@ -4,7 +4,9 @@
 //! (`Solver::metric_facts`). A figure, table, comparison, precision target or
 //! claim that names a metric its series do not produce is refused at load.
 
-use super::Series;
+use super::locate::Ctx;
+use super::values::shorten;
+use super::{reference, ManifestError, Series};
 use solvers::{metric_matches, MetricFact, Registry};
 use std::collections::BTreeMap;
 
@@ -84,5 +86,68 @@ impl MetricKnowledge {
     /// Whether some series' solver takes a parameter of this name.
     pub fn any_series_takes(&self, param: &str) -> bool {
         self.series.values().any(|s| s.params.contains(&param))
+    }
+}
+
+/// `metric` is produced by `series` (a solver series or a reference).
+pub(super) fn known_metric(
+    ctx: &Ctx,
+    key: &str,
+    knowledge: &MetricKnowledge,
+    references: &[reference::Reference],
+    series: &str,
+    metric: &str,
+) -> Result<(), ManifestError> {
+    let names: Vec<String> = if let Some(r) = references.iter().find(|r| r.name == series) {
+        if r.values.contains_key(metric) {
+            return Ok(());
+        }
+        r.values.keys().cloned().collect()
+    } else {
+        match knowledge.check(series, metric) {
+            Some(Ok(())) | None => return Ok(()),
+            Some(Err(names)) => names,
+        }
+    };
+    Err(ctx.err(
+        key,
+        format!(
+            "`{series}` produces no metric `{}`{}; its metrics: {}",
+            shorten(metric),
+            super::predicate::did_you_mean(metric, names.iter().map(String::as_str)),
+            names.join(", ")
+        ),
+    ))
+}
+
+/// Some series of `series` produces `metric`.
+pub(super) fn some_series_makes(
+    ctx: &Ctx,
+    key: &str,
+    knowledge: &MetricKnowledge,
+    references: &[reference::Reference],
+    series: &[String],
+    metric: &str,
+) -> Result<(), ManifestError> {
+    let mut first_err = None;
+    for s in series {
+        match known_metric(ctx, key, knowledge, references, s, metric) {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    match first_err {
+        Some(mut e) if series.len() > 1 => {
+            e.message = format!(
+                "no series of it produces the metric `{}`; {}",
+                shorten(metric),
+                e.message
+            );
+            Err(e)
+        }
+        Some(e) => Err(e),
+        None => Ok(()),
     }
 }

@@ -3,7 +3,7 @@
 
 use super::claims::{self, ClaimScope};
 use super::locate::{yaml_error, Ctx};
-use super::metrics::MetricKnowledge;
+use super::metrics::{known_metric, some_series_makes, MetricKnowledge};
 use super::raw::{OneOrMany, RawManifest, RawPrecision, RawQuick};
 use super::sweep::build_sweep;
 use super::validate::check_schema;
@@ -549,67 +549,4 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
         claims: all_claims,
         calibrated,
     })
-}
-
-/// `metric` is produced by `series` (a solver series or a reference).
-fn known_metric(
-    ctx: &Ctx,
-    key: &str,
-    knowledge: &MetricKnowledge,
-    references: &[reference::Reference],
-    series: &str,
-    metric: &str,
-) -> Result<(), ManifestError> {
-    let names: Vec<String> = if let Some(r) = references.iter().find(|r| r.name == series) {
-        if r.values.contains_key(metric) {
-            return Ok(());
-        }
-        r.values.keys().cloned().collect()
-    } else {
-        match knowledge.check(series, metric) {
-            Some(Ok(())) | None => return Ok(()),
-            Some(Err(names)) => names,
-        }
-    };
-    Err(ctx.err(
-        key,
-        format!(
-            "`{series}` produces no metric `{}`{}; its metrics: {}",
-            shorten(metric),
-            super::predicate::did_you_mean(metric, names.iter().map(String::as_str)),
-            names.join(", ")
-        ),
-    ))
-}
-
-/// Some series of `series` produces `metric`.
-fn some_series_makes(
-    ctx: &Ctx,
-    key: &str,
-    knowledge: &MetricKnowledge,
-    references: &[reference::Reference],
-    series: &[String],
-    metric: &str,
-) -> Result<(), ManifestError> {
-    let mut first_err = None;
-    for s in series {
-        match known_metric(ctx, key, knowledge, references, s, metric) {
-            Ok(()) => return Ok(()),
-            Err(e) => {
-                first_err.get_or_insert(e);
-            }
-        }
-    }
-    match first_err {
-        Some(mut e) if series.len() > 1 => {
-            e.message = format!(
-                "no series of it produces the metric `{}`; {}",
-                shorten(metric),
-                e.message
-            );
-            Err(e)
-        }
-        Some(e) => Err(e),
-        None => Ok(()),
-    }
 }

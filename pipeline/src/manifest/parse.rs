@@ -398,6 +398,12 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
         }
         for metric in &y {
             check_name(&ctx, &format!("{key}.y"), metric)?;
+        }
+        figure::validate(f.kind, &y, &f.x_per, &f.x_values, points.len())
+            .map_err(|(k, msg)| ctx.err(&format!("{key}.{k}"), msg))?;
+        // Metric names after the kind's own keys (a timeseries figure's `y`
+        // names time series, not metrics).
+        for metric in &y {
             if f.kind != super::FigureKind::Timeseries {
                 some_series_makes(
                     &ctx,
@@ -409,8 +415,6 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
                 )?;
             }
         }
-        figure::validate(f.kind, &y, &f.x_per, &f.x_values, points.len())
-            .map_err(|(k, msg)| ctx.err(&format!("{key}.{k}"), msg))?;
         figures.push(Figure {
             id: f.id.clone(),
             title: f.title.clone().unwrap_or_else(|| raw.title.clone()),

@@ -224,6 +224,7 @@ impl Env for Table {
         match name {
             "x" => point as f64,
             "y" => (point % 2) as f64,
+            "gx" => (point / 2) as f64,
             "two" => 2.0,
             _ => panic!("{name}"),
         }
@@ -391,7 +392,7 @@ fn aggregates_over_points() {
 
 #[test]
 fn a_trend_runs_along_its_axis_with_the_other_axes_fixed() {
-    // Points 0..4: x = index, y = index % 2. Along x with y fixed: pairs (0,2), (1,3).
+    // A 2 x 2 grid: gx = index / 2, y = index % 2. Along gx with y fixed: pairs (0,2), (1,3).
     let vals = [(0, 1.0), (1, 10.0), (2, 2.0), (3, 11.0)]
         .into_iter()
         .map(|(p, v)| ((p, "s", "L"), (v, None)))
@@ -400,8 +401,8 @@ fn a_trend_runs_along_its_axis_with_the_other_axes_fixed() {
         vals,
         saturated: vec![],
     };
-    let axes = ["x".to_string(), "y".to_string()];
-    let e = p("increasing(s.L, x)");
+    let axes = ["gx".to_string(), "y".to_string()];
+    let e = p("increasing(s.L, gx)");
     // Over the sweep order alone 10 -> 2 would fall; within each line it rises.
     assert_eq!(evaluate(&e, &t, &[0, 1, 2, 3], &axes).0, Truth::True);
     let (_, steps) = evaluate(&e, &t, &[0, 1, 2, 3], &axes);

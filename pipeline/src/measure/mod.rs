@@ -7,7 +7,7 @@ pub mod precision;
 pub mod status;
 mod stored;
 
-pub use stored::{collect_at, collect_fidelity, stored_manifest, stored_manifests};
+pub use stored::{code_versions, collect_at, collect_fidelity, stored_manifest, stored_manifests};
 
 use crate::manifest::{Manifest, Point};
 use anyhow::Context;

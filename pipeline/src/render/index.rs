@@ -173,3 +173,98 @@ fn statuses(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::statuses;
+    use reports::{CatalogueEntry, IndexClaim, IndexExperiment, IndexFigure};
+    use verdicts::{ClaimKind, ClaimStatus, EntryStatus, Expectation, Verdict};
+
+    fn claim(id: &str, entries: &[&str], verdict: Verdict, sanity: bool) -> IndexClaim {
+        IndexClaim {
+            id: id.into(),
+            kind: ClaimKind::Predicate,
+            quote: String::new(),
+            where_: String::new(),
+            entries: entries.iter().map(|e| e.to_string()).collect(),
+            holds: "a.x > 0".into(),
+            points: None,
+            expect: Expectation::Holds,
+            why: None,
+            note: None,
+            sanity: sanity.then(|| "reads no solver output".into()),
+            fit: None,
+            verdict,
+            status: ClaimStatus::of(verdict, Expectation::Holds),
+            reason: None,
+            evaluated: 1,
+            skipped: vec![],
+            steps: vec![],
+            history: vec![],
+        }
+    }
+
+    /// A hardware entry with an output is "reference: hardware", an entry
+    /// read only by sanity checks is "drawn", one without output "not yet",
+    /// one with a claim that holds and one that fails "partly reproduced",
+    /// and an output no catalogue entry stands for gets a status by its id.
+    #[test]
+    fn statuses_come_from_claims_outputs_and_the_catalogue() {
+        let entry = |id: &str, what: &str| CatalogueEntry {
+            id: id.into(),
+            paper: "p".into(),
+            what: what.into(),
+        };
+        let catalogue = vec![
+            entry("gran-7a", "Fig. 7(a): scenario 1, hardware, CC off"),
+            entry("gran-7c", "Fig. 7(c): scenario 1, simulation, CC off"),
+            entry("gran-8a", "Fig. 8(a): scenario 2, hardware, CC off"),
+            entry("yan-3.4", "Fig. 3.4: link utilisation"),
+        ];
+        let fig = |id: &str| IndexFigure {
+            id: id.into(),
+            title: id.into(),
+            png: String::new(),
+            svg: String::new(),
+            em: None,
+        };
+        let x = IndexExperiment {
+            id: "x".into(),
+            version: 1,
+            title: "x".into(),
+            source: String::new(),
+            manifest_hash: String::new(),
+            figures: ["gran-7a", "gran-7c", "yan-3.4", "own-study"]
+                .iter()
+                .map(|f| fig(f))
+                .collect(),
+            tables: vec![],
+            provenance: vec![],
+            em_summary: vec![],
+            docs: vec![],
+            comparison: None,
+            claims: vec![
+                claim("a", &["yan-3.4"], Verdict::Holds, false),
+                claim("b", &["yan-3.4"], Verdict::Fails, false),
+                claim("c", &["gran-7c"], Verdict::Holds, true),
+            ],
+            removed_claims: vec![],
+            calibrated_against: vec![],
+        };
+        let got: Vec<(String, EntryStatus, usize, usize, usize)> = statuses(&catalogue, &[x])
+            .into_iter()
+            .map(|s| (s.id, s.status, s.holding, s.checkable, s.sanity))
+            .collect();
+        let want = |id: &str, s, h, c, n| (id.to_string(), s, h, c, n);
+        assert_eq!(
+            got,
+            vec![
+                want("gran-7a", EntryStatus::ReferenceHardware, 0, 0, 0),
+                want("gran-7c", EntryStatus::Drawn, 0, 0, 1),
+                want("gran-8a", EntryStatus::NotYet, 0, 0, 0),
+                want("yan-3.4", EntryStatus::PartlyReproduced, 1, 2, 0),
+                want("own-study", EntryStatus::Drawn, 0, 0, 0),
+            ]
+        );
+    }
+}

@@ -2,7 +2,7 @@
 //! assets) linking every figure and table with its provenance and EMs.
 //!
 //! It answers at a glance: a summary table at the top has one row per paper
-//! figure and table (the catalogue of `docs/figures.md`, in the papers' order)
+//! figure and table (the catalogue of paper entries, in the papers' order)
 //! with its status, mean and max EM and verdicts, then the project's own
 //! studies; the run's date, code version and fidelity sit above it. Below, one
 //! section per experiment; provenance and per-point tables are collapsed

@@ -523,6 +523,7 @@ fn index_marks_hardware_references() {
         id: id.into(),
         paper: "Gran & Reinemo 2011".into(),
         what: what.into(),
+        hardware: what.contains("hardware"),
     };
     index.catalogue = vec![
         entry(
@@ -571,7 +572,8 @@ fn index_marks_hardware_references() {
         row("gran-7c")
     );
     assert!(
-        html.contains("1 reference: hardware</span>") && html.contains("1 partly reproduced</span>"),
+        html.contains("1 reference: hardware</span>")
+            && html.contains("1 partly reproduced</span>"),
         "no count per status"
     );
     assert!(row("gran-8a").contains(">not yet<"), "{}", row("gran-8a"));

@@ -253,7 +253,7 @@ pub(super) fn parse_claims(
                 return Err(ctx.err(
                     &key("entries"),
                     format!(
-                        "`{}` is neither a catalogue entry (docs/figures.md) nor an output of this manifest{}",
+                        "`{}` is neither a catalogue entry (docs/catalogue.yaml) nor an output of this manifest{}",
                         shorten(e),
                         predicate::did_you_mean(e, scope.entries.iter().map(String::as_str))
                     ),

@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use store::Store;
 
-/// The catalogue of paper figures and tables ([`crate::manifest::catalogue`]).
+/// The catalogue of paper figures and tables ([`crate::manifest::catalogue`]),
+/// as the index shows it.
 pub fn catalogue() -> Vec<CatalogueEntry> {
     crate::manifest::catalogue::catalogue()
         .into_iter()
@@ -17,6 +18,7 @@ pub fn catalogue() -> Vec<CatalogueEntry> {
             id: e.id,
             paper: e.paper,
             what: e.what,
+            hardware: e.hardware,
         })
         .collect()
 }
@@ -116,7 +118,7 @@ fn statuses(
     catalogue: &[CatalogueEntry],
     experiments: &[IndexExperiment],
 ) -> Vec<IndexEntryStatus> {
-    use crate::manifest::catalogue::{covers, is_hardware};
+    use crate::manifest::catalogue::covers;
     use crate::measure::status::{about, derive, ClaimFacts};
     let outputs: Vec<&str> = experiments
         .iter()
@@ -158,13 +160,7 @@ fn statuses(
     };
     let mut out: Vec<IndexEntryStatus> = catalogue
         .iter()
-        .map(|c| {
-            row(
-                &c.id,
-                outputs.iter().any(|o| covers(o, &c.id)),
-                is_hardware(&c.what),
-            )
-        })
+        .map(|c| row(&c.id, outputs.iter().any(|o| covers(o, &c.id)), c.hardware))
         .collect();
     for o in outputs {
         if !catalogue.iter().any(|c| covers(o, &c.id)) && !out.iter().any(|s| s.id == o) {
@@ -214,6 +210,7 @@ mod tests {
             id: id.into(),
             paper: "p".into(),
             what: what.into(),
+            hardware: what.contains("hardware"),
         };
         let catalogue = vec![
             entry("gran-7a", "Fig. 7(a): scenario 1, hardware, CC off"),

@@ -234,8 +234,12 @@ mod sys {
     /// space limit, and no core files.
     pub(super) fn confine(cmd: &mut Command, memory_bytes: Option<u64>) {
         cmd.process_group(0);
+        // SAFETY: getpid has no preconditions.
+        #[cfg(target_os = "linux")]
+        let parent = unsafe { libc::getpid() };
         // SAFETY: the closure runs in the child between fork and exec and
-        // calls only setrlimit, which is async-signal-safe; it allocates nothing.
+        // calls only setrlimit, prctl and getppid, which are async-signal-safe;
+        // it allocates nothing.
         unsafe {
             cmd.pre_exec(move || {
                 if let Some(bytes) = memory_bytes {
@@ -252,6 +256,17 @@ mod sys {
                     rlim_max: 0,
                 };
                 libc::setrlimit(libc::RLIMIT_CORE, &none);
+                // Should repro itself be killed (SIGKILL, out of memory), the
+                // program goes too instead of running on unwatched. Linux
+                // ties this to the thread that started it, which waits for
+                // the program until it ends.
+                #[cfg(target_os = "linux")]
+                {
+                    libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                    if libc::getppid() != parent {
+                        return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+                    }
+                }
                 Ok(())
             });
         }

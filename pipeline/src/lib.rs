@@ -127,6 +127,8 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
         .into());
     }
     let manifests = load_or_input_error(&paths, registry)?;
+    // The programs the manifests declare join the compiled-in solvers.
+    let registry = &manifest::with_declared(registry, &manifests);
     // Planned before the store is opened: a run over the task limit changes nothing.
     let mut plan = plan::plan(&manifests, registry, opts.fidelity)
         .map_err(|e| InputError(format!("error: {e}; nothing was run")))?;
@@ -142,6 +144,9 @@ pub async fn run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunRe
                 manifest_text: m.text.clone(),
             })
             .await?;
+        for (key, value) in manifest::facts_of(m) {
+            store.set_fact(&key, &value).await?;
+        }
     }
     for m in &manifests {
         store

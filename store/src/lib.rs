@@ -35,6 +35,7 @@
 //! - Timestamps are RFC 3339 UTC text with millisecond precision (see [`rfc3339_utc`]).
 
 mod connect;
+mod facts;
 mod plans;
 pub mod queue;
 mod results;

@@ -12,10 +12,17 @@ use std::process::ExitCode;
 /// `repro list`: manifests (current version, stored versions, cache state) or solvers.
 pub(crate) fn list(args: ListArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     if args.solvers {
+        // Then the programs the manifests of --experiments declare.
+        let dir = &args.experiments.experiments;
         if args.format == OutputFormat::Json {
-            println!("{}", serde_json::to_string_pretty(&solvers_json(registry))?);
+            let mut all = solvers_json(registry);
+            if let serde_json::Value::Array(a) = &mut all {
+                a.extend(super::programs::listing_json(registry, dir));
+            }
+            println!("{}", serde_json::to_string_pretty(&all)?);
         } else {
             print!("{}", solver_listing(registry));
+            print!("{}", super::programs::listing(registry, dir));
         }
         return Ok(ExitCode::from(exit::OK));
     }

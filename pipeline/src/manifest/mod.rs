@@ -10,6 +10,7 @@
 //! documented parameters (`SolverDoc::params`) at load time, so a typo such
 //! as `batch_lenn` is reported with its file, line and key and nothing runs.
 
+mod declare;
 mod discover;
 pub mod figure;
 pub mod limits;
@@ -21,10 +22,13 @@ mod sweep;
 mod validate;
 mod values;
 
+pub use declare::{
+    code_fact, conflicts, declared_in, dir_fact, facts_of, registry_with, with_declared, CodeRecord,
+};
 pub use discover::{discover, load_all, load_or_input_error, unknown_id_message};
 pub use figure::FigureKind;
 pub use locate::locate;
-pub use parse::{load, parse};
+pub use parse::{load, parse, parse_stored};
 pub use reference::Reference;
 pub use sweep::Points;
 pub use values::{canonical_number, yaml_to_json};
@@ -186,11 +190,28 @@ pub struct Manifest {
     pub tables: Vec<TableSpec>,
     /// Paper numbers ([`reference`]).
     pub references: Vec<Reference>,
+    /// Programs this manifest declares as solvers (`solvers:`), seen by its
+    /// own series only; [`with_declared`] adds them to a registry.
+    pub solvers: Vec<std::sync::Arc<external::ExternalSolver>>,
 }
 
 impl Manifest {
     pub fn series(&self, name: &str) -> Option<&Series> {
         self.series.iter().find(|s| s.name == name)
+    }
+
+    /// The solver `name` as this manifest sees it: a program it declares, or
+    /// else the registry's.
+    pub fn solver(
+        &self,
+        name: &str,
+        registry: &solvers::Registry,
+    ) -> Option<std::sync::Arc<dyn solvers::Solver>> {
+        use solvers::Solver;
+        match self.solvers.iter().find(|s| s.name() == name) {
+            Some(s) => Some(s.clone()),
+            None => registry.get(name),
+        }
     }
 }
 

@@ -29,6 +29,9 @@ pub(super) struct RawManifest {
     pub(super) tables: Vec<TableSpec>,
     #[serde(default)]
     pub(super) reference_data: Mapping,
+    /// Programs declared as solvers (`declare.rs`).
+    #[serde(default)]
+    pub(super) solvers: super::declare::Ordered<super::declare::RawSolver>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -52,6 +52,7 @@ async fn existing_store(location: &str) -> anyhow::Result<Option<Store>> {
 pub async fn dry_run(opts: &PlanScope, registry: &Registry) -> anyhow::Result<Vec<DryRunEntry>> {
     let paths = discover(&opts.targets, &opts.experiments_dir)?;
     let manifests = load_or_input_error(&paths, registry)?;
+    let registry = &crate::manifest::with_declared(registry, &manifests);
     let store = existing_store(&opts.store).await?;
     let mut out = Vec::new();
     for m in &manifests {
@@ -84,10 +85,99 @@ pub async fn dry_run(opts: &PlanScope, registry: &Registry) -> anyhow::Result<Ve
     Ok(out)
 }
 
+/// What changed in the files of a declared program: the stored task's code is
+/// found among the code records runs keep in the store (the one whose hash,
+/// put into the stored task's key, gives that key).
+mod code_changes {
+    use super::FieldDiff;
+    use crate::manifest::{code_fact, CodeRecord, Manifest};
+    use crate::plan::{task_key, Task, TaskFidelity};
+    use solvers::Solver;
+    use std::collections::BTreeMap;
+    use store::{Store, TaskRecord};
+
+    #[derive(Default)]
+    pub(super) struct Records {
+        /// Planned programs: solver name -> (hash, code).
+        planned: BTreeMap<String, (String, external::Code)>,
+        /// Stored code records: (hash, record).
+        stored: Vec<(String, CodeRecord)>,
+    }
+
+    impl Records {
+        pub(super) async fn read(store: &Store, m: &Manifest) -> anyhow::Result<Records> {
+            let mut r = Records::default();
+            for s in &m.solvers {
+                if let (Ok(c), Some(h)) = (s.code(), s.code_hash()) {
+                    r.planned.insert(s.name().to_string(), (h, c.clone()));
+                }
+            }
+            if r.planned.is_empty() {
+                return Ok(r);
+            }
+            let prefix = code_fact("");
+            for (k, v) in store.facts(&prefix).await? {
+                if let Ok(rec) = serde_json::from_str::<CodeRecord>(&v) {
+                    r.stored.push((k[prefix.len()..].to_string(), rec));
+                }
+            }
+            Ok(r)
+        }
+
+        /// How the code of `stored` differs from `planned`'s: a field per
+        /// changed file (or the command). With no record of the stored
+        /// task's code, one `code` field, but only when nothing else
+        /// (`alone`) explains why the keys differ.
+        pub(super) fn diff(
+            &self,
+            planned: &Task,
+            stored: &TaskRecord,
+            alone: bool,
+        ) -> Vec<FieldDiff> {
+            let Some((hash, code)) = self.planned.get(&*planned.solver) else {
+                return Vec::new();
+            };
+            let Ok(fid) = stored.fidelity.parse::<TaskFidelity>() else {
+                return Vec::new();
+            };
+            let found = self.stored.iter().find(|(h, rec)| {
+                rec.solver == stored.solver
+                    && task_key(
+                        &stored.solver,
+                        stored.solver_version as u32,
+                        Some(h),
+                        &stored.params,
+                        stored.seed as u64,
+                        fid,
+                    ) == stored.key
+            });
+            match found {
+                Some((h, _)) if h == hash => Vec::new(),
+                Some((_, rec)) => code
+                    .diff(&rec.code)
+                    .into_iter()
+                    .map(|(field, stored, planned)| FieldDiff {
+                        field,
+                        stored,
+                        planned,
+                    })
+                    .collect(),
+                None if alone => vec![FieldDiff {
+                    field: "code".into(),
+                    stored: "other files (not recorded)".into(),
+                    planned: format!("sha256 {}", &hash[..hash.len().min(12)]),
+                }],
+                None => Vec::new(),
+            }
+        }
+    }
+}
+
 /// One field in which a planned task differs from a stored one.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct FieldDiff {
-    /// `solver`, `solver version`, `seed`, `fidelity` or `params.NAME`.
+    /// `solver`, `solver version`, `seed`, `fidelity`, `params.NAME`, or for a
+    /// declared program `file PATH`, `command` or `code`.
     pub field: String,
     pub stored: String,
     pub planned: String,
@@ -204,6 +294,7 @@ pub async fn why(
     let m = load_or_input_error(&paths, registry)?
         .pop()
         .expect("one manifest");
+    let registry = &crate::manifest::registry_with(registry, &m.solvers);
     if let Some(s) = series {
         if m.series(s).is_none() {
             let names: Vec<&str> = m.series.iter().map(|x| x.name.as_str()).collect();
@@ -242,7 +333,9 @@ pub async fn why(
     // Stored tasks: those these keys name, and every task any stored plan uses
     // (all experiments, all versions): the candidates for "nearest".
     let mut stored: BTreeMap<String, TaskRecord> = BTreeMap::new();
+    let mut code = code_changes::Records::default();
     if let Some(s) = &store {
+        code = code_changes::Records::read(s, &m).await?;
         let mut keys: Vec<String> = p.tasks.iter().map(|t| t.key.clone()).collect();
         for e in s.experiments().await? {
             keys.extend(
@@ -275,7 +368,11 @@ pub async fn why(
             stored
                 .values()
                 .filter(|t| *t.solver == *task.solver)
-                .map(|t| (diff(task, t), t))
+                .map(|t| {
+                    let mut d = diff(task, t);
+                    d.extend(code.diff(task, t, d.is_empty()));
+                    (d, t)
+                })
                 .min_by(|a, b| a.0.len().cmp(&b.0.len()).then(a.1.key.cmp(&b.1.key)))
                 .map_or((None, Vec::new()), |(d, t)| (Some(t.key.clone()), d))
         };

@@ -31,6 +31,7 @@ pub async fn list(
 ) -> anyhow::Result<Vec<ListEntry>> {
     let paths = discover(targets, experiments_dir)?;
     let manifests = load_or_input_error(&paths, registry)?;
+    let registry = &crate::manifest::with_declared(registry, &manifests);
     // Listing never creates a store: with none yet, nothing is cached.
     let store = match sqlite_file(store_loc) {
         Some(f) if !f.is_file() => None,

@@ -22,6 +22,7 @@ pub async fn export(
 ) -> anyhow::Result<Vec<reports::TidyRow>> {
     let store = open_existing_store(store_loc).await?;
     let manifests = stored_manifests(&store, registry).await?;
+    let registry = &crate::manifest::with_declared(registry, &manifests);
     for id in ids {
         if !manifests.iter().any(|m| &m.id == id) {
             let known: Vec<String> = manifests.iter().map(|m| m.id.clone()).collect();

@@ -89,7 +89,9 @@ pub async fn write_full_index(
     mut rendered: BTreeMap<String, reports::IndexExperiment>,
 ) -> anyhow::Result<()> {
     let out_dir = fidelity_dir(results_dir, fidelity);
-    for m in stored_manifests(store, registry).await? {
+    let manifests = stored_manifests(store, registry).await?;
+    let registry = &crate::manifest::with_declared(registry, &manifests);
+    for m in manifests {
         if rendered.contains_key(&m.id) {
             continue;
         }
@@ -127,6 +129,7 @@ pub async fn report(
 ) -> anyhow::Result<usize> {
     let store = open_existing_store(store_loc).await?;
     let manifests = stored_manifests(&store, registry).await?;
+    let registry = &crate::manifest::with_declared(registry, &manifests);
     if manifests.is_empty() {
         bail!(InputError(format!(
             "the store {store_loc} holds no experiments yet; run `repro run` first"

@@ -5,7 +5,7 @@
 use super::solve::kind_name;
 use external::ExternalSolver;
 use pipeline::manifest::{declared_in, registry_with, ManifestError};
-use pipeline::InputError;
+use pipeline::shared::InputError;
 use solvers::{Registry, Solver};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 
 use crate::manifest::{self, unknown_id_message, Manifest};
 use crate::plan::{self, plan_rows, TaskFidelity};
-use crate::InputError;
+use crate::shared::InputError;
 use solvers::{Fidelity, Registry};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -193,4 +193,15 @@ async fn stored_path(store: &Store, id: &str, version: i64) -> anyhow::Result<Pa
         Some(dir) => Path::new(&dir).join(name),
         None => PathBuf::from(name),
     })
+}
+
+/// Task key -> the code version of the first run that recorded the task.
+pub async fn code_versions(store: &Store) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for run in store.runs().await? {
+        for key in store.run_task_keys(run.id).await? {
+            out.entry(key).or_insert_with(|| run.code_version.clone());
+        }
+    }
+    Ok(out)
 }

@@ -115,8 +115,8 @@ impl ExternalSolver {
             if tail.is_empty() {
                 m.push_str("; its stderr was empty");
             } else {
-                let shown = if r.stderr_bytes > tail.len() as u64 {
-                    format!("last {} of {} bytes", tail.len(), r.stderr_bytes)
+                let shown = if r.stderr_bytes > r.stderr_tail.len() as u64 {
+                    format!("last {} of {} bytes", r.stderr_tail.len(), r.stderr_bytes)
                 } else {
                     "all of it".to_string()
                 };

@@ -124,7 +124,7 @@ pub fn load_all(
         }
     }
     // A solver name means one program within a run.
-    errs.extend(super::declare::conflicts(&ok));
+    errs.extend(super::programs::conflicts(&ok));
     // Ids are unique across manifests, and so are figure and table ids.
     let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
     for m in &ok {

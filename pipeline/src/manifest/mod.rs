@@ -10,25 +10,25 @@
 //! documented parameters (`SolverDoc::params`) at load time, so a typo such
 //! as `batch_lenn` is reported with its file, line and key and nothing runs.
 
-mod declare;
 mod discover;
 pub mod figure;
 pub mod limits;
 mod locate;
 mod parse;
+mod programs;
 mod raw;
 pub mod reference;
 mod sweep;
 mod validate;
 mod values;
 
-pub use declare::{
-    code_fact, conflicts, declared_in, dir_fact, facts_of, registry_with, with_declared, CodeRecord,
-};
 pub use discover::{discover, load_all, load_or_input_error, unknown_id_message};
 pub use figure::FigureKind;
 pub use locate::locate;
 pub use parse::{load, parse, parse_stored};
+pub use programs::{
+    code_fact, conflicts, declared_in, dir_fact, facts_of, registry_with, with_declared, CodeRecord,
+};
 pub use reference::Reference;
 pub use sweep::Points;
 pub use values::{canonical_number, yaml_to_json};

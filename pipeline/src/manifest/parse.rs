@@ -1,8 +1,8 @@
 //! Reading a manifest: the file (size-checked before it is read), YAML into
 //! the raw structs, and every semantic check into a validated [`Manifest`].
 
-use super::declare::{self, Files};
 use super::locate::{yaml_error, Ctx};
+use super::programs::{self as declare, Files};
 use super::raw::{OneOrMany, RawManifest, RawPrecision, RawQuick};
 use super::sweep::build_sweep;
 use super::validate::check_schema;

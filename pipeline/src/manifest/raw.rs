@@ -29,9 +29,9 @@ pub(super) struct RawManifest {
     pub(super) tables: Vec<TableSpec>,
     #[serde(default)]
     pub(super) reference_data: Mapping,
-    /// Programs declared as solvers (`declare.rs`).
+    /// Programs declared as solvers (`programs/`).
     #[serde(default)]
-    pub(super) solvers: super::declare::Ordered<super::declare::RawSolver>,
+    pub(super) solvers: super::programs::Ordered<super::programs::RawSolver>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

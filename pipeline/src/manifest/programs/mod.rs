@@ -23,14 +23,22 @@
 //! of it declared. Defaults are written into the series' parameters, so they
 //! are part of every task key and of what the program receives. The program
 //! itself is [`external::ExternalSolver`].
+//!
+//! Here: the section as written and the declared programs built from it;
+//! `checks.rs`: the series and metrics of declared programs; `facts.rs`:
+//! what runs record of them in the store, and the programs of a folder.
+
+mod checks;
+mod facts;
+
+pub(super) use checks::{check_metrics, check_series};
+pub use facts::{code_fact, declared_in, dir_fact, facts_of, CodeRecord};
 
 use super::locate::Ctx;
-use super::raw::RawManifest;
 use super::values::{check_id, check_name, check_text, shorten, yaml_to_json};
-use super::{limits, FigureKind, Manifest, ManifestError, Points};
+use super::{limits, Manifest, ManifestError};
 use external::{ExternalSolver, ParamSpec, ParamType, Program};
 use serde::Deserialize;
-use serde_json::Value as Json;
 use serde_yaml::Value as Yaml;
 use solvers::{Kind, Registry, Solver};
 use std::collections::BTreeMap;
@@ -345,233 +353,4 @@ pub fn conflicts(manifests: &[Manifest]) -> Vec<ManifestError> {
         }
     }
     out
-}
-
-/// The program behind a series' solver, if it is one.
-fn program_of<'a>(declared: &'a [Arc<ExternalSolver>], solver: &str) -> Option<&'a Program> {
-    declared
-        .iter()
-        .find(|s| s.name() == solver)
-        .map(|s| s.program())
-}
-
-/// A series of a declared program: every value it is given checked against
-/// the parameter's rules, every required parameter given. Returns the
-/// defaults of the parameters not given anywhere, to add to the series.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn check_series(
-    ctx: &Ctx,
-    series: &str,
-    declared: &[Arc<ExternalSolver>],
-    solver: &str,
-    params: &BTreeMap<String, Json>,
-    sparams: &BTreeMap<String, Json>,
-    qparams: &BTreeMap<String, Json>,
-    axes: &[String],
-    points: &Points,
-) -> Result<BTreeMap<String, Json>, ManifestError> {
-    let Some(program) = program_of(declared, solver) else {
-        return Ok(BTreeMap::new());
-    };
-    let bad = |key: &str, name: &str, v: &Json, rule: String| {
-        ctx.err(
-            key,
-            format!(
-                "{} is not a valid `{name}` for solver `{solver}` (series `{series}`): {rule}",
-                shorten(&v.to_string())
-            ),
-        )
-    };
-    let given = params
-        .iter()
-        .map(|(k, v)| (k, v, format!("params.{k}")))
-        .chain(
-            sparams
-                .iter()
-                .map(|(k, v)| (k, v, format!("series.{series}.params.{k}"))),
-        )
-        .chain(
-            qparams
-                .iter()
-                .map(|(k, v)| (k, v, format!("series.{series}.quick.params.{k}"))),
-        );
-    for (k, v, key) in given {
-        if let Some(spec) = program.param(k) {
-            spec.check(v).map_err(|rule| bad(&key, k, v, rule))?;
-        }
-    }
-    for axis in axes {
-        let Some(spec) = program.param(axis) else {
-            continue;
-        };
-        for v in points.axis_values(axis) {
-            spec.check(v)
-                .map_err(|rule| bad(&format!("sweep.{axis}"), axis, v, rule))?;
-        }
-    }
-    let mut defaults = BTreeMap::new();
-    for p in &program.params {
-        let set =
-            params.contains_key(&p.name) || sparams.contains_key(&p.name) || axes.contains(&p.name);
-        if set {
-            continue;
-        }
-        match &p.default {
-            Some(d) => {
-                defaults.insert(p.name.clone(), d.clone());
-            }
-            None => {
-                return Err(ctx.err(
-                    &format!("series.{series}.solver"),
-                    format!(
-                        "solver `{solver}` needs parameter `{}` ({}), which has no default: give it in \
-                         params, series.{series}.params or the sweep",
-                        p.name,
-                        p.describe()
-                    ),
-                ))
-            }
-        }
-    }
-    Ok(defaults)
-}
-
-/// Every metric read of a declared program's series (by a comparison, a
-/// sweep or metrics figure, a values table, a precision target) is one it
-/// declares.
-pub(super) fn check_metrics(
-    ctx: &Ctx,
-    raw: &RawManifest,
-    declared: &[Arc<ExternalSolver>],
-) -> Result<(), ManifestError> {
-    let metrics_of = |series: &str| -> Option<(&str, &[String])> {
-        let (_, s) = raw.series.0.iter().find(|(n, _)| n == series)?;
-        let p = program_of(declared, &s.solver)?;
-        Some((p.name.as_str(), p.metrics.as_slice()))
-    };
-    let check = |key: &str, series: &str, metric: &str| -> Result<(), ManifestError> {
-        match metrics_of(series) {
-            Some((solver, ms)) if !ms.iter().any(|m| m == metric) => {
-                let hint = external::spec::nearest(
-                    metric,
-                    &ms.iter().map(String::as_str).collect::<Vec<_>>(),
-                )
-                .map(|n| format!("did you mean `{n}`? "))
-                .unwrap_or_default();
-                Err(ctx.err(
-                    key,
-                    format!(
-                        "series `{series}` (solver `{solver}`) does not report `{}`; {hint}its metrics: {}",
-                        shorten(metric),
-                        ms.join(", ")
-                    ),
-                ))
-            }
-            _ => Ok(()),
-        }
-    };
-    for (i, c) in raw.compare.iter().enumerate() {
-        for s in [&c.reference, &c.candidate] {
-            check(&format!("compare.{i}.metric"), s, &c.metric)?;
-        }
-    }
-    for (i, f) in raw.figures.iter().enumerate() {
-        if f.kind == FigureKind::Timeseries {
-            continue; // `y` names time series there, not metrics
-        }
-        let y: Vec<&String> = match &f.y {
-            super::raw::OneOrMany::One(s) => vec![s],
-            super::raw::OneOrMany::Many(v) => v.iter().collect(),
-        };
-        for s in &f.series {
-            for m in &y {
-                check(&format!("figures.{i}.y"), s, m)?;
-            }
-        }
-    }
-    let all: Vec<String> = raw.series.0.iter().map(|(n, _)| n.clone()).collect();
-    for (i, t) in raw.tables.iter().enumerate() {
-        let series = if t.series.is_empty() { &all } else { &t.series };
-        for s in series {
-            for m in &t.metrics {
-                check(&format!("tables.{i}.metrics"), s, m)?;
-            }
-        }
-    }
-    for (name, s) in &raw.series.0 {
-        if let Some(p) = &s.precision {
-            check(&format!("series.{name}.precision.metric"), name, &p.metric)?;
-        }
-    }
-    Ok(())
-}
-
-/// The store fact naming the folder a manifest version was read from, so a
-/// stored manifest read back finds its programs' files.
-pub fn dir_fact(id: &str, version: i64) -> String {
-    format!("manifest.dir.{id}.{version}")
-}
-
-/// The store fact holding a program's code record by its hash (what `repro
-/// why` compares).
-pub fn code_fact(hash: &str) -> String {
-    format!("code.{hash}")
-}
-
-/// A program's code record as stored: `{"solver", "code": {command, files}}`.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, Deserialize)]
-pub struct CodeRecord {
-    pub solver: String,
-    pub code: external::Code,
-}
-
-/// The facts a run records for a manifest that declares programs: its folder
-/// and the code record of each program whose files could be read.
-pub fn facts_of(m: &Manifest) -> Vec<(String, String)> {
-    if m.solvers.is_empty() {
-        return Vec::new();
-    }
-    let mut out = vec![(
-        dir_fact(&m.id, m.version),
-        folder_of(&m.path).to_string_lossy().to_string(),
-    )];
-    for s in &m.solvers {
-        if let (Ok(code), Some(hash)) = (s.code(), s.code_hash()) {
-            let rec = CodeRecord {
-                solver: s.name().to_string(),
-                code: code.clone(),
-            };
-            out.push((
-                code_fact(&hash),
-                serde_json::to_string(&rec).expect("a code record serialises"),
-            ));
-        }
-    }
-    out
-}
-
-/// The programs declared by the manifests in `dir` (`repro solve NAME`,
-/// `repro list --solvers`), each with the manifest that declares it.
-/// Manifests without a `solvers:` section are not loaded; those that do not
-/// load are skipped and their errors returned.
-pub fn declared_in(
-    dir: &Path,
-    registry: &Registry,
-) -> (Vec<(PathBuf, Arc<ExternalSolver>)>, Vec<ManifestError>) {
-    let (mut out, mut errs) = (Vec::new(), Vec::new());
-    let Ok(paths) = super::discover(&[], dir) else {
-        return (out, errs);
-    };
-    for p in paths {
-        let declares = std::fs::read_to_string(&p)
-            .is_ok_and(|t| t.lines().any(|l| l.trim_end().starts_with("solvers:")));
-        if !declares {
-            continue;
-        }
-        match super::load(&p, registry) {
-            Ok(m) => out.extend(m.solvers.iter().map(|s| (p.clone(), s.clone()))),
-            Err(e) => errs.push(e),
-        }
-    }
-    (out, errs)
 }

@@ -343,3 +343,111 @@ fn the_checker_sees_each_form_of_import() {
     assert!(joined.contains("stored.rs:1: `measure` refers to `CODE_VERSION` of the crate root"));
     assert!(joined.contains("stored.rs:2: `measure` refers to `exit` of the crate root"));
 }
+
+/// Every text file of the repository (sources, docs, manifests, scripts),
+/// without build output, results and version control.
+fn repository_text_files() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()))
+            .map(|e| e.expect("a directory entry").path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+            if p.is_dir() {
+                if !matches!(name.as_deref(), Some("target" | ".git" | "results")) {
+                    walk(&p, out);
+                }
+            } else if p.extension().is_some_and(|x| {
+                ["rs", "md", "yaml", "yml", "toml", "sh", "py"].contains(&&*x.to_string_lossy())
+            }) || name.as_deref() == Some("run")
+            {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&root(), &mut out);
+    out
+}
+
+/// What a document cites that the repository does not hold: the design
+/// notes the project started from (their text is in docs/design.md), files
+/// outside the repository, and `docs/..` paths or Markdown links (from
+/// `docs/` and the README) to files that do not exist.
+fn missing_citations(root: &Path, file: &Path, text: &str) -> Vec<String> {
+    let mut bad = Vec::new();
+    let rel = file
+        .strip_prefix(root)
+        .unwrap_or(file)
+        .display()
+        .to_string();
+    for (i, line) in text.lines().enumerate() {
+        let at = |what: String| format!("{rel}:{}: {what}", i + 1);
+        for outside in ["DESIGN.md", "STYLE.md", "/work/shared", "../shared/"] {
+            if line.contains(outside) {
+                bad.push(at(format!(
+                    "cites `{outside}`, which is not in the repository"
+                )));
+            }
+        }
+        let mut rest = line;
+        while let Some(k) = rest.find("docs/") {
+            let path: String = rest[k..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '_' | '-'))
+                .collect();
+            rest = &rest[k + "docs/".len()..];
+            let path = path.trim_end_matches('.');
+            let is_file = [".md", ".yaml", ".csv", ".txt"]
+                .iter()
+                .any(|x| path.ends_with(x));
+            // `docs/models/NAME.md`: a pattern, not a file.
+            let placeholder =
+                path.chars().any(|c| c.is_ascii_uppercase()) && !path.ends_with("ARCHITECTURE.md");
+            if is_file && !placeholder && !root.join(path).is_file() {
+                bad.push(at(format!("cites `{path}`, which does not exist")));
+            }
+        }
+        let mut rest = if rel.ends_with(".md") { line } else { "" };
+        while let Some(k) = rest.find("](") {
+            let target: String = rest[k + 2..].chars().take_while(|c| *c != ')').collect();
+            rest = &rest[k + 2..];
+            let target = target.split('#').next().unwrap_or("");
+            if target.is_empty() || target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            let base = file.parent().unwrap_or(root);
+            if !base.join(target).exists() {
+                bad.push(at(format!("links `{target}`, which does not exist")));
+            }
+        }
+    }
+    bad
+}
+
+/// The repository cites only documents it holds.
+#[test]
+fn every_document_the_repository_cites_is_in_it() {
+    let root = root();
+    let files = repository_text_files();
+    assert!(files.len() > 100, "found only {} files", files.len());
+    let bad: Vec<String> = files
+        .iter()
+        .filter(|f| !f.ends_with("tests/tests/architecture.rs"))
+        .flat_map(|f| {
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            missing_citations(&root, f, &text)
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "citations of documents the repository does not hold:\n{}",
+        bad.join("\n")
+    );
+    // The checker finds each kind.
+    let text = "see DESIGN.md\nsee docs/nope.md and docs/models/NAME.md\n[x](missing.md) [y](https://e.org)\n";
+    let found = missing_citations(&root, &root.join("docs/x.md"), text);
+    assert_eq!(found.len(), 3, "{found:?}");
+}

@@ -9,31 +9,16 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use store::Store;
 
-/// `docs/figures.md`, compiled in: the papers' figures and tables in order.
-const FIGURES_MD: &str = include_str!("../../../docs/figures.md");
-
-/// The catalogue of paper figures and tables (the table rows of `docs/figures.md`).
+/// The catalogue of paper figures and tables ([`crate::manifest::catalogue`]),
+/// as the index shows it.
 pub fn catalogue() -> Vec<CatalogueEntry> {
-    FIGURES_MD
-        .lines()
-        .filter_map(|l| {
-            let cells: Vec<&str> = l
-                .trim()
-                .strip_prefix('|')?
-                .split('|')
-                .map(str::trim)
-                .collect();
-            let (id, paper, what) = (cells.first()?, cells.get(1)?, cells.get(2)?);
-            let is_id = id.contains('-')
-                && id.starts_with(|c: char| c.is_ascii_lowercase())
-                && id
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.');
-            is_id.then(|| CatalogueEntry {
-                id: id.to_string(),
-                paper: paper.to_string(),
-                what: what.to_string(),
-            })
+    crate::manifest::catalogue::catalogue()
+        .into_iter()
+        .map(|e| CatalogueEntry {
+            id: e.id,
+            paper: e.paper,
+            what: e.what,
+            hardware: e.hardware,
         })
         .collect()
 }

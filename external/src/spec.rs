@@ -234,27 +234,16 @@ pub fn default_files(command: &[String], dir: &Path) -> Vec<String> {
     out
 }
 
-/// A parameter name close to a misspelt one (edit distance at most 2).
+/// The known name closest to a misspelt one (case-insensitive edit distance
+/// at most 2), for "did you mean"; also used for built-in solvers' parameters.
 pub fn nearest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
-    fn distance(a: &str, b: &str) -> usize {
-        let b: Vec<char> = b.chars().collect();
-        let mut prev: Vec<usize> = (0..=b.len()).collect();
-        for (i, ca) in a.chars().enumerate() {
-            let mut cur = vec![i + 1];
-            for (j, cb) in b.iter().enumerate() {
-                let sub = prev[j] + usize::from(ca != *cb);
-                cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-            }
-            prev = cur;
-        }
-        prev[b.len()]
-    }
     if name.chars().count() > 64 {
-        return None;
+        return None; // longer than any name: no suggestion, and no quadratic cost
     }
+    let name = name.to_lowercase();
     known
         .iter()
-        .map(|k| (distance(&name.to_lowercase(), &k.to_lowercase()), *k))
+        .map(|k| (strsim::levenshtein(&name, &k.to_lowercase()), *k))
         .filter(|(d, _)| *d <= 2)
         .min()
         .map(|(_, k)| k)

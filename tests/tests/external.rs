@@ -138,6 +138,50 @@ fn a_declared_program_runs_caches_and_reruns_only_its_tasks_when_edited() {
     );
 }
 
+/// Two programs in one manifest: editing one's script reruns that program's
+/// tasks only; the other program's and the built-in's stay cached.
+#[test]
+fn editing_one_of_two_scripts_reruns_only_its_program() {
+    if !python() {
+        return;
+    }
+    let p = byo_project();
+    let text = MANIFEST
+        .replace(
+            "params: { mu: 1.0 }",
+            "  other:\n    command: [python3, solvers/other.py]\n    kind: analytic\n    \
+             params: { lambda: { type: float }, mu: { type: float }, \
+             shift: { type: float, default: 0.0 } }\n    metrics: [L]\n\
+             params: { mu: 1.0 }",
+        )
+        .replace(
+            "  theirs: { solver: mm1py }\n",
+            "  theirs: { solver: mm1py }\n  also: { solver: other }\n",
+        );
+    assert_ne!(text, MANIFEST);
+    write_manifest(p.path(), "byo", &text);
+    let other = p.path().join("experiments/solvers/other.py");
+    std::fs::write(&other, MM1_PY).unwrap();
+    let first = ok(&repro(p.path(), &["run"]));
+    assert_eq!(summary(&first), (9, 0, 9, 0), "{first}");
+
+    std::fs::write(&other, format!("{MM1_PY}# an edit\n")).unwrap();
+    let o = repro(p.path(), &["why", "byo", "also", "0"]);
+    let why = stdout(&o);
+    ok(&o);
+    assert!(why.contains("file solvers/other.py"), "{why}");
+    assert!(!why.contains("solvers/mm1.py"), "{why}");
+    let o = repro(p.path(), &["why", "byo", "theirs", "0"]);
+    let why = stdout(&o);
+    ok(&o);
+    assert!(
+        why.contains("tasks cached") && !why.contains("not stored"),
+        "{why}"
+    );
+    let edited = ok(&repro(p.path(), &["run"]));
+    assert_eq!(summary(&edited), (9, 6, 3, 0), "{edited}");
+}
+
 /// Each program misbehaves in its own way; `expect` is what its task's
 /// error must say. Each has a timeout of 20 s but `hang`, 1 s.
 const MISBEHAVING: [(&str, &str, &str); 8] = [
@@ -487,6 +531,11 @@ fn the_simpy_example_checks() {
         .status()
         .is_ok_and(|s| s.success());
     if !has_simpy {
+        // CI (.ci/run, CI=true) installs SimPy: there the example must run.
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "SimPy is not installed under CI: .ci/run installs examples/byos/simpy/requirements.txt"
+        );
         println!(
             "SKIPPED: SimPy is not installed (pip install -r examples/byos/simpy/requirements.txt)"
         );

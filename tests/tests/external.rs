@@ -182,6 +182,71 @@ fn editing_one_of_two_scripts_reruns_only_its_program() {
     assert_eq!(summary(&edited), (9, 6, 3, 0), "{edited}");
 }
 
+/// The first fenced block of `lang` in the README's "Bring your own solver".
+fn readme_block(lang: &str) -> String {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let section = readme
+        .split("\n## ")
+        .find(|s| s.starts_with("Bring your own solver"))
+        .expect("README has a section \"Bring your own solver\"");
+    let open = format!("```{lang}\n");
+    let start = section.find(&open).expect("a fenced block") + open.len();
+    let len = section[start..].find("```").unwrap();
+    section[start..start + len].to_string()
+}
+
+/// The README's walk-through, its script and manifest taken from the README
+/// as they stand, does what the README says it does.
+#[test]
+fn the_readme_walk_through_works() {
+    if !python() {
+        return;
+    }
+    let p = project(&[]);
+    let yaml = readme_block("yaml");
+    assert!(yaml.starts_with("id: mine\n"), "{yaml}");
+    write_manifest(p.path(), "mine", &yaml);
+    let script = p.path().join("experiments/solvers/mm1.py");
+    std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+    let py = readme_block("python");
+    std::fs::write(&script, &py).unwrap();
+
+    let first = ok(&repro(p.path(), &["check", "mine"]));
+    assert_eq!(summary(&first), (6, 0, 6, 0), "{first}");
+    assert!(p.path().join("results/figures/mine-L.png").is_file());
+    assert_eq!(
+        summary(&ok(&repro(p.path(), &["check", "mine"]))),
+        (6, 6, 0, 0)
+    );
+    std::fs::write(&script, format!("{py}# an edit\n")).unwrap();
+    let o = repro(p.path(), &["why", "mine", "theirs"]);
+    let why = stdout(&o);
+    ok(&o);
+    assert!(why.contains("file solvers/mm1.py"), "{why}");
+    let edited = ok(&repro(p.path(), &["check", "mine"]));
+    assert_eq!(summary(&edited), (6, 3, 3, 0), "{edited}");
+    let o = repro(
+        p.path(),
+        &["solve", "mm1py", "--params", r#"{"lambda": 0.5, "mu": 1}"#],
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["metrics"]["L"], serde_json::json!(1.0));
+    let list = stdout(&repro(p.path(), &["list", "--solvers"]));
+    assert!(
+        list.contains("mm1py") && list.contains("mm1k.exact"),
+        "{list}"
+    );
+    // `check` exits 1 when an EM exceeds the tolerance.
+    std::fs::write(
+        &script,
+        py.replace("rho / (1 - rho)", "1.05 * rho / (1 - rho)"),
+    )
+    .unwrap();
+    let o = repro(p.path(), &["check", "mine"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+}
+
 /// Each program misbehaves in its own way; `expect` is what its task's
 /// error must say. Each has a timeout of 20 s but `hang`, 1 s.
 const MISBEHAVING: [(&str, &str, &str); 8] = [

@@ -247,6 +247,99 @@ fn the_readme_walk_through_works() {
     assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
 }
 
+/// A "simulation" whose replications are known numbers: 3, 1, 2 (mean 2,
+/// a wide CI), then 2 ± 0.05 alternately; `offset` is added to each.
+const SPREAD_PY: &str = r#"import json, sys
+req = json.load(sys.stdin)
+r = req["replication"]
+v = [3.0, 1.0, 2.0][r] if r < 3 else 2.0 + (0.05 if r % 2 else -0.05)
+json.dump({"metrics": {"L": v + req["params"]["offset"]}}, sys.stdout)
+"#;
+
+const SPREAD: &str = r#"
+id: spread
+title: a declared simulation against M/M/1
+version: 1
+solvers:
+  spread:
+    command: [python3, spread.py]
+    kind: simulation
+    params:
+      lambda: { type: float }
+      mu: { type: float }
+      offset: { type: float, default: 0.0 }
+    metrics: [L]
+params: { mu: 1.0 }
+sweep:
+  lambda: [0.5]
+series:
+  exact: { solver: mm1k.exact, params: { K: 60 } }
+  sim: { solver: spread, replications: 3 }
+compare:
+  - { metric: L, reference: sim, candidate: exact, tolerance: 0.05 }
+"#;
+
+/// `check --resolve` adds replications of a declared simulation until the
+/// inconclusive point is decided, and `compare` shows two versions of it.
+#[test]
+fn resolve_and_compare_work_with_a_declared_simulation() {
+    if !python() {
+        return;
+    }
+    let p = project(&[]);
+    write_manifest(p.path(), "spread", SPREAD);
+    std::fs::write(p.path().join("experiments/spread.py"), SPREAD_PY).unwrap();
+    let check = |extra: &[&str]| {
+        let mut args = vec!["check", "--no-progress", "--format", "json"];
+        args.extend_from_slice(extra);
+        let o = repro(p.path(), &args);
+        let v: serde_json::Value =
+            serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{e}: {}", stderr(&o)));
+        assert_eq!(o.status.code(), Some(1), "{v}");
+        v
+    };
+    // Three replications, mean 2 and a 95% CI of 2 ± 2.5: inconclusive.
+    let before = check(&[]);
+    assert_eq!(
+        before["failing_points"][0]["verdict"], "inconclusive",
+        "{before}"
+    );
+    // Six: 2.008 ± 0.66, the EM is at least 26%: decided, fail.
+    let after = check(&["--resolve"]);
+    assert_eq!(after["failing_points"][0]["verdict"], "fail", "{after}");
+    let n = after["replications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["series"] == "sim")
+        .unwrap_or_else(|| panic!("no replication count: {after}"))["replications"]
+        .as_u64();
+    assert_eq!(n, Some(6), "{after}");
+
+    // Version 2 moves the program's values down by 1: compare shows both.
+    let v2 = SPREAD.replace("version: 1", "version: 2").replace(
+        "solver: spread, replications",
+        "solver: spread, params: { offset: -1.0 }, replications",
+    );
+    write_manifest(p.path(), "spread", &v2);
+    ok(&repro(p.path(), &["run"]));
+    let o = repro(
+        p.path(),
+        &["compare", "spread@1", "spread@2", "--metric", "L"],
+    );
+    let out = stdout(&o);
+    ok(&o);
+    assert!(out.contains("series `sim` (offset: 0 → -1)"), "{out}");
+    assert!(out.contains("spread v1"), "{out}");
+    let row = out
+        .lines()
+        .find(|l| l.contains(" sim ") && l.contains(" L "))
+        .unwrap_or_else(|| panic!("no sim row:\n{out}"));
+    // Version 1 has the six replications --resolve added (mean 2.00833),
+    // version 2 its three (mean 1).
+    assert!(row.contains("2.00833") && row.contains("-1.00833"), "{row}");
+}
+
 /// Each program misbehaves in its own way; `expect` is what its task's
 /// error must say. Each has a timeout of 20 s but `hang`, 1 s.
 const MISBEHAVING: [(&str, &str, &str); 8] = [

@@ -4,7 +4,8 @@
 //! on 8×8, 0.005 on 16×16), VC buffers of 8 and 2 flits. Prints cycles
 //! simulated, flits delivered, CPU seconds (this thread) and flits per
 //! CPU-second. Run: cargo bench -p solvers --bench torus
-//! Side by side: python3 ../shared/peers/booksim/booksim_peer.py k=8 injection_rate=0.01
+//! Side by side: BookSim2 (a driver outside this repository) with its options
+//! k=8 injection_rate=0.01
 
 use solvers::systems::torus::{bench_run, bench_run_timed};
 use std::time::Instant;

@@ -97,11 +97,18 @@ fn saturation_beyond_the_concentrator_bound() {
     assert_eq!(o.status, crate::Status::Saturated, "{:?}", o.note);
 }
 
-#[test]
-fn conservation_no_deadlock_and_determinism_under_overload() {
-    let p = fig45a(json!({"lambda1": 0.02, "warmup": 0, "batches": 2, "batch_len": 1000000}));
+/// Fig 4.5(a) at λ = 0.02 (far past saturation) with `extra`, run for
+/// `cycles` cycles with no backlog limit: the run ends saturated, flits are
+/// conserved (injected = delivered + relayed + in the network), it moved
+/// traffic and built a backlog (no deadlock), and a second run with the same
+/// seed is identical.
+fn overloaded(extra: serde_json::Value, cycles: u64) -> Counters {
+    let mut p = fig45a(json!({"lambda1": 0.02, "warmup": 0, "batches": 2, "batch_len": 1000000}));
+    for (k, v) in extra.as_object().unwrap() {
+        p[k] = v.clone();
+    }
     let mut task = validate(&p, &ctx(5)).unwrap();
-    task.sc.max_cycles = 300_000;
+    task.sc.max_cycles = cycles;
     task.sc.backlog_limit = u64::MAX;
     let (a, _) = simulate(&task, &ctx(5)).unwrap();
     assert!(matches!(a.finish, Finish::Saturated(_)), "{:?}", a.finish);
@@ -110,12 +117,18 @@ fn conservation_no_deadlock_and_determinism_under_overload() {
         a.flits_delivered + a.flits_relayed + a.flits_in_network
     );
     assert!(a.flits_delivered > 10_000 && a.msgs_waiting > 100);
-    assert!(a.msgs_delivered <= a.msgs_generated && a.msgs_delivered * 64 <= a.flits_delivered);
     let (b, _) = simulate(&task, &ctx(5)).unwrap();
     assert_eq!(
         (a.flits_delivered, a.msgs_generated, &a.relay_max_queue),
         (b.flits_delivered, b.msgs_generated, &b.relay_max_queue)
     );
+    a
+}
+
+#[test]
+fn conservation_no_deadlock_and_determinism_under_overload() {
+    let a = overloaded(json!({}), 300_000);
+    assert!(a.msgs_delivered <= a.msgs_generated && a.msgs_delivered * 64 <= a.flits_delivered);
     // The solver: same seed, same outcome.
     let q = fig45a(json!({"lambda1": 0.002}));
     let r = Registry::with_all();
@@ -507,24 +520,7 @@ fn output_concentrator_and_dispatcher_are_md1_queues() {
 /// output-queued system is steady and its C/D links carry λ_C·ω·t_cs^I.
 #[test]
 fn output_variant_conserves_and_reaches_past_the_fifo_saturation() {
-    let p = fig45a(
-        json!({"lambda1": 0.02, "cd_queue": "output", "warmup": 0, "batches": 2, "batch_len": 1000000}),
-    );
-    let mut task = validate(&p, &ctx(5)).unwrap();
-    task.sc.max_cycles = 200_000;
-    task.sc.backlog_limit = u64::MAX;
-    let (a, _) = simulate(&task, &ctx(5)).unwrap();
-    assert!(matches!(a.finish, Finish::Saturated(_)), "{:?}", a.finish);
-    assert_eq!(
-        a.flits_injected,
-        a.flits_delivered + a.flits_relayed + a.flits_in_network
-    );
-    assert!(a.flits_delivered > 10_000 && a.msgs_waiting > 100);
-    let (b, _) = simulate(&task, &ctx(5)).unwrap();
-    assert_eq!(
-        (a.flits_delivered, a.msgs_generated, &a.relay_max_queue),
-        (b.flits_delivered, b.msgs_generated, &b.relay_max_queue)
-    );
+    overloaded(json!({"cd_queue": "output"}), 200_000);
     let star: f64 = 2.0 / (16.0 * 0.5 * 64.0 * (0.05 + 512.0 / 600.0));
     let q = |cd: &str| fig45a(json!({"lambda1": 0.8 * star, "cd_queue": cd, "batch_len": 600}));
     let f = solve(q("fifo"));

@@ -4,7 +4,7 @@
 //! on 8×8, 0.005 on 16×16), VC buffers of 8 and 2 flits. Prints cycles
 //! simulated, flits delivered, CPU seconds (this thread) and flits per
 //! CPU-second. Run: cargo bench -p solvers --bench torus
-//! Side by side: python3 ../shared/peers/booksim/booksim_peer.py k=8 injection_rate=0.01
+//! One case: a filter that only its name contains, e.g. `-- "0.01 buffer=8"`.
 
 use solvers::systems::torus::{bench_run, bench_run_timed};
 use std::time::Instant;
@@ -43,7 +43,7 @@ fn main() {
     }
     // The real-valued link-timing path (SIM-5): latency 2.5, period 1.5
     // cycles on every channel; 8-flit buffers cover the credit round trip.
-    let name = "torus k=8 dor V=4 omega=32 bernoulli=0.01 buffer=8 latency=2.5 period=1.5";
+    let name = "torus k=8 dor V=4 omega=32 bernoulli=0.01 latency=2.5 period=1.5 buffer=8";
     if filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str())) {
         let (c0, w0) = (cpu_seconds(), Instant::now());
         let (cycles, flits) =

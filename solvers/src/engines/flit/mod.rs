@@ -25,6 +25,7 @@
 mod sim;
 pub mod torus;
 pub mod traffic;
+mod unit;
 
 pub use sim::{run, Counters, Finish};
 pub mod fattree;
@@ -182,6 +183,13 @@ pub trait Destinations {
     fn next_leg(&self, _at: u32, _leg: &mut Leg) -> bool {
         false
     }
+    /// Whether [`Destinations::next_leg`] may ever return true. A plug-in
+    /// without relays says false, so that a network of unit channels runs
+    /// on the engine's cheaper loop (`unit.rs`); the default is the safe
+    /// answer.
+    fn relays(&self) -> bool {
+        true
+    }
     /// Relays forward cut-through (true) or store-and-forward (false).
     fn cut_through(&self) -> bool {
         true
@@ -294,3 +302,5 @@ pub struct Scenario {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod unit_tests;

@@ -10,6 +10,14 @@
 //! output VCs and what it sends lands in the next phase, so the result does
 //! not depend on the order in which routers are visited.
 //!
+//! Two loops compute the same result: the general one (`sim.rs`: flits and
+//! credits in flight on a timing wheel, routers visited when marked, paced
+//! links, relays) and, for networks whose channels all take one cycle and
+//! one flit per cycle and whose messages never stop at a relay (the torus),
+//! a cheaper one (`unit.rs`: buffers as counts with the cycles of their last
+//! flit in and out, no flit or credit events). [`run`] picks; the tests run
+//! both on the same scenarios and compare every counter.
+//!
 //! Plug-ins, all generic parameters of [`run`] (one compiled loop per choice):
 //! - [`Topology`]: routers, output ports, and where each output channel leads;
 //! - [`Routing`]: which output VC a header takes, given which are free;

@@ -16,10 +16,15 @@
 //!   destination keeps no flit (ejection is immediate) and its credit comes
 //!   back a cycle later than a forwarded flit's.
 //! - Phase 2 is split: first every router with something to allocate (a
-//!   header landed or waiting with a credit just back, a queued message and
-//!   an idle injection VC), in router order, so the routing plug-in draws
-//!   from the stream in the general loop's order; then every channel with an
-//!   owned output VC, in channel order, moves at most one flit. A router's
+//!   header that landed, a queued message and an idle injection VC, or a
+//!   waiting header and an output VC that has just become free), in router
+//!   order, so the routing plug-in draws from the stream in the general
+//!   loop's order; then every channel with an owned output VC, in channel
+//!   order, moves at most one flit. An output VC becomes free only when the
+//!   tail of its last message has left the buffer it feeds (its credits are
+//!   then all back), and a blocked header's retry with nothing freed would
+//!   return no VC and draw nothing (the [`super::Routing`] contract), so
+//!   retrying only then changes nothing. A router's
 //!   allocation reads only its own output VCs, which no other router's
 //!   switch traversal changes within the cycle (what a traversal frees is
 //!   seen from the next cycle on), so splitting the visit changes nothing.

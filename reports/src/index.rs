@@ -2,7 +2,7 @@
 //! assets) linking every figure and table with its provenance and EMs.
 //!
 //! It answers at a glance: a summary table at the top has one row per paper
-//! figure and table (the catalogue of `docs/figures.md`, in the papers' order)
+//! figure and table (the catalogue of paper entries, in the papers' order)
 //! with its status, mean and max EM and verdicts, then the project's own
 //! studies; the run's date, code version and fidelity sit above it. Below, one
 //! section per experiment; provenance and per-point tables are collapsed
@@ -484,8 +484,8 @@ enum EntryStatus {
     NotYet,
     /// A model or simulation of ours regenerates it.
     Reproduced,
-    /// The paper's figure is a measurement on real hardware (its
-    /// `docs/figures.md` description says "hardware"): nothing can
+    /// The paper's figure is a measurement on real hardware (its catalogue
+    /// entry says `hardware: true`): nothing can
     /// regenerate it; the outputs show the paper's printed numbers (a
     /// manifest's `reference_data`) beside our simulation of the same
     /// scenario, with the EM between them.
@@ -493,10 +493,10 @@ enum EntryStatus {
 }
 
 impl EntryStatus {
-    fn of(what: &str, found: bool) -> EntryStatus {
+    fn of(hardware: bool, found: bool) -> EntryStatus {
         match found {
             false => EntryStatus::NotYet,
-            true if is_hardware(what) => EntryStatus::ReferenceHardware,
+            true if hardware => EntryStatus::ReferenceHardware,
             true => EntryStatus::Reproduced,
         }
     }
@@ -518,13 +518,6 @@ impl EntryStatus {
     }
 }
 
-/// A catalogue description that names a hardware measurement ("…, hardware,
-/// CC off"): the word `hardware` on its own.
-fn is_hardware(what: &str) -> bool {
-    what.split(|c: char| !c.is_ascii_alphanumeric())
-        .any(|w| w.eq_ignore_ascii_case("hardware"))
-}
-
 /// The legend under the summary heading: what each status means.
 const LEGEND: &str = "<p class=\"notes legend\">Status: <strong>reproduced</strong> \u{2014} \
 a model or simulation of ours regenerates the entry, EMs between them below; \
@@ -534,9 +527,15 @@ hardware, which no run can regenerate: its outputs draw the numbers the paper pr
 and the EM is simulation against hardware; <strong>not yet</strong> \u{2014} no output of \
 any experiment is this entry.</p>\n";
 
-fn summary_row(h: &mut String, id: &str, what: &str, found: &[(&str, &str, Option<&OutputEm>)]) {
+fn summary_row(
+    h: &mut String,
+    id: &str,
+    what: &str,
+    hardware: bool,
+    found: &[(&str, &str, Option<&OutputEm>)],
+) {
     let e = html_escape;
-    let status = EntryStatus::of(what, !found.is_empty());
+    let status = EntryStatus::of(hardware, !found.is_empty());
     if status == EntryStatus::NotYet {
         let _ = writeln!(
             h,
@@ -626,7 +625,7 @@ fn summary_table(h: &mut String, index: &Index) {
                 *o
             })
             .collect();
-        summary_row(h, &c.id, &c.what, &found);
+        summary_row(h, &c.id, &c.what, c.hardware, &found);
     }
     // An unclaimed output of an experiment that reproduces a paper entry (an EM
     // or values table named after the experiment, like `gran-s1-em`) supports
@@ -651,7 +650,7 @@ fn summary_table(h: &mut String, index: &Index) {
                 .iter()
                 .find(|x| x.id == o.1)
                 .map_or("", |x| x.title.as_str());
-            summary_row(h, o.0, title, std::slice::from_ref(o));
+            summary_row(h, o.0, title, false, std::slice::from_ref(o));
         }
     }
     h.push_str("</tbody></table></div>\n</section>\n");

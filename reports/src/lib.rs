@@ -147,18 +147,22 @@ pub struct Index {
     pub fidelity: String,
     /// (label, relative href) of the other fidelity's index, when it exists.
     pub other_fidelity: Option<(String, String)>,
-    /// The papers' figures and tables in order (`docs/figures.md`): the summary
+    /// The papers' figures and tables in order (`docs/catalogue.yaml`): the summary
     /// table at the top of the page has one row per entry.
     pub catalogue: Vec<CatalogueEntry>,
     pub experiments: Vec<IndexExperiment>,
 }
 
-/// One figure or table of a paper, as listed in `docs/figures.md`.
+/// One figure or table of a paper, as listed in `docs/catalogue.yaml`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CatalogueEntry {
     pub id: String,
     pub paper: String,
     pub what: String,
+    /// The paper's figure is a measurement on real hardware: with outputs,
+    /// its status is "reference: hardware".
+    #[serde(default)]
+    pub hardware: bool,
 }
 
 /// Error measures over the compared points one figure or table shows.

@@ -508,7 +508,7 @@ fn a_ci_smaller_than_its_marker_is_noted_in_the_legend() {
     );
 }
 
-/// A catalogue entry whose description names a hardware measurement gets
+/// A catalogue entry marked as a hardware measurement gets
 /// the status "reference: hardware" once an output shows it, "not yet"
 /// without one; other entries with outputs are "reproduced". The legend
 /// explains the three.
@@ -519,6 +519,7 @@ fn index_marks_hardware_references() {
         id: id.into(),
         paper: "Gran & Reinemo 2011".into(),
         what: what.into(),
+        hardware: what.contains("hardware"),
     };
     index.catalogue = vec![
         entry(

@@ -5,6 +5,8 @@
 //! simulated, flits delivered, CPU seconds (this thread) and flits per
 //! CPU-second. Run: cargo bench -p solvers --bench torus
 //! One case: a filter that only its name contains, e.g. `-- "0.01 buffer=8"`.
+//! Side by side: BookSim2 (a driver outside this repository) with its options
+//! k=8 injection_rate=0.01
 
 use solvers::systems::torus::{bench_run, bench_run_timed};
 use std::time::Instant;

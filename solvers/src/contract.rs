@@ -1,4 +1,4 @@
-//! The solver contract (DESIGN.md, "The solver contract").
+//! The solver contract (docs/design.md, "The solver contract").
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -96,7 +96,7 @@ pub(crate) fn accepted_params(solver: &dyn Solver) -> Option<Vec<String>> {
 mod schema_tests {
     use super::*;
 
-    /// STYLE.md habit 7: `SolverDoc.params` (what `repro list --solvers` prints
+    /// docs/design.md, "Habits" 6: `SolverDoc.params` (what `repro list --solvers` prints
     /// and what manifests are checked against at load time) lists exactly the
     /// keys each solver's parameter struct accepts.
     #[test]

@@ -10,6 +10,7 @@
 //! documented parameters (`SolverDoc::params`) at load time, so a typo such
 //! as `batch_lenn` is reported with its file, line and key and nothing runs.
 
+pub mod catalogue;
 mod discover;
 pub mod figure;
 pub mod limits;

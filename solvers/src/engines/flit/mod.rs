@@ -1,7 +1,7 @@
 //! Flit-level wormhole network engine (catalogue §6 SIM-4, built so that the
 //! indirect multi-cluster networks of SIM-5 plug in).
 //!
-//! Time advances in integer cycles. Each cycle has two phases (STYLE.md,
+//! Time advances in integer cycles. Each cycle has two phases (docs/design.md,
 //! "Shape of a simulation engine"): first the flits and credits that were in
 //! flight land (and flits that reached their destination are ejected at once:
 //! ejection is immediate and unlimited, catalogue §3.1 "Choose"), then every
@@ -30,11 +30,13 @@
 //! The engine knows nothing of serde or JSON; `systems/torus` maps parameters
 //! to a [`Scenario`] and [`Counters`] to an outcome.
 
+mod bounds;
 mod sim;
 pub mod torus;
 pub mod traffic;
 mod unit;
 
+pub use bounds::{state_bytes, StateBytes};
 pub use sim::{run, Counters, Finish};
 pub mod fattree;
 mod onoff;

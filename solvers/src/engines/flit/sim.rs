@@ -19,6 +19,9 @@
 //!   its VCs that have a flit and a credit. Input VCs are not otherwise
 //!   restricted (the 5V-way crossbar of Wu Fig 3.1b).
 
+#[path = "relay.rs"]
+mod relay;
+
 use super::torus::below;
 use super::{Destinations, Injection, Leg, LinkTiming, Routing, Scenario, Source, Topology};
 use crate::des::{ci95, Stream};
@@ -92,6 +95,10 @@ pub struct Counters {
     /// Per batch, per group ([`Destinations::groups`]): latency sum and
     /// message count (empty with one group).
     pub group_latency: Vec<Vec<(f64, u64)>>,
+    /// Per batch, per group: the sum of the source waits (generation to the
+    /// header leaving its node: latency minus network latency) of the
+    /// messages counted in `group_latency`.
+    pub group_wait: Vec<Vec<f64>>,
     /// Per batch, per relay slot: sum of the waits in the relay FIFO (header
     /// landing, or tail landing when store-and-forward, to the header
     /// leaving the relay) and their count.
@@ -124,6 +131,7 @@ impl Counters {
             flits_at_sources: 0,
             flits_relayed: 0,
             group_latency: Vec::new(),
+            group_wait: Vec::new(),
             relay_wait: Vec::new(),
             relay_max_queue: vec![0; n_slots],
             stepped_cycles: 0,
@@ -157,6 +165,23 @@ pub(super) struct Msg {
     /// When it joined a relay's FIFO.
     enq: u64,
 }
+
+/// Bytes of one pooled message and of the largest per-node generator
+/// (`bounds::state_bytes`).
+pub(super) const MSG_BYTES: usize = std::mem::size_of::<Msg>();
+pub(super) const GEN_BYTES: usize = {
+    let (a, b, c) = (
+        std::mem::size_of::<super::onoff::OnOff>(),
+        std::mem::size_of::<PoissonSource>(),
+        std::mem::size_of::<Mmpp2Source>(),
+    );
+    let ab = if a > b { a } else { b };
+    if ab > c {
+        ab
+    } else {
+        c
+    }
+};
 
 /// The message sources of every node.
 pub(super) enum Gen {
@@ -506,6 +531,7 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     let (mut gen, mut next_t) = Gen::new(sc, dests, n_src, &mut rng)?;
     let mut c = Counters::new(n_ch, n_slots);
     let mut b_group = vec![(0.0f64, 0u64); if n_groups > 1 { n_groups } else { 0 }];
+    let mut b_gwait = vec![0.0f64; b_group.len()];
     let mut b_wait = vec![(0.0f64, 0u64); n_slots];
     let mut ch_flits = vec![0u64; n_ch];
     let mut ch_flits_at_warm = vec![0u64; n_ch];
@@ -549,80 +575,29 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             act[r >> 6] |= 1 << (r & 63);
             let m = (f >> 2) as usize;
             let r32 = r as u32;
-            let slot = if msgs[m].rel[0] == r32 {
-                0
-            } else if msgs[m].rel[1] == r32 {
-                1
-            } else {
-                2
-            };
+            let slot = relay::slot_of(&msgs[m], r32);
             if msgs[m].dst == r32 || slot < 2 {
                 in_net -= 1;
                 credit_next.push(up[i as usize]);
-                // A relay absorbs the message's flits into its FIFO.
-                if slot < 2 {
-                    c.flits_relayed += 1;
-                    let msg = &mut msgs[m];
-                    msg.got[slot] += 1;
-                    if f & 1 == 1 {
-                        msg.rel[slot] = NONE;
-                        if !cut_through {
-                            relay_enqueue(
-                                m as u32,
-                                r,
-                                relay_queue(r),
-                                cycle,
-                                &mut msgs,
-                                dests,
-                                &mut queue,
-                                &mut work,
-                                &mut queued,
-                                &mut c,
-                            );
-                        }
-                    }
+                let mut st = relay::RelayState {
+                    queue: &mut queue,
+                    work: &mut work,
+                    queued: &mut queued,
+                };
+                if relay::land(
+                    m,
+                    r,
+                    slot,
+                    f,
+                    relay_queue(r),
+                    cycle,
+                    cut_through,
+                    &mut msgs,
+                    dests,
+                    &mut st,
+                    &mut c,
+                )? {
                     continue;
-                }
-                if f & 2 != 0 {
-                    let mut leg = Leg {
-                        dst: msgs[m].dst,
-                        tag: msgs[m].tag,
-                        class: 0,
-                        group: msgs[m].group,
-                        aux: msgs[m].aux,
-                    };
-                    if dests.next_leg(r as u32, &mut leg) {
-                        c.flits_relayed += 1;
-                        let msg = &mut msgs[m];
-                        msg.dst = leg.dst;
-                        msg.tag = leg.tag;
-                        msg.aux = leg.aux;
-                        let tail = f & 1 == 1;
-                        if !tail {
-                            let Some(s) = msg.rel.iter().position(|&x| x == NONE) else {
-                                return Err(SolveError::Numerical(format!(
-                                    "message spans more than two relays at once (at router {r})"
-                                )));
-                            };
-                            msg.rel[s] = r32;
-                            msg.got[s] = 1;
-                        }
-                        if cut_through || tail {
-                            relay_enqueue(
-                                m as u32,
-                                r,
-                                relay_queue(r),
-                                cycle,
-                                &mut msgs,
-                                dests,
-                                &mut queue,
-                                &mut work,
-                                &mut queued,
-                                &mut c,
-                            );
-                        }
-                        continue;
-                    }
                 }
                 c.flits_delivered += 1;
                 b_flits += 1;
@@ -649,11 +624,15 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                             let g = &mut b_group[msg.group as usize];
                             g.0 += (cycle - msg.gen) as f64;
                             g.1 += 1;
+                            b_gwait[msg.group as usize] +=
+                                msg.inject.saturating_sub(msg.gen + 1) as f64;
                         }
                         if b_n >= sc.run.batch_len {
                             if n_groups > 1 {
                                 c.group_latency.push(b_group.clone());
                                 b_group.iter_mut().for_each(|g| *g = (0.0, 0));
+                                c.group_wait.push(b_gwait.clone());
+                                b_gwait.iter_mut().for_each(|g| *g = 0.0);
                             }
                             if n_slots > 0 {
                                 c.relay_wait.push(b_wait.clone());
@@ -695,40 +674,24 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         }
         // Generation: messages generated before this cycle start.
         let now = cycle as f64;
-        if now > next_min {
-            next_min = f64::INFINITY;
-            for n in 0..n_src {
-                while next_t[n] < now {
-                    let g = next_t[n].floor() as u64;
-                    let leg = dests.route(n as u32, &mut rng);
-                    debug_assert!(leg.dst as usize != n && (leg.dst as usize) < n_r);
-                    let msg = Msg::new(&leg, g);
-                    let id = match free_msgs.pop() {
-                        Some(id) => {
-                            msgs[id as usize] = msg;
-                            id
-                        }
-                        None => {
-                            msgs.push(msg);
-                            (msgs.len() - 1) as u32
-                        }
-                    };
-                    let q = match sc.injection {
-                        Injection::PerVc => n * v_n + below(&mut rng, v_n),
-                        Injection::Shared => n,
-                        Injection::Classes(k) => n * k + (leg.class as usize).min(k - 1),
-                    };
-                    queue[q].push_back(id);
-                    c.msgs_generated += 1;
-                    c.msgs_waiting += 1;
-                    work[n] += 1;
-                    queued[n] += 1;
-                    act[n >> 6] |= 1 << (n & 63);
-                    next_t[n] = gen.next(n, next_t[n], &mut rng);
-                }
-                next_min = next_min.min(next_t[n]);
-            }
-        }
+        generate(
+            cycle,
+            &mut next_t,
+            &mut next_min,
+            &mut gen,
+            sc,
+            dests,
+            &mut rng,
+            &mut c,
+            &mut msgs,
+            &mut free_msgs,
+            &mut queue,
+            |n| {
+                work[n] += 1;
+                queued[n] += 1;
+                act[n >> 6] |= 1 << (n & 63);
+            },
+        );
         if c.msgs_waiting > sc.backlog_limit {
             c.finish = Finish::Saturated(format!(
                 "{} messages waiting at the sources at cycle {cycle} (limit {})",
@@ -782,7 +745,7 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     } else {
                         let j = i - n_ivc;
                         let msg = &msgs[inj_msg[j] as usize];
-                        let avail = flits_here(msg, $r32, omega);
+                        let avail = relay::flits_here(msg, $r32, omega);
                         if omega - inj_left[j] < avail {
                             any = true;
                             break;
@@ -927,7 +890,7 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                             let left = inj_left[j];
                             // A cut-through relay sends only flits that landed.
                             let msg = &msgs[m as usize];
-                            let avail = flits_here(msg, r32, omega);
+                            let avail = relay::flits_here(msg, r32, omega);
                             if omega - left >= avail {
                                 continue;
                             }
@@ -1067,32 +1030,62 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     Ok(c)
 }
 
-/// Message `m` joins FIFO `q` of relay `r` in `cycle` (its header or,
-/// store-and-forward, its tail has landed); the longest FIFO of the relay's
-/// statistics slot is updated if the destinations keep any.
+/// Generation: the messages of every source generated before cycle `cycle`
+/// join their queues (pooled in `msgs`), `queued(node)` once for each; stops
+/// past the backlog limit (the run then ends as saturated: a source far
+/// past saturation would otherwise fill memory within one cycle).
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn relay_enqueue<D: Destinations>(
-    m: u32,
-    r: usize,
-    q: usize,
+pub(super) fn generate<D: Destinations>(
     cycle: u64,
-    msgs: &mut [Msg],
+    next_t: &mut [f64],
+    next_min: &mut f64,
+    gen: &mut Gen,
+    sc: &Scenario,
     dests: &D,
-    queue: &mut [VecDeque<u32>],
-    work: &mut [u64],
-    queued: &mut [u32],
+    rng: &mut Stream,
     c: &mut Counters,
+    msgs: &mut Vec<Msg>,
+    free_msgs: &mut Vec<u32>,
+    queue: &mut [VecDeque<u32>],
+    mut queued: impl FnMut(usize),
 ) {
-    msgs[m as usize].enq = cycle;
-    let slot = (!c.relay_max_queue.is_empty()).then(|| dests.relay_slot(r as u32));
-    queue[q].push_back(m);
-    c.msgs_waiting += 1;
-    work[r] += 1;
-    queued[r] += 1;
-    if let Some(s) = slot {
-        let x = &mut c.relay_max_queue[s];
-        *x = (*x).max(queue[q].len() as u64);
+    let now = cycle as f64;
+    if now <= *next_min {
+        return;
+    }
+    *next_min = f64::INFINITY;
+    for (n, t) in next_t.iter_mut().enumerate() {
+        while *t < now {
+            if c.msgs_waiting > sc.backlog_limit {
+                return;
+            }
+            let g = t.floor() as u64;
+            let leg = dests.route(n as u32, rng);
+            debug_assert!(leg.dst as usize != n);
+            let msg = Msg::new(&leg, g);
+            let id = match free_msgs.pop() {
+                Some(id) => {
+                    msgs[id as usize] = msg;
+                    id
+                }
+                None => {
+                    msgs.push(msg);
+                    (msgs.len() - 1) as u32
+                }
+            };
+            let q = match sc.injection {
+                Injection::PerVc => n * sc.vcs + below(rng, sc.vcs),
+                Injection::Shared => n,
+                Injection::Classes(k) => n * k + (leg.class as usize).min(k - 1),
+            };
+            queue[q].push_back(id);
+            c.msgs_generated += 1;
+            c.msgs_waiting += 1;
+            queued(n);
+            *t = gen.next(n, *t, rng);
+        }
+        *next_min = next_min.min(*t);
     }
 }
 
@@ -1105,19 +1098,6 @@ fn ceil_u64(x: f64) -> u64 {
         t + 1
     } else {
         t
-    }
-}
-
-/// Flits of message `msg` that router `r` can send: those landed so far if
-/// `r` is one of its cut-through relays, else all `omega`.
-#[inline]
-fn flits_here(msg: &Msg, r: u32, omega: u32) -> u32 {
-    if msg.rel[0] == r {
-        msg.got[0]
-    } else if msg.rel[1] == r {
-        msg.got[1]
-    } else {
-        omega
     }
 }
 

@@ -33,8 +33,7 @@
 //!   in which the general loop's timing wheel lands them, so batches close
 //!   on the same flit.
 
-use super::sim::{bits_in, set_bit, Counters, Finish, Gen, Msg, Wiring, NONE};
-use super::torus::below;
+use super::sim::{bits_in, generate, set_bit, Counters, Finish, Gen, Msg, Wiring, NONE};
 use super::{Destinations, Injection, Routing, Scenario};
 use crate::des::Stream;
 use crate::{SolveError, TaskContext};
@@ -166,6 +165,7 @@ pub(super) fn run<R: Routing, D: Destinations>(
     let (mut gen, mut next_t) = Gen::new(sc, dests, n_src, &mut rng)?;
     let mut c = Counters::new(n_ch, n_slots);
     let mut b_group = vec![(0.0f64, 0u64); if n_groups > 1 { n_groups } else { 0 }];
+    let mut b_gwait = vec![0.0f64; b_group.len()];
     let mut b_wait = vec![(0.0f64, 0u64); n_slots];
     let mut ch_flits = vec![0u64; n_ch];
     let mut ch_flits_at_warm = vec![0u64; n_ch];
@@ -222,11 +222,15 @@ pub(super) fn run<R: Routing, D: Destinations>(
                         let g = &mut b_group[msg.group as usize];
                         g.0 += (cycle - msg.gen) as f64;
                         g.1 += 1;
+                        b_gwait[msg.group as usize] +=
+                            msg.inject.saturating_sub(msg.gen + 1) as f64;
                     }
                     if b_n >= sc.run.batch_len {
                         if n_groups > 1 {
                             c.group_latency.push(b_group.clone());
                             b_group.iter_mut().for_each(|g| *g = (0.0, 0));
+                            c.group_wait.push(b_gwait.clone());
+                            b_gwait.iter_mut().for_each(|g| *g = 0.0);
                         }
                         if n_slots > 0 {
                             c.relay_wait.push(b_wait.clone());
@@ -260,40 +264,23 @@ pub(super) fn run<R: Routing, D: Destinations>(
             break;
         }
         // Generation: messages generated before this cycle start.
-        let now = cycle as f64;
-        if now > next_min {
-            next_min = f64::INFINITY;
-            for n in 0..n_src {
-                while next_t[n] < now {
-                    let g = next_t[n].floor() as u64;
-                    let leg = dests.route(n as u32, &mut rng);
-                    debug_assert!(leg.dst as usize != n && (leg.dst as usize) < n_r);
-                    let msg = Msg::new(&leg, g);
-                    let id = match free_msgs.pop() {
-                        Some(id) => {
-                            msgs[id as usize] = msg;
-                            id
-                        }
-                        None => {
-                            msgs.push(msg);
-                            (msgs.len() - 1) as u32
-                        }
-                    };
-                    let q = match sc.injection {
-                        Injection::PerVc => n * v_n + below(&mut rng, v_n),
-                        Injection::Shared => n,
-                        Injection::Classes(k) => n * k + (leg.class as usize).min(k - 1),
-                    };
-                    queue[q].push_back(id);
-                    c.msgs_generated += 1;
-                    c.msgs_waiting += 1;
-                    queued[n] += 1;
-                    amark[n >> 6] |= 1 << (n & 63);
-                    next_t[n] = gen.next(n, next_t[n], &mut rng);
-                }
-                next_min = next_min.min(next_t[n]);
-            }
-        }
+        generate(
+            cycle,
+            &mut next_t,
+            &mut next_min,
+            &mut gen,
+            sc,
+            dests,
+            &mut rng,
+            &mut c,
+            &mut msgs,
+            &mut free_msgs,
+            &mut queue,
+            |n| {
+                queued[n] += 1;
+                amark[n >> 6] |= 1 << (n & 63);
+            },
+        );
         if c.msgs_waiting > sc.backlog_limit {
             c.finish = Finish::Saturated(format!(
                 "{} messages waiting at the sources at cycle {cycle} (limit {})",

@@ -13,7 +13,8 @@
 //!   sends its packets 1/r apart (the engine re-times the next one after each
 //!   ACK), optionally with at most `window` packets unacknowledged.
 //! - Admission control (§3.2): the high-priority SL gets twice the low one's
-//!   bandwidth, realised by weighted round robin over the VLs (weights given).
+//!   bandwidth, realised by the scenario's VL arbitration table (a weighted
+//!   low-priority table, `VlArbitration::weighted`; systems/ratecc).
 
 use super::cc::{CongestionControl, PortView, Reply};
 
@@ -74,8 +75,6 @@ pub struct YanEcn {
     pub t_pkt: f64,
     /// Most unacknowledged packets per flow (`None`: no window).
     pub window: Option<u32>,
-    /// WRR weights per data VL (admission control).
-    pub vl_weights: Vec<u32>,
 }
 
 /// Source state: the rate and the SL it belongs to.
@@ -159,10 +158,6 @@ impl CongestionControl for YanEcn {
         self.window.unwrap_or(u32::MAX)
     }
 
-    fn vl_weights(&self) -> Option<&[u32]> {
-        Some(&self.vl_weights)
-    }
-
     fn trace_level(&self) -> bool {
         true
     }
@@ -240,7 +235,6 @@ mod tests {
             r_max: 10.0,
             t_pkt: 0.1,
             window: None,
-            vl_weights: vec![1],
         };
         let v = PortView {
             voq_blocks: &[],

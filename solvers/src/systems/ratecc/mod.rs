@@ -9,7 +9,9 @@
 //! reports the quantities behind the thesis's comparisons of the two.
 
 use crate::engines::ibnet::ecn::{Response, SlClass, YanEcn};
-use crate::engines::ibnet::{Dest, Fabric, Flow, LinkSpec, NodeRef, Scenario, Topology};
+use crate::engines::ibnet::{
+    Dest, Fabric, Flow, LinkSpec, NodeRef, Scenario, Topology, VlArbitration,
+};
 use crate::params::{non_negative, positive};
 use crate::{ParamDoc, Registry, SolveError};
 use serde::Deserialize;
@@ -279,7 +281,6 @@ impl RawParams {
             r_max,
             t_pkt: packet as f64 / bytes_per_s,
             window,
-            vl_weights: vec![1, wrr_high],
         };
         let scenario = fig_3_1(FabricSpec {
             bytes_per_s,
@@ -289,6 +290,7 @@ impl RawParams {
             header,
             ack,
             buffer_packets,
+            wrr_high,
             duration,
             warmup,
             bin,
@@ -317,6 +319,8 @@ pub(crate) struct FabricSpec {
     pub header: u32,
     pub ack: u32,
     pub buffer_packets: u32,
+    /// Packets of the high-priority VL per packet of the low one.
+    pub wrr_high: u32,
     pub duration: f64,
     pub warmup: f64,
     pub bin: f64,
@@ -371,6 +375,9 @@ pub(crate) fn fig_3_1(s: FabricSpec) -> Scenario {
         fabric,
         flows,
         vls: 2,
+        // Admission control (§3.2): the low-priority table serves VL 1 up
+        // to `wrr_high` packets per packet of VL 0, at switches and HCAs.
+        vl_arb: Some(VlArbitration::weighted(&[1, s.wrr_high], blocks)),
         mtu: s.payload,
         header: s.header,
         cnp_bytes: s.ack,

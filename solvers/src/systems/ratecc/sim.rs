@@ -134,7 +134,10 @@ impl Solver for IbecnSim {
         "ibecn.sim"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: the engine's round robin over inputs keeps one pointer per
+        // output and VL (issue 30); A1's VL 1 packets no longer move the VL 0
+        // turn at switch A's output, which Av shares.
+        2
     }
     fn kind(&self) -> Kind {
         Kind::Simulation
@@ -216,7 +219,8 @@ impl Solver for IbecnClaims {
         "ibecn.claims"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: as ibecn.sim's version 2 (issue 30).
+        2
     }
     fn kind(&self) -> Kind {
         Kind::Simulation

@@ -103,6 +103,7 @@ fn star(flows: Vec<(u32, u32)>, duration: f64) -> (Scenario, YanEcn) {
         fabric: Fabric::build(&t).unwrap(),
         flows,
         vls: 1,
+        vl_arb: None,
         mtu: 2048,
         header: 20,
         cnp_bytes: 28,
@@ -133,7 +134,6 @@ fn star(flows: Vec<(u32, u32)>, duration: f64) -> (Scenario, YanEcn) {
         r_max,
         t_pkt: 2068.0 / bps,
         window: None,
-        vl_weights: vec![1],
     };
     (sc, cc)
 }
@@ -251,14 +251,15 @@ fn ibecn_snapshot_of_a_tiny_run() {
         c.flow_marks.clone(),
         rates,
     );
+    // Version 2 (issue 30): one round-robin pointer per output and VL.
     let expected = (
-        2404,
-        154,
-        153,
-        19,
-        153,
-        vec![9u64, 2, 5, 2, 1],
-        vec![16974u64, 67816, 14803, 67824, 52257],
+        3641,
+        249,
+        234,
+        26,
+        234,
+        vec![8u64, 4, 9, 3, 2],
+        vec![169863u64, 64268, 167776, 49288, 21425],
     );
     assert_eq!(actual, expected, "actual: {actual:?}");
 }

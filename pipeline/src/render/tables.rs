@@ -77,7 +77,7 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> anyhow::Result<
                             fmt_val(e.candidate_value, None),
                             fmt_pct(e.em),
                             e.tolerance.map_or("—".into(), format_percent),
-                            e.verdict.clone(),
+                            e.verdict.to_string(),
                         ]
                     })
                     .collect();

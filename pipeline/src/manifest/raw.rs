@@ -32,6 +32,10 @@ pub(super) struct RawManifest {
     /// Programs declared as solvers (`programs/`).
     #[serde(default)]
     pub(super) solvers: super::programs::Ordered<super::programs::RawSolver>,
+    #[serde(default)]
+    pub(super) claims: Vec<super::claims::RawClaim>,
+    #[serde(default)]
+    pub(super) calibrated: Option<super::claims::RawCalibrated>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -1,15 +1,16 @@
 //! `repro`: regenerate, check and compare the results of performance-modelling papers.
 //!
 //! This file holds the command line (clap definitions) and the dispatch; each
-//! command is one function in [`commands`] (`fn run(args) -> Result<ExitCode>`,
-//! as cargo does). `main` only parses the command line, dispatches and maps
-//! errors to exit codes (the named constants in [`pipeline::exit`]).
+//! command is one module of [`commands`] (`fn run(args) -> Result<ExitCode>`)
+//! that calls the pipeline's stages in order. `main` only parses the command
+//! line, dispatches and maps errors to exit codes (the named constants in
+//! [`pipeline::shared::exit`]).
 
 mod commands;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use commands::solve::{solver_listing, solver_names};
-use pipeline::{exit, InputError};
+use pipeline::shared::{exit, InputError};
 use solvers::Registry;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -18,7 +19,7 @@ use std::process::ExitCode;
 #[derive(Parser, Debug)]
 #[command(
     name = "repro",
-    version = pipeline::CODE_VERSION,
+    version = pipeline::shared::CODE_VERSION,
     about = "Regenerate, check and compare the figures of network performance-modelling papers",
     long_about = "repro reads YAML experiment manifests (experiments/*.yaml), runs the analytical \
 solvers and simulators they name, stores every result in a database (results/repro.sqlite by \

@@ -2,11 +2,14 @@
 //!
 //! 1. The pipeline's stages import each other in data-flow order only:
 //!    `manifest` -> `plan` -> `execute` -> `measure` -> `render`. A stage may
-//!    import an earlier stage, never a later one, so there is no import circle.
-//!    The shared modules (`store_open`) import no stage at all. Only the crate
-//!    root (`lib.rs`, the driver of `repro run`) and the binary (`main.rs`,
-//!    `commands/`) may use every stage.
-//! 2. No `.rs` file under `pipeline/` or `store/` has more than 600 lines.
+//!    import an earlier stage and the shared module `shared`, never a later
+//!    stage, and nothing else of the crate root (no `crate::InputError`,
+//!    `crate::host`, ..: what every stage needs is in `shared`), so there is
+//!    no import circle and no hidden way back. `shared` imports no stage and
+//!    nothing of the crate root. Only the binary (`main.rs`, `commands/`)
+//!    uses every stage.
+//! 2. `lib.rs` only declares modules and re-exports: the code is in the stages.
+//! 3. No `.rs` file under `pipeline/` or `store/` has more than 600 lines.
 //!
 //! The imports are read from the source text (`use crate::..`, `super::..` in
 //! a stage's `mod.rs`, and `crate::<module>::` paths written inline), so this
@@ -16,8 +19,8 @@ use std::path::{Path, PathBuf};
 
 /// The stages in data-flow order.
 const STAGES: [&str; 5] = ["manifest", "plan", "execute", "measure", "render"];
-/// Modules every stage may use, which themselves use no stage.
-const SHARED: [&str; 1] = ["store_open"];
+/// The module every stage may use, which itself uses no stage.
+const SHARED: &str = "shared";
 /// The most lines a source file may have.
 const MAX_LINES: usize = 600;
 
@@ -154,7 +157,8 @@ fn owner(src: &Path, file: &Path) -> Option<String> {
     Some(first.trim_end_matches(".rs").to_string())
 }
 
-/// Every import of a later stage (or, from a shared module, of any stage).
+/// Every reference of a stage to a later stage or to the crate root other
+/// than `shared`, and of `shared` to anything of the crate outside itself.
 fn violations(src: &Path) -> Vec<String> {
     let mut files = Vec::new();
     rust_files(src, &mut files);
@@ -164,7 +168,7 @@ fn violations(src: &Path) -> Vec<String> {
             continue;
         };
         let rank = STAGES.iter().position(|s| *s == module);
-        let shared = SHARED.contains(&module.as_str());
+        let shared = module == SHARED;
         if rank.is_none() && !shared {
             continue; // lib.rs, main.rs, commands/: they may use every stage
         }
@@ -173,25 +177,52 @@ fn violations(src: &Path) -> Vec<String> {
         let in_stage_root =
             depth == 1 || f.file_name().is_some_and(|n| n == "mod.rs") && depth == 2;
         for (line, name) in referenced_modules(&text, in_stage_root) {
-            let Some(target) = STAGES.iter().position(|s| *s == name) else {
+            if name == SHARED {
                 continue;
-            };
-            let allowed = match rank {
-                Some(r) => target <= r,
-                None => false,
-            };
-            if !allowed {
-                bad.push(format!(
-                    "{}:{line}: `{module}` imports the stage `{name}`{}",
-                    f.display(),
-                    if shared {
-                        " (a shared module imports no stage)"
-                    } else {
-                        ", which comes later in data-flow order"
-                    }
-                ));
             }
+            let why = match (STAGES.iter().position(|s| *s == name), rank) {
+                (Some(target), Some(r)) if target <= r => continue,
+                (Some(_), Some(_)) => {
+                    format!("imports the stage `{name}`, which comes later in data-flow order")
+                }
+                (Some(_), None) => {
+                    format!("imports the stage `{name}` (the shared module imports no stage)")
+                }
+                (None, _) => format!(
+                    "refers to `{name}` of the crate root (a stage uses earlier stages and \
+                     `shared` only; put what every stage needs in `shared`)"
+                ),
+            };
+            bad.push(format!("{}:{line}: `{module}` {why}", f.display()));
         }
+    }
+    bad
+}
+
+/// Lines of `lib.rs` that are neither a module declaration nor a re-export
+/// (nor a comment or an attribute).
+fn lib_rs_code(text: &str) -> Vec<String> {
+    let mut bad = Vec::new();
+    let mut in_use = false;
+    for (i, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("").trim();
+        if code.is_empty() || code.starts_with("#[") || code.starts_with("#![") {
+            continue;
+        }
+        if in_use {
+            in_use = !code.ends_with(';');
+            continue;
+        }
+        let decl = |p: &str| code.starts_with(p);
+        if decl("pub mod ") || decl("mod ") || decl("pub(crate) mod ") {
+            if code.ends_with(';') {
+                continue;
+            }
+        } else if decl("pub use ") {
+            in_use = !code.ends_with(';');
+            continue;
+        }
+        bad.push(format!("lib.rs:{}: {code}", i + 1));
     }
     bad
 }
@@ -205,11 +236,32 @@ fn stages_import_only_earlier_stages() {
             "the stage `{s}` should be the folder pipeline/src/{s}/"
         );
     }
+    assert!(
+        src.join(SHARED).join("mod.rs").is_file(),
+        "the shared module should be the folder pipeline/src/{SHARED}/"
+    );
     let bad = violations(&src);
     assert!(
         bad.is_empty(),
         "imports against the data flow (docs/ARCHITECTURE.md):\n{}",
         bad.join("\n")
+    );
+}
+
+#[test]
+fn lib_rs_only_declares_modules_and_re_exports() {
+    let text = std::fs::read_to_string(root().join("pipeline/src/lib.rs")).expect("lib.rs");
+    let bad = lib_rs_code(&text);
+    assert!(
+        bad.is_empty(),
+        "lib.rs holds code; it belongs in a stage, `shared` or a command:\n{}",
+        bad.join("\n")
+    );
+    assert_eq!(
+        lib_rs_code(
+            "//! doc\npub mod a;\npub use a::{\n    b,\n};\nfn f() {}\npub const X: u8 = 1;\n"
+        ),
+        vec!["lib.rs:6: fn f() {}", "lib.rs:7: pub const X: u8 = 1;"]
     );
 }
 
@@ -235,7 +287,9 @@ fn no_source_file_is_longer_than_the_limit() {
 }
 
 /// The checker itself finds what it must: a later stage imported in a `use`
-/// group, through `super::` from a stage root, and inline.
+/// group, through `super::` from a stage root, and inline; the crate root
+/// referred to from a stage (`use crate::X`, `super::X` from a stage root,
+/// inline `crate::x()`), and from `shared`.
 #[test]
 fn the_checker_sees_each_form_of_import() {
     let dir = tempfile::tempdir().unwrap();
@@ -255,17 +309,37 @@ fn the_checker_sees_each_form_of_import() {
         "// crate::render is only mentioned here\nfn f() { crate::measure::collect(); }\n",
     )
     .unwrap();
-    std::fs::write(src.join("store_open.rs"), "use crate::plan::Plan;\n").unwrap();
+    std::fs::create_dir_all(src.join("shared")).unwrap();
+    std::fs::write(
+        src.join("shared/mod.rs"),
+        "pub mod store_open;\nuse crate::shared::store_open::x;\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("shared/store_open.rs"),
+        "use crate::plan::Plan;\nuse super::InputError;\nfn f() { crate::host(); }\n",
+    )
+    .unwrap();
     std::fs::write(
         src.join("render/mod.rs"),
-        "use crate::manifest::Manifest;\nuse super::render::x;\n",
+        "use crate::manifest::Manifest;\nuse super::render::x;\nuse crate::shared::InputError;\n\
+         use super::{InputError, shared::host};\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("measure/stored.rs"),
+        "use crate::{plan::Plan, CODE_VERSION};\nfn f() { let v = crate::exit::OK; }\n",
     )
     .unwrap();
     let bad = violations(src);
     let joined = bad.join("\n");
-    assert_eq!(bad.len(), 4, "{joined}");
+    assert_eq!(bad.len(), 8, "{joined}");
     assert!(joined.contains("parse.rs:1: `manifest` imports the stage `render`"));
     assert!(joined.contains("plan/mod.rs:1: `plan` imports the stage `measure`"));
     assert!(joined.contains("local.rs:2: `execute` imports the stage `measure`"));
-    assert!(joined.contains("store_open.rs:1: `store_open` imports the stage `plan`"));
+    assert!(joined.contains("store_open.rs:1: `shared` imports the stage `plan`"));
+    assert!(joined.contains("store_open.rs:3: `shared` refers to `host` of the crate root"));
+    assert!(joined.contains("render/mod.rs:4: `render` refers to `InputError` of the crate root"));
+    assert!(joined.contains("stored.rs:1: `measure` refers to `CODE_VERSION` of the crate root"));
+    assert!(joined.contains("stored.rs:2: `measure` refers to `exit` of the crate root"));
 }

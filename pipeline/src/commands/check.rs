@@ -1,10 +1,12 @@
 //! `repro check`: `run`, then a verdict over every compared point.
 
-use super::{run::dry_run, run::print_run_summary, run::run_options, runtime};
+use super::run::{drive, dry_run, print_run_summary, run_options};
+use super::runtime;
 use crate::{CheckArgs, OutputFormat};
 use anyhow::Context;
-use pipeline::exit;
 use pipeline::measure::verdict_of;
+use pipeline::render::fidelity_dir;
+use pipeline::shared::exit;
 use reports::em::Verdict;
 use solvers::Registry;
 use std::process::ExitCode;
@@ -16,11 +18,8 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
     if args.run.dry_run {
         return dry_run(&opts, registry);
     }
-    let report = runtime()?.block_on(pipeline::run(&opts, registry))?;
-    print_run_summary(
-        &report,
-        &pipeline::fidelity_dir(&opts.results_dir, opts.fidelity),
-    );
+    let report = runtime()?.block_on(drive(&opts, registry))?;
+    print_run_summary(&report, &fidelity_dir(&opts.results_dir, opts.fidelity));
     if let Some(path) = &args.junit {
         std::fs::write(
             path,

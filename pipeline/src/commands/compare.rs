@@ -4,9 +4,12 @@
 use super::export::output;
 use super::{fidelity_of, runtime};
 use crate::{CompareArgs, CompareFormat};
-use pipeline::exit;
+use pipeline::measure::{code_versions, collect_fidelity, stored_manifest};
+use pipeline::render::compare::{join, write_comparison, Comparison};
+use pipeline::render::fidelity_dir;
+use pipeline::shared::{exit, open_existing_store};
 use reports::{format_em, format_tick, Value, VersionDiff};
-use solvers::Registry;
+use solvers::{Fidelity, Registry};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -17,7 +20,7 @@ fn value_json(v: Option<Value>, n: Option<i64>) -> serde_json::Value {
     }
 }
 
-fn json(c: &pipeline::Comparison) -> serde_json::Value {
+fn json(c: &Comparison) -> serde_json::Value {
     let rows: Vec<serde_json::Value> = c
         .diffs
         .iter()
@@ -34,7 +37,7 @@ fn json(c: &pipeline::Comparison) -> serde_json::Value {
     serde_json::json!({"a": c.a, "b": c.b, "differences": c.differences, "rows": rows})
 }
 
-fn csv(c: &pipeline::Comparison, w: &mut dyn Write) -> anyhow::Result<()> {
+fn csv(c: &Comparison, w: &mut dyn Write) -> anyhow::Result<()> {
     let mut out = ::csv::Writer::from_writer(w);
     out.write_record([
         "point",
@@ -80,7 +83,7 @@ fn cell(v: Option<Value>) -> String {
     }
 }
 
-fn text(c: &pipeline::Comparison, w: &mut dyn Write) -> anyhow::Result<()> {
+fn text(c: &Comparison, w: &mut dyn Write) -> anyhow::Result<()> {
     for d in &c.differences {
         writeln!(w, "{d}")?;
     }
@@ -120,19 +123,32 @@ fn text(c: &pipeline::Comparison, w: &mut dyn Write) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Both sides' results at `fidelity`, read from the store, joined.
+async fn both(
+    args: &CompareArgs,
+    registry: &Registry,
+    fidelity: Fidelity,
+) -> anyhow::Result<Comparison> {
+    let store = open_existing_store(&args.store.store).await?;
+    let (ma, mb) = (
+        stored_manifest(&store, registry, &args.a).await?,
+        stored_manifest(&store, registry, &args.b).await?,
+    );
+    let (ra, rb) = (
+        collect_fidelity(&store, &ma, registry, fidelity).await?,
+        collect_fidelity(&store, &mb, registry, fidelity).await?,
+    );
+    let code = code_versions(&store).await?;
+    store.close().await;
+    join(ra, rb, &args.metrics, &code, fidelity)
+}
+
 /// `repro compare A B`.
 pub(crate) fn compare(args: CompareArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     let binary = (args.format == CompareFormat::Parquet).then_some("parquet");
     let mut w = output(args.out.as_deref(), binary)?;
     let fidelity = fidelity_of(args.quick);
-    let c = runtime()?.block_on(pipeline::compare(
-        &args.store.store,
-        &args.a,
-        &args.b,
-        &args.metrics,
-        registry,
-        fidelity,
-    ))?;
+    let c = runtime()?.block_on(both(&args, registry, fidelity))?;
     match args.format {
         CompareFormat::Text => text(&c, &mut w)?,
         CompareFormat::Json => writeln!(w, "{}", serde_json::to_string_pretty(&json(&c))?)?,
@@ -142,10 +158,10 @@ pub(crate) fn compare(args: CompareArgs, registry: &Registry) -> anyhow::Result<
     w.flush()?;
     if args.figure {
         let name = format!("{}-vs-{}", c.a.replace('@', "-v"), c.b.replace('@', "-v"));
-        let dir = pipeline::fidelity_dir(&args.results.results, fidelity)
+        let dir = fidelity_dir(&args.results.results, fidelity)
             .join("compare")
             .join(name);
-        let written = pipeline::render::compare::write_comparison(&c, registry, &dir, "")?;
+        let written = write_comparison(&c, registry, &dir, "")?;
         eprintln!(
             "{} overlay figures and the table {} in {}",
             written.figures.len(),

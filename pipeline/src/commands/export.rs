@@ -3,9 +3,12 @@
 
 use super::{fidelity_of, runtime};
 use crate::{ExportArgs, ExportFormat};
-use anyhow::Context;
-use pipeline::{exit, InputError};
-use solvers::Registry;
+use anyhow::{bail, Context};
+use pipeline::manifest::unknown_id_message;
+use pipeline::measure::{code_versions, collect_fidelity, stored_manifests};
+use pipeline::render::export::{sort_rows, tidy_rows};
+use pipeline::shared::{exit, open_existing_store, InputError};
+use solvers::{Fidelity, Registry};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -35,7 +38,7 @@ pub(crate) fn export(args: ExportArgs, registry: &Registry) -> anyhow::Result<Ex
     };
     // Refuse a missing --out before reading the store.
     let mut w = output(args.out.as_deref(), binary)?;
-    let rows = runtime()?.block_on(pipeline::export(
+    let rows = runtime()?.block_on(rows(
         &args.store.store,
         &args.ids,
         registry,
@@ -52,4 +55,57 @@ pub(crate) fn export(args: ExportArgs, registry: &Registry) -> anyhow::Result<Ex
     }
     w.flush()?;
     Ok(ExitCode::from(exit::OK))
+}
+
+/// Tidy rows of the latest version of each (selected) experiment in the store.
+async fn rows(
+    store_loc: &str,
+    ids: &[String],
+    registry: &Registry,
+    fidelity: Fidelity,
+) -> anyhow::Result<Vec<reports::TidyRow>> {
+    let store = open_existing_store(store_loc).await?;
+    let manifests = stored_manifests(&store, registry).await?;
+    for id in ids {
+        if !manifests.iter().any(|m| &m.id == id) {
+            let known: Vec<String> = manifests.iter().map(|m| m.id.clone()).collect();
+            bail!(InputError(unknown_id_message(
+                &format!("no experiment `{id}` in the store {store_loc}"),
+                id,
+                &known
+            )));
+        }
+    }
+    let code = code_versions(&store).await?;
+    let mut rows = Vec::new();
+    let mut skipped = Vec::new();
+    for m in manifests
+        .iter()
+        .filter(|m| ids.is_empty() || ids.contains(&m.id))
+    {
+        let r = match collect_fidelity(&store, m, registry, fidelity).await {
+            Ok(r) => r,
+            // Exporting everything skips what was never run at this fidelity.
+            Err(e) if ids.is_empty() && e.is::<InputError>() => {
+                skipped.push(e.to_string());
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        rows.extend(tidy_rows(&r, &code));
+    }
+    if rows.is_empty() && !skipped.is_empty() {
+        return Err(InputError(format!(
+            "nothing to export at {} fidelity: {}",
+            fidelity.as_str(),
+            skipped.join("; ")
+        ))
+        .into());
+    }
+    for why in &skipped {
+        tracing::info!("skipped: {why}");
+    }
+    sort_rows(&manifests, &mut rows);
+    store.close().await;
+    Ok(rows)
 }

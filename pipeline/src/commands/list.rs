@@ -5,9 +5,13 @@ use super::{
     solve::{kind_name, solver_listing},
 };
 use crate::{ListArgs, OutputFormat};
-use pipeline::exit;
-use solvers::Registry;
+use pipeline::manifest::{discover, load_or_input_error};
+use pipeline::plan;
+use pipeline::shared::{exit, open_existing_store, sqlite_file, InputError};
+use solvers::{Fidelity, Registry};
+use std::path::Path;
 use std::process::ExitCode;
+use store::Store;
 
 /// `repro list`: manifests (current version, stored versions, cache state) or solvers.
 pub(crate) fn list(args: ListArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
@@ -19,7 +23,7 @@ pub(crate) fn list(args: ListArgs, registry: &Registry) -> anyhow::Result<ExitCo
         }
         return Ok(ExitCode::from(exit::OK));
     }
-    let entries = runtime()?.block_on(pipeline::list(
+    let entries = runtime()?.block_on(entries(
         &args.experiments.experiments,
         &args.targets,
         &args.store.store,
@@ -87,4 +91,98 @@ fn solvers_json(registry: &Registry) -> serde_json::Value {
             })
         })
         .collect()
+}
+
+/// One line of `repro list`.
+#[derive(Debug, Clone)]
+struct ListEntry {
+    id: String,
+    version: i64,
+    title: String,
+    points: usize,
+    tasks_full: usize,
+    cached_full: usize,
+    tasks_quick: usize,
+    cached_quick: usize,
+    /// Versions of this id in the store (what `repro compare ID@V` accepts).
+    stored_versions: Vec<i64>,
+}
+
+async fn entries(
+    experiments_dir: &Path,
+    targets: &[String],
+    store_loc: &str,
+    registry: &Registry,
+) -> anyhow::Result<Vec<ListEntry>> {
+    let paths = discover(targets, experiments_dir)?;
+    let manifests = load_or_input_error(&paths, registry)?;
+    // Listing never creates a store: with none yet, nothing is cached.
+    let store = match sqlite_file(store_loc) {
+        Some(f) if !f.is_file() => None,
+        _ => Some(open_existing_store(store_loc).await?),
+    };
+    let stored = match &store {
+        Some(s) => s.experiments().await?,
+        None => Vec::new(),
+    };
+    let mut out = Vec::new();
+    for m in &manifests {
+        let mut stored_versions: Vec<i64> = stored
+            .iter()
+            .filter(|e| e.id == m.id)
+            .map(|e| e.version)
+            .collect();
+        stored_versions.sort_unstable();
+        stored_versions.dedup();
+        // One plan at a time, keeping only its keys: a manifest at the task
+        // limit is listed within bounded memory.
+        let keys = |fidelity| -> anyhow::Result<Vec<String>> {
+            let p = plan::plan(std::slice::from_ref(m), registry, fidelity)
+                .map_err(|e| InputError(format!("error: {e}")))?;
+            Ok(p.tasks.into_iter().map(|t| t.key).collect())
+        };
+        let kf = keys(Fidelity::Full)?;
+        let cached_full = cached_count(store.as_ref(), &kf).await?;
+        let tasks_full = kf.len();
+        drop(kf);
+        // Without simulations the quick plan is the full one (analytic tasks are
+        // shared between profiles): no need to plan it again.
+        let has_sim = m.series.iter().any(|s| {
+            registry
+                .get(&s.solver)
+                .is_some_and(|x| x.kind() == solvers::Kind::Simulation)
+        });
+        let kq = if has_sim {
+            keys(Fidelity::Quick)?
+        } else {
+            Vec::new()
+        };
+        let (tasks_quick, cached_quick) = if has_sim {
+            (kq.len(), cached_count(store.as_ref(), &kq).await?)
+        } else {
+            (tasks_full, cached_full)
+        };
+        out.push(ListEntry {
+            id: m.id.clone(),
+            version: m.version,
+            title: m.title.clone(),
+            points: m.points.len(),
+            tasks_full,
+            cached_full,
+            tasks_quick,
+            cached_quick,
+            stored_versions,
+        });
+    }
+    if let Some(s) = store {
+        s.close().await;
+    }
+    Ok(out)
+}
+
+async fn cached_count(store: Option<&Store>, keys: &[String]) -> anyhow::Result<usize> {
+    Ok(match store {
+        Some(s) => s.cached_keys(keys).await?.len(),
+        None => 0,
+    })
 }

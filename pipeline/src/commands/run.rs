@@ -1,13 +1,57 @@
-//! `repro run`: plan, execute, measure, render (and `--dry-run`).
+//! `repro run`: load every manifest, plan, execute what is not cached, measure,
+//! render; and `--dry-run` (the plan per experiment, what is cached, what would
+//! run). `repro check` runs the same [`drive`] and then judges its verdicts.
 
-use super::{fidelity_of, runtime};
+use super::{existing_store, fidelity_of, runtime};
 use crate::{Executor as ExecutorName, RunArgs};
+use anyhow::Context;
 use pipeline::execute::queue::{Launch, Queued};
-use pipeline::execute::{ExecOptions, Executor, Local};
-use pipeline::{exit, InputError, RunOptions};
-use solvers::Registry;
+use pipeline::execute::{self, ExecOptions, Executor, Local};
+use pipeline::manifest::{discover, load_or_input_error, Manifest};
+use pipeline::measure;
+use pipeline::plan::{self, plan_rows, plan_rows_iter, Task};
+use pipeline::render::{self, fidelity_dir, write_full_index};
+use pipeline::shared::{exit, host, open_store, InputError, CODE_VERSION};
+use solvers::{Fidelity, Kind, Registry};
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
+use store::{ErrorMeasureRow, ExperimentRow, RunStatus};
+
+/// What `run` and `check` were asked to do.
+#[derive(Debug, Clone)]
+pub(crate) struct RunOptions {
+    pub targets: Vec<String>,
+    pub experiments_dir: PathBuf,
+    pub results_dir: PathBuf,
+    pub store: String,
+    pub fidelity: Fidelity,
+    pub force: bool,
+    /// The command line, for the run's provenance.
+    pub args: String,
+    /// `check --resolve`: add replications to decide inconclusive points.
+    pub resolve: bool,
+    /// Where the tasks execute: here, or through the store's queue.
+    pub executor: Arc<dyn Executor>,
+}
+
+/// What a run did: its tasks, and what measure made of their results.
+#[derive(Debug)]
+pub(crate) struct RunReport {
+    pub exec: execute::ExecSummary,
+    pub error_measures: Vec<ErrorMeasureRow>,
+    pub manifests: Vec<Manifest>,
+    /// `--detach`: the Slurm job that runs the tasks; nothing was measured or rendered.
+    pub detached: Option<String>,
+    /// Replications per (experiment, series, point index) of every simulation
+    /// series with a precision target or more replications than it plans
+    /// (`check --resolve`).
+    pub replications: measure::precision::Replications,
+    /// Precision targets not met at `max_replications`: (experiment, series,
+    /// point index, replications, half-width, target).
+    pub unmet: Vec<(String, String, usize, u32, Option<f64>, f64)>,
+}
 
 pub(crate) fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOptions> {
     let jobs = match run.jobs {
@@ -46,7 +90,6 @@ pub(crate) fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOption
         experiments_dir: run.experiments.experiments.clone(),
         results_dir: run.results.results.clone(),
         store: run.store.store.clone(),
-        jobs,
         fidelity,
         force: run.force,
         args: format!(
@@ -58,7 +101,201 @@ pub(crate) fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOption
     })
 }
 
-pub(crate) fn print_run_summary(r: &pipeline::RunReport, results: &std::path::Path) {
+/// `repro run`: plan, execute, measure, render.
+pub(crate) fn run(args: RunArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
+    let opts = run_options(&args, "run")?;
+    if args.dry_run {
+        return dry_run(&opts, registry);
+    }
+    let report = runtime()?.block_on(drive(&opts, registry))?;
+    print_run_summary(&report, &fidelity_dir(&opts.results_dir, opts.fidelity));
+    Ok(ExitCode::from(if report.exec.cancelled {
+        exit::INTERRUPTED
+    } else if !report.exec.failed.is_empty() {
+        exit::TASKS_FAILED
+    } else {
+        exit::OK
+    }))
+}
+
+/// The stages in order: load and validate every manifest, plan, record the
+/// run and the plan in the store, execute what is not cached (and further
+/// rounds of replications), then measure and render each experiment and write
+/// the index. `repro run` and the first half of `repro check`.
+pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Result<RunReport> {
+    let paths = discover(&opts.targets, &opts.experiments_dir)?;
+    if paths.is_empty() {
+        return Err(InputError(format!(
+            "no manifests found in {}",
+            opts.experiments_dir.display()
+        ))
+        .into());
+    }
+    let manifests = load_or_input_error(&paths, registry)?;
+    // Planned before the store is opened: a run over the task limit changes nothing.
+    let mut plan = plan::plan(&manifests, registry, opts.fidelity)
+        .map_err(|e| InputError(format!("error: {e}; nothing was run")))?;
+    let store = open_store(&opts.store).await?;
+    let run_id = store.begin_run(CODE_VERSION, &host(), &opts.args).await?;
+    for m in &manifests {
+        store
+            .upsert_experiment(&ExperimentRow {
+                id: m.id.clone(),
+                version: m.version,
+                title: m.title.clone(),
+                manifest_hash: m.hash.clone(),
+                manifest_text: m.text.clone(),
+            })
+            .await?;
+    }
+    for m in &manifests {
+        store
+            .replace_plan_rows(&m.id, m.version, plan_rows_iter(&plan, m))
+            .await?;
+    }
+    tracing::info!(
+        tasks = plan.tasks.len(),
+        manifests = manifests.len(),
+        "planned"
+    );
+    let execute::Executed {
+        mut summary,
+        detached,
+    } = opts
+        .executor
+        .execute(&plan, registry, &store, run_id)
+        .await?;
+    if detached.is_none() {
+        rounds(
+            opts,
+            registry,
+            &store,
+            run_id,
+            &manifests,
+            &mut plan,
+            &mut summary,
+        )
+        .await?;
+    }
+    if let Some(job) = detached {
+        store.finish_run(run_id, RunStatus::Detached).await?;
+        store.close().await;
+        return Ok(RunReport {
+            exec: summary,
+            error_measures: Vec::new(),
+            manifests,
+            detached: Some(job),
+            replications: BTreeMap::new(),
+            unmet: Vec::new(),
+        });
+    }
+    let status = if summary.cancelled {
+        RunStatus::Interrupted
+    } else if summary.failed.is_empty() {
+        RunStatus::Done
+    } else {
+        RunStatus::FailedTasks
+    };
+    // Measure and render what is there, also after an interruption. A failure
+    // here (disk full, unwritable results folder) loses no task result: say so,
+    // and how to render again without solving anything.
+    let out_dir = fidelity_dir(&opts.results_dir, opts.fidelity);
+    let mut all_em = Vec::new();
+    let (mut replications, mut unmet) = (BTreeMap::new(), Vec::new());
+    let measured: anyhow::Result<()> = async {
+        let mut rendered = BTreeMap::new();
+        for m in &manifests {
+            let r = measure::collect_plan(&store, m, &plan_rows(&plan, m)).await?;
+            let ems = measure::error_measures(&r);
+            let (reps, not_met) = measure::precision::report(&r, registry, opts.fidelity);
+            replications.extend(reps);
+            unmet.extend(not_met);
+            store.replace_error_measures(&m.id, m.version, &ems).await?;
+            let entry = render::render_experiment(&r, &ems, registry, &out_dir, opts.fidelity)?;
+            rendered.insert(m.id.clone(), entry);
+            all_em.extend(ems);
+        }
+        write_full_index(&store, registry, &opts.results_dir, opts.fidelity, rendered).await
+    }
+    .await;
+    measured.with_context(|| {
+        format!(
+            "rendering failed after the tasks ran; their results are stored in {}: once the cause below is fixed, render them again with `repro report --store {} --results {}`",
+            opts.store,
+            opts.store,
+            opts.results_dir.display()
+        )
+    })?;
+    store.finish_run(run_id, status).await?;
+    store.close().await;
+    Ok(RunReport {
+        exec: summary,
+        error_measures: all_em,
+        manifests,
+        detached: None,
+        replications,
+        unmet,
+    })
+}
+
+/// Rounds of replications after the first: while a precision target (or,
+/// with `--resolve`, an inconclusive verdict) asks for more replications at
+/// some points, plan them and run only the new tasks. Counts only grow and
+/// are capped, so this ends; decisions read whole rounds, so they do not
+/// depend on `--jobs`.
+async fn rounds(
+    opts: &RunOptions,
+    registry: &Registry,
+    store: &store::Store,
+    run_id: i64,
+    manifests: &[Manifest],
+    plan: &mut plan::Plan,
+    summary: &mut execute::ExecSummary,
+) -> anyhow::Result<()> {
+    let simulation = |s: &pipeline::manifest::Series| measure::precision::simulates(registry, s);
+    let mut more = plan::MoreReplications::new();
+    while !summary.cancelled {
+        let mut next = plan::MoreReplications::new();
+        for m in manifests {
+            let r = measure::collect_plan(store, m, &plan_rows(plan, m)).await?;
+            let ems = measure::error_measures(&r);
+            next.extend(measure::precision::next_round(
+                &r,
+                &ems,
+                opts.resolve,
+                simulation,
+            ));
+        }
+        if next.is_empty() {
+            break;
+        }
+        more.extend(next);
+        let grown = plan::plan_with(manifests, registry, opts.fidelity, &more)
+            .map_err(|e| InputError(format!("error: {e}")))?;
+        let known: HashSet<&str> = plan.tasks.iter().map(|t| t.key.as_str()).collect();
+        let new = plan::Plan {
+            tasks: grown
+                .tasks
+                .iter()
+                .filter(|t| !known.contains(t.key.as_str()))
+                .cloned()
+                .collect(),
+            uses: Vec::new(),
+        };
+        tracing::info!(tasks = new.tasks.len(), "another round of replications");
+        for m in manifests {
+            store
+                .replace_plan_rows(&m.id, m.version, plan_rows_iter(&grown, m))
+                .await?;
+        }
+        *plan = grown;
+        let round = opts.executor.execute(&new, registry, store, run_id).await?;
+        summary.absorb(round.summary);
+    }
+    Ok(())
+}
+
+pub(crate) fn print_run_summary(r: &RunReport, results: &std::path::Path) {
     let e = &r.exec;
     if let Some(job) = &r.detached {
         let by = if job.is_empty() {
@@ -100,32 +337,53 @@ pub(crate) fn print_run_summary(r: &pipeline::RunReport, results: &std::path::Pa
     }
 }
 
-/// `repro run`: plan, execute, measure, render.
-pub(crate) fn run(args: RunArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
-    let opts = run_options(&args, "run")?;
-    if args.dry_run {
-        return dry_run(&opts, registry);
+/// One line of `repro run --dry-run`.
+struct DryRunEntry {
+    id: String,
+    version: i64,
+    tasks: usize,
+    cached: usize,
+    to_run_simulation: usize,
+    to_run_analytic: usize,
+}
+
+/// The plan per experiment, what is cached, what would run.
+async fn plan_only(opts: &RunOptions, registry: &Registry) -> anyhow::Result<Vec<DryRunEntry>> {
+    let paths = discover(&opts.targets, &opts.experiments_dir)?;
+    let manifests = load_or_input_error(&paths, registry)?;
+    let store = existing_store(&opts.store).await?;
+    let mut out = Vec::new();
+    for m in &manifests {
+        let p = plan::plan(std::slice::from_ref(m), registry, opts.fidelity)
+            .map_err(|e| InputError(format!("error: {e}")))?;
+        let keys: Vec<String> = p.tasks.iter().map(|t| t.key.clone()).collect();
+        let cached = match &store {
+            Some(s) if !opts.force => s.cached_keys(&keys).await?,
+            _ => HashSet::new(),
+        };
+        let todo: Vec<&Task> = p
+            .tasks
+            .iter()
+            .filter(|t| !cached.contains(&t.key))
+            .collect();
+        out.push(DryRunEntry {
+            id: m.id.clone(),
+            version: m.version,
+            tasks: p.tasks.len(),
+            cached: p.tasks.len() - todo.len(),
+            to_run_simulation: todo.iter().filter(|t| t.kind == Kind::Simulation).count(),
+            to_run_analytic: todo.iter().filter(|t| t.kind == Kind::Analytic).count(),
+        });
     }
-    let report = runtime()?.block_on(pipeline::run(&opts, registry))?;
-    print_run_summary(
-        &report,
-        &pipeline::fidelity_dir(&opts.results_dir, opts.fidelity),
-    );
-    Ok(ExitCode::from(if report.exec.cancelled {
-        exit::INTERRUPTED
-    } else if !report.exec.failed.is_empty() {
-        exit::TASKS_FAILED
-    } else {
-        exit::OK
-    }))
+    if let Some(s) = store {
+        s.close().await;
+    }
+    Ok(out)
 }
 
 /// `repro run --dry-run`: the plan, per experiment; nothing runs, nothing is stored.
 pub(crate) fn dry_run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<ExitCode> {
-    let entries = runtime()?.block_on(pipeline::plan::explain::dry_run(
-        &opts.plan_scope(),
-        registry,
-    ))?;
+    let entries = runtime()?.block_on(plan_only(opts, registry))?;
     println!(
         "{:<28} {:>3} {:>7} {:>7} {:>12} {:>12}",
         "id", "v", "tasks", "cached", "to run: sim", "to run: model"

@@ -2,7 +2,7 @@
 
 use super::fidelity_of;
 use crate::SolveArgs;
-use pipeline::{exit, InputError};
+use pipeline::shared::{exit, InputError};
 use solvers::{Kind, Registry, TaskContext};
 use std::process::ExitCode;
 

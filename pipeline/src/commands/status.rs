@@ -2,15 +2,17 @@
 
 use super::runtime;
 use crate::StatusArgs;
-use pipeline::exit;
+use pipeline::execute::queue;
+use pipeline::shared::{exit, open_existing_store};
 use solvers::Registry;
 use std::process::ExitCode;
+use store::{QueueState, Store};
 
 /// `repro status`: the store's task queue.
 pub(crate) fn status(args: StatusArgs, _registry: &Registry) -> anyhow::Result<ExitCode> {
     let s = runtime()?.block_on(async {
-        let store = pipeline::open_existing_store(&args.store.store).await?;
-        let s = pipeline::execute::queue::status(&store).await;
+        let store = open_existing_store(&args.store.store).await?;
+        let s = read(&store).await;
         store.close().await;
         s
     })?;
@@ -22,7 +24,7 @@ pub(crate) fn status(args: StatusArgs, _registry: &Registry) -> anyhow::Result<E
     if !s.running.is_empty() {
         println!("running:");
         for r in &s.running {
-            let solver = pipeline::execute::queue::task_of(&r.task_key, &r.spec)
+            let solver = queue::task_of(&r.task_key, &r.spec)
                 .map_or("?".to_string(), |t| t.solver.to_string());
             let lease = match r.lease_until {
                 Some(t) if t >= s.now_ms => {
@@ -53,4 +55,35 @@ pub(crate) fn status(args: StatusArgs, _registry: &Registry) -> anyhow::Result<E
         }
     }
     Ok(ExitCode::from(exit::OK))
+}
+
+/// What `repro status` shows: the queue's counts, the running tasks with
+/// their workers and leases, and the failed tasks with their rerun commands.
+#[derive(Debug)]
+struct QueueStatus {
+    counts: store::QueueCounts,
+    running: Vec<store::QueueRow>,
+    failed: Vec<(store::QueueRow, Option<pipeline::plan::Task>)>,
+    /// Unix milliseconds when the status was read (to show lease time left).
+    now_ms: i64,
+}
+
+async fn read(store: &Store) -> anyhow::Result<QueueStatus> {
+    let counts = store.queue_counts(None).await?;
+    let running = store.queue_rows(&[QueueState::Running]).await?;
+    let failed = store
+        .queue_rows(&[QueueState::Failed])
+        .await?
+        .into_iter()
+        .map(|r| {
+            let t = queue::task_of(&r.task_key, &r.spec);
+            (r, t)
+        })
+        .collect();
+    Ok(QueueStatus {
+        counts,
+        running,
+        failed,
+        now_ms: store::now_ms(),
+    })
 }

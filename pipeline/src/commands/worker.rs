@@ -3,14 +3,14 @@
 use super::runtime;
 use crate::WorkerArgs;
 use anyhow::Context;
-use pipeline::exit;
+use pipeline::shared::{exit, open_store};
 use solvers::Registry;
 use std::process::ExitCode;
 
 /// `repro worker`: claims queued tasks until the queue is empty.
 pub(crate) fn worker(args: WorkerArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     runtime()?.block_on(async {
-        let store = pipeline::open_store(&args.store.store).await?;
+        let store = open_store(&args.store.store).await?;
         let opts = pipeline::execute::queue::WorkerOptions {
             lease: std::time::Duration::from_secs(args.lease),
             max_tasks: args.max_tasks,

@@ -82,7 +82,7 @@ pub fn task_of(key: &str, spec: &str) -> Option<Task> {
 /// This process's worker name: host and pid, plus the Slurm job and array
 /// index when Slurm started it; `slot` tells apart the workers of one process.
 pub fn worker_id(slot: usize) -> WorkerId {
-    let mut id = format!("{}:{}", crate::host(), std::process::id());
+    let mut id = format!("{}:{}", crate::shared::host(), std::process::id());
     if let Ok(job) = std::env::var("SLURM_ARRAY_JOB_ID").or_else(|_| std::env::var("SLURM_JOB_ID"))
     {
         id.push_str(&format!(" slurm {job}"));
@@ -370,7 +370,7 @@ pub async fn execute_queued(
     } = q.clone();
     let start = Instant::now();
     if matches!(launch, Launch::Slurm(_)) && !store.is_postgres() {
-        return Err(crate::InputError(format!(
+        return Err(crate::shared::InputError(format!(
             "--executor slurm needs a store that every node can reach: pass --store \
              postgres://USER@HOST/DB (the store {} is a file on this machine)",
             store.location()
@@ -552,35 +552,4 @@ pub async fn execute_queued(
     summary.executed = records.len().max(summary.failed.len());
     summary.wall = start.elapsed();
     Ok((summary, job))
-}
-
-/// What `repro status` shows: the queue's counts, the running tasks with
-/// their workers and leases, and the failed tasks with their rerun commands.
-#[derive(Debug)]
-pub struct QueueStatus {
-    pub counts: store::QueueCounts,
-    pub running: Vec<store::QueueRow>,
-    pub failed: Vec<(store::QueueRow, Option<Task>)>,
-    /// Unix milliseconds when the status was read (to show lease time left).
-    pub now_ms: i64,
-}
-
-pub async fn status(store: &Store) -> anyhow::Result<QueueStatus> {
-    let counts = store.queue_counts(None).await?;
-    let running = store.queue_rows(&[QueueState::Running]).await?;
-    let failed = store
-        .queue_rows(&[QueueState::Failed])
-        .await?
-        .into_iter()
-        .map(|r| {
-            let t = task_of(&r.task_key, &r.spec);
-            (r, t)
-        })
-        .collect();
-    Ok(QueueStatus {
-        counts,
-        running,
-        failed,
-        now_ms: store::now_ms(),
-    })
 }

@@ -19,7 +19,7 @@
 //! (sbatch exports the submitter's environment by default), so a password in
 //! the URL does not appear in `squeue`'s command lines.
 
-use crate::InputError;
+use crate::shared::InputError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -3,7 +3,7 @@
 //! ids unique across the set.
 
 use super::{load, locate, Manifest, ManifestError};
-use crate::InputError;
+use crate::shared::InputError;
 use anyhow::Context;
 use solvers::Registry;
 use std::collections::BTreeMap;

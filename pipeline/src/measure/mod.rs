@@ -4,7 +4,7 @@
 pub mod precision;
 mod stored;
 
-pub use stored::{collect_at, collect_fidelity, stored_manifest, stored_manifests};
+pub use stored::{code_versions, collect_at, collect_fidelity, stored_manifest, stored_manifests};
 
 use crate::manifest::{Manifest, Point};
 use anyhow::Context;

@@ -135,6 +135,45 @@ pub fn unmet(r: &ExperimentResults) -> Vec<(String, usize, u32, Option<f64>, f64
     out
 }
 
+/// Replications per point of the simulation series that have a precision
+/// target or more replications than planned, and the targets not met.
+#[allow(clippy::type_complexity)]
+pub fn report(
+    r: &ExperimentResults,
+    registry: &solvers::Registry,
+    fidelity: solvers::Fidelity,
+) -> (
+    Vec<((String, String, usize), u32)>,
+    Vec<(String, String, usize, u32, Option<f64>, f64)>,
+) {
+    let m = &r.manifest;
+    let mut reps = Vec::new();
+    for s in &m.series {
+        if !simulates(registry, s) {
+            continue;
+        }
+        let counts: Vec<u32> = m
+            .points
+            .iter()
+            .map(|p| replications(r, p.index, &s.name))
+            .collect();
+        let planned = match fidelity {
+            solvers::Fidelity::Quick => s.quick_replications.unwrap_or(s.replications),
+            solvers::Fidelity::Full => s.replications,
+        };
+        if s.precision.is_some() || counts.iter().any(|n| *n != planned) {
+            for (p, n) in m.points.iter().zip(counts) {
+                reps.push(((m.id.clone(), s.name.clone(), p.index), n));
+            }
+        }
+    }
+    let unmet = unmet(r)
+        .into_iter()
+        .map(|(s, p, n, hw, t)| (m.id.clone(), s, p, n, hw, t))
+        .collect();
+    (reps, unmet)
+}
+
 #[cfg(test)]
 mod tests {
     use super::next_count;

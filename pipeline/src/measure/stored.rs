@@ -4,7 +4,7 @@
 
 use crate::manifest::{self, unknown_id_message, Manifest};
 use crate::plan::{self, plan_rows, TaskFidelity};
-use crate::InputError;
+use crate::shared::InputError;
 use solvers::{Fidelity, Registry};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -185,4 +185,15 @@ pub async fn stored_manifest(
         registry,
     )
     .map_err(|e| anyhow::anyhow!("stored manifest {spec} no longer loads: {e}"))
+}
+
+/// Task key -> the code version of the first run that recorded the task.
+pub async fn code_versions(store: &Store) -> anyhow::Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for run in store.runs().await? {
+        for key in store.run_task_keys(run.id).await? {
+            out.entry(key).or_insert_with(|| run.code_version.clone());
+        }
+    }
+    Ok(out)
 }

@@ -6,8 +6,6 @@
 //! enter a key. Analytic tasks have seed 0 and fidelity "any", so `--quick`
 //! and full runs share them.
 
-pub mod explain;
-pub mod list;
 mod rows;
 
 pub use rows::{plan_rows, plan_rows_iter};

@@ -4,11 +4,9 @@
 //! solver versions, code version); with `--figure`, and in index.html when
 //! the store holds several versions, each figure with both overlaid.
 
-use super::export::code_versions;
 use super::figures;
 use crate::manifest::{Manifest, Series};
-use crate::measure::{collect_fidelity, stored_manifest, ExperimentResults};
-use crate::store_open::open_existing_store;
+use crate::measure::{code_versions, collect_fidelity, stored_manifest, ExperimentResults};
 use anyhow::Context;
 use reports::{DataFrame, IndexComparison, IndexFigure, IndexTable, VersionDiff, VersionValue};
 use solvers::{Fidelity, Registry};
@@ -30,30 +28,9 @@ pub struct Comparison {
     rb: ExperimentResults,
 }
 
-/// `repro compare A B`: both sides' results at `fidelity`, joined.
-pub async fn compare(
-    store_loc: &str,
-    a: &str,
-    b: &str,
-    metrics: &[String],
-    registry: &Registry,
-    fidelity: Fidelity,
-) -> anyhow::Result<Comparison> {
-    let store = open_existing_store(store_loc).await?;
-    let (ma, mb) = (
-        stored_manifest(&store, registry, a).await?,
-        stored_manifest(&store, registry, b).await?,
-    );
-    let (ra, rb) = (
-        collect_fidelity(&store, &ma, registry, fidelity).await?,
-        collect_fidelity(&store, &mb, registry, fidelity).await?,
-    );
-    let code = code_versions(&store).await?;
-    store.close().await;
-    join(ra, rb, metrics, &code, fidelity)
-}
-
-fn join(
+/// Two result sets joined: `ra` is A (the reference), `rb` is B; `code` maps
+/// task keys to code versions.
+pub fn join(
     ra: ExperimentResults,
     rb: ExperimentResults,
     metrics: &[String],

@@ -1,11 +1,8 @@
-//! index.html: the catalogue of paper figures, the index of each fidelity,
-//! and `repro report` (every stored experiment rendered again, solving nothing).
+//! index.html: the catalogue of paper figures and the index of each fidelity.
 
 use super::{fidelity_dir, index_entry_without_files, render_experiment};
 use crate::measure::{self, collect_at, stored_manifests};
-use crate::store_open::open_existing_store;
-use crate::InputError;
-use anyhow::{bail, Context};
+use anyhow::Context;
 use reports::{CatalogueEntry, Index, IndexExperiment};
 use solvers::{Fidelity, Registry};
 use std::collections::BTreeMap;
@@ -68,7 +65,7 @@ pub fn write_index(
     };
     let index = Index {
         generated_by: format!("repro {}", env!("CARGO_PKG_VERSION")),
-        code_version: crate::CODE_VERSION.to_string(),
+        code_version: crate::shared::CODE_VERSION.to_string(),
         generated_at: store::now_rfc3339(),
         fidelity: fidelity.as_str().to_string(),
         other_fidelity,
@@ -117,52 +114,4 @@ pub async fn write_full_index(
         fidelity,
         false,
     )
-}
-
-/// `repro report`: re-render everything in the store without solving anything.
-pub async fn report(
-    store_loc: &str,
-    results_dir: &Path,
-    registry: &Registry,
-) -> anyhow::Result<usize> {
-    let store = open_existing_store(store_loc).await?;
-    let manifests = stored_manifests(&store, registry).await?;
-    if manifests.is_empty() {
-        bail!(InputError(format!(
-            "the store {store_loc} holds no experiments yet; run `repro run` first"
-        )));
-    }
-    // Each fidelity into its own folder (see `fidelity_dir`).
-    let mut indexes = Vec::new();
-    for fidelity in [Fidelity::Full, Fidelity::Quick] {
-        let out_dir = fidelity_dir(results_dir, fidelity);
-        let mut rendered = BTreeMap::new();
-        for m in &manifests {
-            let Some(r) = collect_at(&store, m, registry, fidelity).await? else {
-                continue;
-            };
-            let ems = measure::error_measures(&r);
-            rendered.insert(
-                m.id.clone(),
-                render_experiment(&r, &ems, registry, &out_dir, fidelity)?,
-            );
-        }
-        super::compare::attach_comparisons(&store, registry, &out_dir, fidelity, &mut rendered)
-            .await?;
-        if !rendered.is_empty() {
-            indexes.push((fidelity, rendered));
-        }
-    }
-    let pages = indexes.iter().map(|(_, r)| r.len()).sum();
-    let both = indexes.len() == 2;
-    for (fidelity, rendered) in indexes {
-        write_index(
-            rendered.into_values().collect(),
-            results_dir,
-            fidelity,
-            both,
-        )?;
-    }
-    store.close().await;
-    Ok(pages)
 }

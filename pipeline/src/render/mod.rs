@@ -15,7 +15,7 @@ pub mod tables;
 pub mod timeseries;
 
 pub use figures::figures;
-pub use index::{catalogue, report, write_full_index, write_index};
+pub use index::{catalogue, write_full_index, write_index};
 pub use tables::{em_summary, tables};
 
 use crate::measure::ExperimentResults;

@@ -22,10 +22,12 @@
 //! The engine knows nothing of serde or JSON; `systems/torus` maps parameters
 //! to a [`Scenario`] and [`Counters`] to an outcome.
 
+mod bounds;
 mod sim;
 pub mod torus;
 pub mod traffic;
 
+pub use bounds::{state_bytes, StateBytes};
 pub use sim::{run, Counters, Finish};
 pub mod fattree;
 mod onoff;

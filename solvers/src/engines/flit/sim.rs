@@ -19,8 +19,11 @@
 //!   its VCs that have a flit and a credit. Input VCs are not otherwise
 //!   restricted (the 5V-way crossbar of Wu Fig 3.1b).
 
+#[path = "relay.rs"]
+mod relay;
+
 use super::torus::below;
-use super::{Destinations, Injection, Leg, LinkTiming, Routing, Scenario, Source, Topology};
+use super::{Destinations, Injection, LinkTiming, Routing, Scenario, Source, Topology};
 use crate::des::{ci95, Stream};
 use crate::traffic::sources::{ArrivalSource, Mmpp2Source, PoissonSource};
 use crate::{SolveError, TaskContext};
@@ -92,6 +95,10 @@ pub struct Counters {
     /// Per batch, per group ([`Destinations::groups`]): latency sum and
     /// message count (empty with one group).
     pub group_latency: Vec<Vec<(f64, u64)>>,
+    /// Per batch, per group: the sum of the source waits (generation to the
+    /// header leaving its node: latency minus network latency) of the
+    /// messages counted in `group_latency`.
+    pub group_wait: Vec<Vec<f64>>,
     /// Per batch, per relay slot: sum of the waits in the relay FIFO (header
     /// landing, or tail landing when store-and-forward, to the header
     /// leaving the relay) and their count.
@@ -130,6 +137,23 @@ struct Msg {
     /// When it joined a relay's FIFO.
     enq: u64,
 }
+
+/// Bytes of one pooled message and of the largest per-node generator
+/// (`bounds::state_bytes`).
+pub(super) const MSG_BYTES: usize = std::mem::size_of::<Msg>();
+pub(super) const GEN_BYTES: usize = {
+    let (a, b, c) = (
+        std::mem::size_of::<super::onoff::OnOff>(),
+        std::mem::size_of::<PoissonSource>(),
+        std::mem::size_of::<Mmpp2Source>(),
+    );
+    let ab = if a > b { a } else { b };
+    if ab > c {
+        ab
+    } else {
+        c
+    }
+};
 
 enum Gen {
     Bernoulli(f64),
@@ -410,11 +434,13 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         flits_at_sources: 0,
         flits_relayed: 0,
         group_latency: Vec::new(),
+        group_wait: Vec::new(),
         relay_wait: Vec::new(),
         relay_max_queue: vec![0; n_slots],
         stepped_cycles: 0,
     };
     let mut b_group = vec![(0.0f64, 0u64); if n_groups > 1 { n_groups } else { 0 }];
+    let mut b_gwait = vec![0.0f64; b_group.len()];
     let mut b_wait = vec![(0.0f64, 0u64); n_slots];
     let mut ch_flits = vec![0u64; n_ch];
     let mut ch_flits_at_warm = vec![0u64; n_ch];
@@ -458,80 +484,29 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             act[r >> 6] |= 1 << (r & 63);
             let m = (f >> 2) as usize;
             let r32 = r as u32;
-            let slot = if msgs[m].rel[0] == r32 {
-                0
-            } else if msgs[m].rel[1] == r32 {
-                1
-            } else {
-                2
-            };
+            let slot = relay::slot_of(&msgs[m], r32);
             if msgs[m].dst == r32 || slot < 2 {
                 in_net -= 1;
                 credit_next.push(up[i as usize]);
-                // A relay absorbs the message's flits into its FIFO.
-                if slot < 2 {
-                    c.flits_relayed += 1;
-                    let msg = &mut msgs[m];
-                    msg.got[slot] += 1;
-                    if f & 1 == 1 {
-                        msg.rel[slot] = NONE;
-                        if !cut_through {
-                            relay_enqueue(
-                                m as u32,
-                                r,
-                                relay_queue(r),
-                                cycle,
-                                &mut msgs,
-                                dests,
-                                &mut queue,
-                                &mut work,
-                                &mut queued,
-                                &mut c,
-                            );
-                        }
-                    }
+                let mut st = relay::RelayState {
+                    queue: &mut queue,
+                    work: &mut work,
+                    queued: &mut queued,
+                };
+                if relay::land(
+                    m,
+                    r,
+                    slot,
+                    f,
+                    relay_queue(r),
+                    cycle,
+                    cut_through,
+                    &mut msgs,
+                    dests,
+                    &mut st,
+                    &mut c,
+                )? {
                     continue;
-                }
-                if f & 2 != 0 {
-                    let mut leg = Leg {
-                        dst: msgs[m].dst,
-                        tag: msgs[m].tag,
-                        class: 0,
-                        group: msgs[m].group,
-                        aux: msgs[m].aux,
-                    };
-                    if dests.next_leg(r as u32, &mut leg) {
-                        c.flits_relayed += 1;
-                        let msg = &mut msgs[m];
-                        msg.dst = leg.dst;
-                        msg.tag = leg.tag;
-                        msg.aux = leg.aux;
-                        let tail = f & 1 == 1;
-                        if !tail {
-                            let Some(s) = msg.rel.iter().position(|&x| x == NONE) else {
-                                return Err(SolveError::Numerical(format!(
-                                    "message spans more than two relays at once (at router {r})"
-                                )));
-                            };
-                            msg.rel[s] = r32;
-                            msg.got[s] = 1;
-                        }
-                        if cut_through || tail {
-                            relay_enqueue(
-                                m as u32,
-                                r,
-                                relay_queue(r),
-                                cycle,
-                                &mut msgs,
-                                dests,
-                                &mut queue,
-                                &mut work,
-                                &mut queued,
-                                &mut c,
-                            );
-                        }
-                        continue;
-                    }
                 }
                 c.flits_delivered += 1;
                 b_flits += 1;
@@ -558,11 +533,15 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                             let g = &mut b_group[msg.group as usize];
                             g.0 += (cycle - msg.gen) as f64;
                             g.1 += 1;
+                            b_gwait[msg.group as usize] +=
+                                msg.inject.saturating_sub(msg.gen + 1) as f64;
                         }
                         if b_n >= sc.run.batch_len {
                             if n_groups > 1 {
                                 c.group_latency.push(b_group.clone());
                                 b_group.iter_mut().for_each(|g| *g = (0.0, 0));
+                                c.group_wait.push(b_gwait.clone());
+                                b_gwait.iter_mut().for_each(|g| *g = 0.0);
                             }
                             if n_slots > 0 {
                                 c.relay_wait.push(b_wait.clone());
@@ -606,8 +585,15 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         let now = cycle as f64;
         if now > next_min {
             next_min = f64::INFINITY;
-            for n in 0..n_src {
+            'gen: for n in 0..n_src {
                 while next_t[n] < now {
+                    // Past the backlog limit the run ends below as
+                    // saturated: generate no more (a source far past
+                    // saturation would otherwise fill memory within one
+                    // cycle).
+                    if c.msgs_waiting > sc.backlog_limit {
+                        break 'gen;
+                    }
                     let g = next_t[n].floor() as u64;
                     let leg = dests.route(n as u32, &mut rng);
                     debug_assert!(leg.dst as usize != n && (leg.dst as usize) < n_r);
@@ -708,7 +694,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     } else {
                         let j = i - n_ivc;
                         let msg = &msgs[inj_msg[j] as usize];
-                        let avail = flits_here(msg, $r32, omega);
+                        let avail = relay::flits_here(msg, $r32, omega);
                         if omega - inj_left[j] < avail {
                             any = true;
                             break;
@@ -853,7 +839,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                             let left = inj_left[j];
                             // A cut-through relay sends only flits that landed.
                             let msg = &msgs[m as usize];
-                            let avail = flits_here(msg, r32, omega);
+                            let avail = relay::flits_here(msg, r32, omega);
                             if omega - left >= avail {
                                 continue;
                             }
@@ -993,35 +979,6 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     Ok(c)
 }
 
-/// Message `m` joins FIFO `q` of relay `r` in `cycle` (its header or,
-/// store-and-forward, its tail has landed); the longest FIFO of the relay's
-/// statistics slot is updated if the destinations keep any.
-#[allow(clippy::too_many_arguments)]
-#[inline]
-fn relay_enqueue<D: Destinations>(
-    m: u32,
-    r: usize,
-    q: usize,
-    cycle: u64,
-    msgs: &mut [Msg],
-    dests: &D,
-    queue: &mut [VecDeque<u32>],
-    work: &mut [u64],
-    queued: &mut [u32],
-    c: &mut Counters,
-) {
-    msgs[m as usize].enq = cycle;
-    let slot = (!c.relay_max_queue.is_empty()).then(|| dests.relay_slot(r as u32));
-    queue[q].push_back(m);
-    c.msgs_waiting += 1;
-    work[r] += 1;
-    queued[r] += 1;
-    if let Some(s) = slot {
-        let x = &mut c.relay_max_queue[s];
-        *x = (*x).max(queue[q].len() as u64);
-    }
-}
-
 /// ⌈x⌉ for 0 <= x < 2^53 (a cycle count): what `x.ceil() as u64` gives,
 /// without the libm call the baseline x86-64 target makes for `ceil`.
 #[inline]
@@ -1031,19 +988,6 @@ fn ceil_u64(x: f64) -> u64 {
         t + 1
     } else {
         t
-    }
-}
-
-/// Flits of message `msg` that router `r` can send: those landed so far if
-/// `r` is one of its cut-through relays, else all `omega`.
-#[inline]
-fn flits_here(msg: &Msg, r: u32, omega: u32) -> u32 {
-    if msg.rel[0] == r {
-        msg.got[0]
-    } else if msg.rel[1] == r {
-        msg.got[1]
-    } else {
-        omega
     }
 }
 

@@ -8,7 +8,7 @@
 use super::params::{parse_with_extras, Locality as PLocality, SourceLaw, System, Variants};
 use crate::des::{ci95, RunLength};
 use crate::engines::flit::fattree::{ClusterSpec, Locality, MultiCluster, NetTiming, Spec, Tree};
-use crate::engines::flit::{run, Counters, Finish, Injection, Scenario, Source};
+use crate::engines::flit::{run, state_bytes, Counters, Finish, Injection, Scenario, Source};
 use crate::params::count;
 use crate::{Kind, Outcome, ParamDoc, SolveError, Solver, SolverDoc, TaskContext};
 
@@ -25,6 +25,17 @@ const EXTRAS: &[&str] = &[
     "loads",
 ];
 
+/// Largest engine state `multicluster.sim` accepts (bytes of the flit
+/// engine's arrays, message pool and accumulators by
+/// [`crate::engines::flit::state_bytes`], an upper bound); the test
+/// `largest_accepted_inputs_stay_under_the_memory_bound` checks the resident
+/// set of the largest accepted inputs against it.
+pub const MAX_STATE_BYTES: u64 = 1 << 30;
+
+/// Most messages waiting (at sources and in C/D FIFOs) before a run is
+/// declared saturated, whatever the batch length.
+const MAX_BACKLOG: u64 = 1_000_000;
+
 /// A validated simulation task.
 #[derive(Debug, Clone)]
 pub(crate) struct SimTask {
@@ -36,6 +47,9 @@ pub(crate) struct SimTask {
     /// `false` when `loads` is given and `lambda1` is not one of them: the
     /// point is not simulated (outcome `undefined`).
     pub simulate: bool,
+    /// A single-server station whose offered load is >= 1 (the run could
+    /// only grow its queue): the outcome is `saturated` without simulating.
+    pub overload: Option<String>,
 }
 
 fn num(
@@ -127,7 +141,105 @@ pub(crate) fn validate(
     let mut t = build(&sys, cpf, cut_through, run_len, ctx.seed)?;
     t.sc.buffer = buffer;
     t.simulate = simulate;
+    t.overload = overload(&sys);
     Ok(t)
+}
+
+/// The first single-server station whose offered load (mean rate × its
+/// least time per message) is >= 1, named, or `None`: a node's injection
+/// channel into its ACN (ω·t_cn^A per message) or ECN (ω·t_cn^E), a
+/// concentrator (ω·t_cs^I: its output link's flit time), a dispatcher (the
+/// same). Such a queue grows without bound whatever the rest of the system
+/// does, so the point is saturated without a run (issue 32: a load far past
+/// saturation ends at once instead of growing a queue).
+pub(crate) fn overload(sys: &System) -> Option<String> {
+    let lam = sys.source.mean_rate();
+    let w = sys.omega as f64;
+    let n_tot = sys.total_nodes() as f64;
+    let scale = |i: usize| 1.0 / (1.0 - sys.clusters[i].user_level);
+    let t_i = sys.icn.times.t_cs;
+    let mut inbound = vec![0.0; sys.num_clusters()];
+    for (v, cv) in sys.clusters.iter().enumerate() {
+        inbound[v] = match sys.locality {
+            PLocality::Ch4 { xi, .. } => cv.nodes as f64 * xi * lam * scale(v),
+            PLocality::Ch5 => (0..sys.num_clusters())
+                .filter(|&u| u != v)
+                .map(|u| {
+                    sys.clusters[u].nodes as f64 * lam * scale(u) * cv.nodes as f64 / (n_tot - 1.0)
+                })
+                .sum(),
+        };
+    }
+    for (i, c) in sys.clusters.iter().enumerate() {
+        let (x, node) = (sys.xi(i), lam * scale(i));
+        let loads = [
+            (
+                "a node's ACN injection channel",
+                (1.0 - x) * node * w * c.acn.times.t_cn,
+            ),
+            (
+                "a node's ECN injection channel",
+                x * node * w * sys.ecn.times.t_cn,
+            ),
+            ("the concentrator", c.nodes as f64 * x * node * w * t_i),
+            ("the dispatcher", inbound[i] * w * t_i),
+        ];
+        for (what, rho) in loads {
+            // An overflow to infinity or NaN counts as overloaded.
+            if rho.is_nan() || rho >= 1.0 {
+                return Some(format!(
+                    "offered load {rho:.4} >= 1 at {what} of cluster {i}: its queue grows without bound (not simulated)"
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Refuses a task whose engine state would exceed [`MAX_STATE_BYTES`],
+/// naming the parameter that makes it large, before the engine allocates.
+pub(crate) fn check_memory(task: &SimTask, mc: &MultiCluster) -> Result<(), SolveError> {
+    let b = state_bytes(&task.sc, mc, mc, mc);
+    let total = b.total();
+    if total <= MAX_STATE_BYTES {
+        return Ok(());
+    }
+    let gib = |x: u64| x as f64 / (1u64 << 30) as f64;
+    let (param, what) = if b.buffers > b.network / 2 && task.sc.buffer > 2 {
+        (
+            "buffer",
+            format!("{} flits per input buffer", task.sc.buffer),
+        )
+    } else if b.batches >= total / 2 {
+        (
+            "batches",
+            format!(
+                "{} batches × {} clusters' accumulators",
+                task.sc.run.batches,
+                mc.clusters()
+            ),
+        )
+    } else {
+        let (n, sw, icn, cd) = mc.counts();
+        (
+            if task.ch5 { "clusters" } else { "m" },
+            format!(
+                "{n} nodes, {} switches and {cd} concentrators/dispatchers",
+                sw + icn
+            ),
+        )
+    };
+    Err(SolveError::param(
+        param,
+        format!(
+            "the simulation would need about {:.2} GiB ({what}: network {:.2}, messages {:.2}, per-batch {:.2} GiB); the limit is {:.0} GiB",
+            gib(total),
+            gib(b.network),
+            gib(b.messages),
+            gib(b.batches),
+            gib(MAX_STATE_BYTES)
+        ),
+    ))
 }
 
 /// The engine scenario of a validated system.
@@ -235,7 +347,9 @@ pub(crate) fn build(
             // Messages waiting at sources and in C/D FIFOs: a concentrator
             // past its bound grows its FIFO without limit while the
             // network around it stays fluid, so the limit is one batch.
-            backlog_limit: (20 * n_tot as u64 + 1000).min(run_len.batch_len.max(100)),
+            backlog_limit: (20 * n_tot as u64 + 1000)
+                .min(run_len.batch_len.max(100))
+                .min(MAX_BACKLOG),
             stall_cycles: 20_000 + (100.0 * sys.omega as f64 * slowest) as u64,
             seed,
         },
@@ -243,14 +357,19 @@ pub(crate) fn build(
         dt,
         ch5,
         simulate: true,
+        overload: None,
     })
+}
+
+pub(crate) fn topology(task: &SimTask) -> Result<MultiCluster, SolveError> {
+    MultiCluster::new(task.spec.clone()).map_err(|e| SolveError::param("clusters", e))
 }
 
 pub(crate) fn simulate(
     task: &SimTask,
     ctx: &TaskContext,
 ) -> Result<(Counters, MultiCluster), SolveError> {
-    let mc = MultiCluster::new(task.spec.clone()).map_err(|e| SolveError::param("clusters", e))?;
+    let mc = topology(task)?;
     let c = run(&task.sc, &mc, &mc, &mc, &mc, ctx)?;
     Ok((c, mc))
 }
@@ -440,7 +559,12 @@ impl Solver for MulticlusterSim {
                 "not simulated: lambda1 is not one of `loads`",
             ));
         }
-        let (c, mc) = simulate(&task, ctx)?;
+        if let Some(why) = &task.overload {
+            return Ok(Outcome::saturated_because(why.clone()));
+        }
+        let mc = topology(&task)?;
+        check_memory(&task, &mc)?;
+        let c = run(&task.sc, &mc, &mc, &mc, &mc, ctx)?;
         let o = outcome(&task, &c)?;
         Ok(if c.finish == Finish::Completed {
             with_utilisations(o, &mc, &c)

@@ -289,3 +289,147 @@ fn snapshot_tiny_run() {
             .all(|((k, v), (ek, ev))| k == ek && v.to_bits() == ev.to_bits());
     assert!(same, "snapshot changed; new table:\n{table}");
 }
+
+/// Issue 32: inputs that aborted on a failed allocation end at once:
+/// sources far past saturation are `saturated` without a run, a system or
+/// buffer too large to fit is refused naming the parameter.
+#[test]
+fn far_past_saturation_and_oversized_inputs_end_at_once() {
+    for p in [
+        json!({"lambda1": 0.0005, "lambda2": 1e308}),
+        json!({"lambda1": 0.0005, "lambda2": 1e9}),
+        json!({"lambda1": 1e308}),
+        json!({"lambda1": 1e9, "source": "poisson"}),
+        // 1.01 × the concentrator bound of Fig 4.5(a) (λ_s1 = 0.00432).
+        fig45a(json!({"lambda1": 0.00437})),
+    ] {
+        let o = MulticlusterSim.solve(&p, &ctx(1)).unwrap();
+        assert_eq!(o.status, crate::Status::Saturated, "{p}");
+        assert!(o.note.as_deref().unwrap().contains(">= 1"), "{:?}", o.note);
+    }
+    // Just below the bound the point is simulated (and saturates by its
+    // backlog: head-of-line blocking, docs "Simulation").
+    let task = validate(&fig45a(json!({"lambda1": 0.00427})), &ctx(1)).unwrap();
+    assert!(task.overload.is_none());
+    for (p, field) in [
+        (
+            json!({"m": 16, "n": 5, "C": 16, "lambda1": 1e-7, "buffer": 4096}),
+            "buffer",
+        ),
+        (json!({"m": 16, "n": 5, "C": 16, "lambda1": 1e-7}), "`m`"),
+    ] {
+        let e = MulticlusterSim.solve(&p, &ctx(1)).unwrap_err().to_string();
+        assert!(e.contains(field) && e.contains("GiB"), "{e}");
+    }
+}
+
+/// The estimate of a parameter set (`state_bytes` of its validated task).
+fn estimate(p: &serde_json::Value) -> u64 {
+    let task = validate(p, &ctx(1)).unwrap();
+    let mc = topology(&task).unwrap();
+    crate::engines::flit::state_bytes(&task.sc, &mc, &mc, &mc).total()
+}
+
+/// VmHWM (peak resident set) of this process, bytes.
+fn peak_rss() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap();
+    let kb: u64 = s
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|x| x.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kb * 1024
+}
+
+/// Issue 32: the largest accepted inputs (by the estimate, over ch.4 trees
+/// and buffer sizes) run in a child process whose peak resident set stays
+/// under the stated bound `MAX_STATE_BYTES` plus the process's own 64 MiB.
+/// The child runs a short, light run (the largest systems' cost is their
+/// arrays: the message pool's share of the estimate is a worst case that a
+/// short run does not reach).
+#[test]
+fn largest_accepted_inputs_stay_under_the_memory_bound() {
+    const CHILD: &str = "REPRO_MC_MEMORY_CHILD";
+    let run_len = json!({"warmup": 0, "batches": 2, "batch_len": 20, "source": "poisson"});
+    if let Ok(p) = std::env::var(CHILD) {
+        let mut p: serde_json::Value = serde_json::from_str(&p).unwrap();
+        for (k, v) in run_len.as_object().unwrap() {
+            p[k] = v.clone();
+        }
+        let o = MulticlusterSim
+            .solve(&p, &TaskContext::new(1, Fidelity::Full))
+            .unwrap();
+        println!("CHILD-RESULT {:?} {}", o.status, peak_rss());
+        return;
+    }
+    if !cfg!(target_os = "linux") {
+        return;
+    }
+    // Candidates: ch.4 systems (m, n, C) at buffer 2, and the default system
+    // with its largest accepted buffer (bisection on the estimate).
+    let mut best: Vec<(u64, serde_json::Value)> = Vec::new();
+    let mut largest = (0u64, json!(null));
+    for (m, n, c) in [
+        (4, 12, 16),
+        (4, 13, 16),
+        (8, 6, 8),
+        (8, 7, 8),
+        (16, 4, 16),
+        (4, 10, 64),
+        (4, 11, 64),
+    ] {
+        let p = json!({"m": m, "n": n, "C": c, "lambda1": 1e-6});
+        let e = estimate(&p);
+        if e <= MAX_STATE_BYTES && e > largest.0 {
+            largest = (e, p);
+        }
+    }
+    assert!(largest.0 > MAX_STATE_BYTES / 2, "{largest:?}");
+    best.push(largest);
+    let with_buffer = |b: u64| fig45a(json!({"lambda1": 0.0005, "buffer": b}));
+    let (mut lo, mut hi) = (2u64, 4096u64);
+    assert!(estimate(&with_buffer(hi)) <= MAX_STATE_BYTES || hi > lo);
+    if estimate(&with_buffer(hi)) <= MAX_STATE_BYTES {
+        lo = hi;
+    } else {
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if estimate(&with_buffer(mid)) <= MAX_STATE_BYTES {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+    }
+    best.push((estimate(&with_buffer(lo)), with_buffer(lo)));
+    for (est, p) in best {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "systems::fattree::sim::tests::largest_accepted_inputs_stay_under_the_memory_bound",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(CHILD, p.to_string())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let line = text
+            .lines()
+            .find_map(|l| l.split_once("CHILD-RESULT").map(|x| x.1))
+            .unwrap_or_else(|| {
+                panic!(
+                    "child failed: {text} {}",
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            });
+        let rss: u64 = line.rsplit(' ').next().unwrap().parse().unwrap();
+        println!("{p}: estimate {est} B, peak RSS {rss} B ({line})");
+        assert!(line.contains("Ok") || line.contains("Saturated"), "{line}");
+        assert!(rss <= MAX_STATE_BYTES + (64 << 20), "{p}: peak RSS {rss} B");
+        assert!(
+            rss <= est + (64 << 20),
+            "{p}: peak RSS {rss} B over its estimate {est}"
+        );
+    }
+}

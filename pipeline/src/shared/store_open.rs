@@ -1,8 +1,7 @@
-//! Opening the result store for the pipeline: the writing commands create it,
-//! the reading commands open an existing one read-only. Shared by every stage;
-//! imports no stage.
+//! Opening the result store: the writing commands create it,
+//! the reading commands open an existing one read-only.
 
-use crate::InputError;
+use super::InputError;
 use std::path::PathBuf;
 use store::Store;
 

@@ -1,0 +1,51 @@
+//! What every stage and every command may use, and which itself uses no
+//! stage: the error a user caused ([`InputError`], exit code 2), the exit
+//! codes, the code version, the host name, and opening the result store
+//! ([`store_open`]). A stage refers to the crate root only through this
+//! module (checked by `tests/tests/architecture.rs`).
+
+pub mod store_open;
+
+pub use store_open::{open_existing_store, open_store, sqlite_file, store_error};
+
+/// Package version and the git commit the binary was built from.
+pub const CODE_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("REPRO_GIT_REV"));
+
+/// Exit codes of the `repro` command.
+pub mod exit {
+    pub const OK: u8 = 0;
+    /// `check`: some compared point failed its tolerance or was inconclusive.
+    pub const CHECK_FAILED: u8 = 1;
+    /// Bad input: manifests, CLI flags, solver parameters (clap also exits 2).
+    pub const BAD_INPUT: u8 = 2;
+    /// Some tasks failed (their errors and rerun commands are printed).
+    pub const TASKS_FAILED: u8 = 3;
+    /// An internal error: the store, the file system, a bug.
+    pub const INTERNAL: u8 = 4;
+    /// Interrupted by Ctrl-C (128 + SIGINT, as shells report it).
+    pub const INTERRUPTED: u8 = 130;
+}
+
+/// An error the user caused (exit code 2), as opposed to an internal failure.
+#[derive(Debug)]
+pub struct InputError(pub String);
+
+impl std::fmt::Display for InputError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+impl std::error::Error for InputError {}
+
+/// This machine's name (`HOSTNAME`, else `/etc/hostname`), for the provenance
+/// of runs and the names of queue workers.
+pub fn host() -> String {
+    std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| {
+            std::fs::read_to_string("/etc/hostname")
+                .ok()
+                .map(|s| s.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown".into())
+}

@@ -99,7 +99,7 @@ td.warn { color: var(--inc); font-weight: 700; }
 .badge.inconclusive { background: var(--inc-bg); color: var(--inc); }
 .badge.pass { background: var(--pass-bg); color: var(--pass); }
 .badge.unchecked { background: #eee; color: #555; }
-.figs { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 540px), 1fr)); gap: 1rem; align-items: start; }
+.figs { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 480px), 1fr)); gap: 1rem; align-items: start; }
 figure { margin: 0; }
 figure img { width: 100%; max-width: 640px; height: auto; border: 1px solid #e4e4e4; background: #fff; }
 nav.toc { font-size: .88rem; }

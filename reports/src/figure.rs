@@ -760,7 +760,7 @@ pub(crate) fn path<DB: DrawingBackend>(
 
 /// "label: x = 4, y = 7.394 ± 0.0615 (n = 10)".
 fn hover_text(label: &str, p: &Pt) -> String {
-    let num = |v: f64| format!("{}", crate::format::format_tick(v));
+    let num = crate::format::format_tick;
     let mut t = format!("{label}: x = {}, y = {}", num(p.x), num(p.y));
     if let Some(h) = p.half_width {
         t.push_str(&format!(" ± {} (95% CI)", num(h)));

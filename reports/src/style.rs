@@ -106,7 +106,7 @@ impl Shape {
 /// Splits a polyline into the dash segments of `pattern` (lengths in the
 /// polyline's units); an empty pattern returns the polyline itself.
 pub fn dash_segments(points: &[(f64, f64)], pattern: &[f64]) -> Vec<Vec<(f64, f64)>> {
-    if pattern.is_empty() || pattern.iter().any(|p| !(*p > 0.0)) {
+    if pattern.is_empty() || pattern.iter().any(|p| p.is_nan() || *p <= 0.0) {
         return vec![points.to_vec()];
     }
     let mut out: Vec<Vec<(f64, f64)>> = Vec::new();

@@ -28,9 +28,8 @@
 //! unit × the fastest per-flit link time (BookSim's cycle = one flit time,
 //! `packet_size=64`, so flits per node per flit time agree). Run:
 //!   cargo bench -p solvers --bench fattree
-//! Side by side:
-//!   python3 /work/shared/peers/booksim/booksim_peer.py topology=fattree k=4 n=4 \
-//!     routing_function=nca packet_size=64 injection_rate=<printed rate>
+//! Side by side: BookSim2 (a driver outside this repository) with its options
+//!   topology=fattree k=4 n=4 routing_function=nca packet_size=64 injection_rate=<printed rate>
 
 use solvers::{Fidelity, Registry, TaskContext};
 use std::time::Instant;

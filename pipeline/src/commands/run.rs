@@ -41,6 +41,10 @@ pub(crate) struct RunOptions {
 pub(crate) struct RunReport {
     pub exec: execute::ExecSummary,
     pub error_measures: Vec<ErrorMeasureRow>,
+    /// Every claim of every manifest, evaluated.
+    pub claims: Vec<measure::claims::ClaimResult>,
+    /// Claims with results that the manifests no longer have.
+    pub removed_claims: Vec<store::ClaimDefinitionRow>,
     pub manifests: Vec<Manifest>,
     /// `--detach`: the Slurm job that runs the tasks; nothing was measured or rendered.
     pub detached: Option<String>,
@@ -183,6 +187,8 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
         return Ok(RunReport {
             exec: summary,
             error_measures: Vec::new(),
+            claims: Vec::new(),
+            removed_claims: Vec::new(),
             manifests,
             detached: Some(job),
             replications: BTreeMap::new(),
@@ -201,6 +207,8 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
     // and how to render again without solving anything.
     let out_dir = fidelity_dir(&opts.results_dir, opts.fidelity);
     let mut all_em = Vec::new();
+    let mut all_claims = Vec::new();
+    let mut removed_claims = Vec::new();
     let (mut replications, mut unmet) = (BTreeMap::new(), Vec::new());
     let measured: anyhow::Result<()> = async {
         let mut rendered = BTreeMap::new();
@@ -211,9 +219,26 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
             replications.extend(reps);
             unmet.extend(not_met);
             store.replace_error_measures(&m.id, m.version, &ems).await?;
-            let entry = render::render_experiment(&r, &ems, registry, &out_dir, opts.fidelity)?;
+            let mut claims = measure::claims::evaluate_claims(&r, &ems);
+            let removed = measure::claims::ledger(
+                &store,
+                Some(run_id),
+                opts.fidelity.as_str(),
+                &m.id,
+                &mut claims,
+            )
+            .await?;
+            let measured = render::Measured {
+                ems: &ems,
+                claims: &claims,
+                removed: &removed,
+            };
+            let entry =
+                render::render_experiment(&r, &measured, registry, &out_dir, opts.fidelity)?;
+            removed_claims.extend(removed);
             rendered.insert(m.id.clone(), entry);
             all_em.extend(ems);
+            all_claims.extend(claims);
         }
         write_full_index(&store, registry, &opts.results_dir, opts.fidelity, rendered).await
     }
@@ -231,6 +256,8 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
     Ok(RunReport {
         exec: summary,
         error_measures: all_em,
+        claims: all_claims,
+        removed_claims,
         manifests,
         detached: None,
         replications,
@@ -259,9 +286,12 @@ async fn rounds(
         for m in manifests {
             let r = measure::collect_plan(store, m, &plan_rows(plan, m)).await?;
             let ems = measure::error_measures(&r);
+            let claims = measure::claims::evaluate_claims(&r, &ems);
+            let undecided = measure::claims::undecided(&claims, &r);
             next.extend(measure::precision::next_round(
                 &r,
                 &ems,
+                &undecided,
                 opts.resolve,
                 simulation,
             ));

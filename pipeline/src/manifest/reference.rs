@@ -1,4 +1,4 @@
-//! `reference_data` in manifests (DESIGN.md "Manifests"): numbers printed in
+//! `reference_data` in manifests (docs/design.md, "Manifests"): numbers printed in
 //! a paper, with their source, usable wherever a series name is: as the
 //! `reference` or `candidate` of a `compare` entry (error measures), in
 //! `values` tables, and in figures, where they are drawn as reference marks.

@@ -107,7 +107,7 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> anyhow::Result<
                             fmt_val(e.candidate_value, None),
                             pct(e.em),
                             pct(e.tolerance),
-                            e.verdict.clone(),
+                            e.verdict.to_string(),
                         ]);
                         row
                     })
@@ -224,6 +224,11 @@ fn value_rows(
             for k in metrics {
                 push(match st {
                     PointStatus::Done => {
+                        let a = r.get(p.index, s, k);
+                        fmt_val(a.map(|a| a.value), a.and_then(|a| a.half_width))
+                    }
+                    // A metric a saturated point still reports (see measure).
+                    PointStatus::Saturated if r.get(p.index, s, k).is_some() => {
                         let a = r.get(p.index, s, k);
                         fmt_val(a.map(|a| a.value), a.and_then(|a| a.half_width))
                     }

@@ -1,4 +1,5 @@
-//! Simulation engines shared by several systems (DESIGN.md "engines/").
+//! Simulation engines shared by several systems (docs/design.md, "Simulation
+//! engines").
 //!
 //! Each engine owns its entity state, events, loop and counters, and exports a
 //! `Scenario`, `run` and `Counters`; it knows nothing of serde, JSON or the

@@ -1,7 +1,7 @@
 //! Flit-level wormhole network engine (catalogue §6 SIM-4, built so that the
 //! indirect multi-cluster networks of SIM-5 plug in).
 //!
-//! Time advances in integer cycles. Each cycle has two phases (STYLE.md,
+//! Time advances in integer cycles. Each cycle has two phases (docs/design.md,
 //! "Shape of a simulation engine"): first the flits and credits that were in
 //! flight land (and flits that reached their destination are ejected at once:
 //! ejection is immediate and unlimited, catalogue §3.1 "Choose"), then every
@@ -9,6 +9,14 @@
 //! one flit per output channel. A router's allocation touches only its own
 //! output VCs and what it sends lands in the next phase, so the result does
 //! not depend on the order in which routers are visited.
+//!
+//! Two loops compute the same result: the general one (`sim.rs`: flits and
+//! credits in flight on a timing wheel, routers visited when marked, paced
+//! links, relays) and, for networks whose channels all take one cycle and
+//! one flit per cycle and whose messages never stop at a relay (the torus),
+//! a cheaper one (`unit.rs`: buffers as counts with the cycles of their last
+//! flit in and out, no flit or credit events). [`run`] picks; the tests run
+//! both on the same scenarios and compare every counter.
 //!
 //! Plug-ins, all generic parameters of [`run`] (one compiled loop per choice):
 //! - [`Topology`]: routers, output ports, and where each output channel leads;
@@ -26,6 +34,7 @@ mod bounds;
 mod sim;
 pub mod torus;
 pub mod traffic;
+mod unit;
 
 pub use bounds::{state_bytes, StateBytes};
 pub use sim::{run, Counters, Finish};
@@ -184,6 +193,13 @@ pub trait Destinations {
     fn next_leg(&self, _at: u32, _leg: &mut Leg) -> bool {
         false
     }
+    /// Whether [`Destinations::next_leg`] may ever return true. A plug-in
+    /// without relays says false, so that a network of unit channels runs
+    /// on the engine's cheaper loop (`unit.rs`); the default is the safe
+    /// answer.
+    fn relays(&self) -> bool {
+        true
+    }
     /// Relays forward cut-through (true) or store-and-forward (false).
     fn cut_through(&self) -> bool {
         true
@@ -296,3 +312,5 @@ pub struct Scenario {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod unit_tests;

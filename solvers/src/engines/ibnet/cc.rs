@@ -1,5 +1,5 @@
-//! Congestion-control plug-ins of the InfiniBand engine (STYLE.md "Shape of a
-//! simulation engine": a trait used as a generic parameter of `run`).
+//! Congestion-control plug-ins of the InfiniBand engine (docs/design.md,
+//! "Shape of a simulation engine": a trait used as a generic parameter of `run`).
 //!
 //! The trait has the four places where a congestion-control scheme acts:
 //! the switch output deciding whether to mark a packet (IBA FECN; Yan's ECN),
@@ -12,7 +12,8 @@
 //! input buffer becomes full (`on_input_full`), an ACK per data packet
 //! (`Reply::Ack`, `on_ack`, after which the engine re-times the flow's next
 //! packet from the new gap), an initial source state per SL, a window of
-//! unacknowledged packets, weighted VL arbitration and a trace of the level.
+//! unacknowledged packets and a trace of the level. (Yan's admission control,
+//! weighted VL arbitration, is a VL arbitration table of the `Scenario`.)
 
 /// What a switch output sees when it is about to send a data packet on a VL.
 #[derive(Debug, Clone, Copy)]
@@ -74,13 +75,6 @@ pub trait CongestionControl {
     /// Most packets a flow may have sent and not had acknowledged.
     fn window(&self) -> u32 {
         u32::MAX
-    }
-    /// Weighted round-robin VL arbitration at switch outputs and HCAs:
-    /// `Some(w)` serves VL v up to `w[v]` packets in a row (w has one entry
-    /// per data VL). `None`: plain round robin over VLs at switches and a
-    /// lottery by flow weight at HCAs.
-    fn vl_weights(&self) -> Option<&[u32]> {
-        None
     }
     /// Record (time, level) of every flow at every change (`Counters::level_trace`).
     fn trace_level(&self) -> bool {

@@ -2,8 +2,9 @@
 //!
 //! HCAs (greedy flow generators paced at the end-node cap, a sink draining at
 //! the sink cap, CNP priority queue, congestion-control state) and switches
-//! (input buffers with a VoQ per output per VL, round-robin arbitration over
-//! inputs and VLs) joined by full-duplex links of per-link rate and latency;
+//! (input buffers with a VoQ per output per VL; VL arbitration by IBA's
+//! high/low-priority tables, round robin over the inputs within a VL with one
+//! pointer per output and VL) joined by full-duplex links of per-link rate and latency;
 //! lossless credit flow control per VL in 64-byte blocks; virtual cut-through
 //! or store-and-forward; static forwarding tables. Congestion control is a
 //! plug-in ([`cc::CongestionControl`]) chosen at compile time per task.
@@ -42,6 +43,68 @@ pub struct Flow {
     pub weight: f64,
 }
 
+/// One entry of a VL arbitration table (IBA 1.2.1 §7.6.9): a data VL and
+/// its weight in 64-byte units. An entry may send while it has weight left,
+/// so a packet longer than the rest is sent whole (weights round up to whole
+/// packets); weight 0 skips the entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VlArbEntry {
+    pub vl: u8,
+    pub weight: u8,
+}
+
+/// An output port's VL arbitration (IBA 1.2.1 §7.6.9): weighted round robin
+/// over the entries of the high-priority table, then of the low-priority
+/// one; `high_limit` (units of 4096 bytes; 255 = unbounded, 0 = one packet)
+/// bounds the high-priority bytes sent before the low-priority table gets
+/// its turn. A table's pointer moves to its next entry when the entry's
+/// weight is spent or its VL has nothing that can be sent (no packet, or no
+/// credits downstream).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VlArbitration {
+    pub high: Vec<VlArbEntry>,
+    pub low: Vec<VlArbEntry>,
+    pub high_limit: u8,
+}
+
+impl VlArbitration {
+    /// Every data VL once in the low-priority table with one block of weight,
+    /// so each turn sends one packet: plain round robin over the VLs (what
+    /// OpenSM's default low table, weight 4 per VL, does with 2 KB packets).
+    pub fn round_robin(vls: u8) -> Self {
+        VlArbitration {
+            high: Vec::new(),
+            low: (0..vls).map(|vl| VlArbEntry { vl, weight: 1 }).collect(),
+            high_limit: 0,
+        }
+    }
+
+    /// The low-priority table giving VL v up to `packets[v]` packets of
+    /// `blocks` 64-byte blocks in a row, then the next VL (an entry holds at
+    /// most 255 blocks, so a long run takes several entries of its VL).
+    pub fn weighted(packets: &[u32], blocks: u32) -> Self {
+        let per_entry = (255 / blocks.max(1)).max(1);
+        let mut low = Vec::new();
+        for (vl, &n) in packets.iter().enumerate() {
+            let mut left = n;
+            while left > 0 {
+                let k = left.min(per_entry);
+                let weight = (k * blocks).min(255) as u8;
+                low.push(VlArbEntry {
+                    vl: vl as u8,
+                    weight,
+                });
+                left -= k;
+            }
+        }
+        VlArbitration {
+            high: Vec::new(),
+            low,
+            high_limit: 0,
+        }
+    }
+}
+
 /// Everything the engine needs, already validated by the system.
 #[derive(Debug, Clone)]
 pub struct Scenario {
@@ -49,6 +112,12 @@ pub struct Scenario {
     pub flows: Vec<Flow>,
     /// Data VLs (1..=15).
     pub vls: u8,
+    /// VL arbitration at every output (every VL named is below `vls`).
+    /// `None`: round robin over the VLs at switch outputs
+    /// ([`VlArbitration::round_robin`]) and a lottery by flow weight among
+    /// an HCA's eligible flows; `Some`: these tables at switch outputs and
+    /// HCAs (at an HCA, a lottery among the chosen VL's eligible flows).
+    pub vl_arb: Option<VlArbitration>,
     /// Payload bytes per data packet (MTU) and header bytes.
     pub mtu: u32,
     pub header: u32,
@@ -93,6 +162,9 @@ pub struct Counters {
     pub acks: u64,
     pub acks_received: u64,
     pub live_acks: u64,
+    /// Switch input buffers (port, VL) that became full, per switch (counted
+    /// only for plug-ins that watch for it, `watches_input_full`).
+    pub input_full: Vec<u64>,
     pub min_credits: i64,
     pub max_in_used: u32,
     pub credit_overflow: bool,
@@ -129,6 +201,7 @@ impl Counters {
             acks: 0,
             acks_received: 0,
             live_acks: 0,
+            input_full: vec![0; switches],
             min_credits: i64::MAX,
             max_in_used: 0,
             credit_overflow: false,
@@ -150,5 +223,7 @@ impl Counters {
     }
 }
 
+#[cfg(test)]
+mod arb_tests;
 #[cfg(test)]
 mod tests;

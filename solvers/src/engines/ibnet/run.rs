@@ -12,14 +12,18 @@
 //! - Virtual cut-through: a packet is routable at a switch once its head has
 //!   arrived (plus the switch latency); its onward transmission cannot end
 //!   before its tail has arrived. Store-and-forward waits for the tail.
-//! - A switch output arbitrates round robin over its input ports (VoQs of
-//!   one VL), round robin over VLs, and sends queued CNPs first.
+//! - A switch output sends queued CNPs first; otherwise its VL arbitration
+//!   (IBA 1.2.1 §7.6.9: high- and low-priority tables of (VL, weight),
+//!   `Scenario::vl_arb`, by default round robin over the VLs) chooses the
+//!   VL, and within the VL the input ports take turns (round robin over the
+//!   VoQs of that VL whose head packet has credits, one pointer per output
+//!   and VL, so traffic on one VL never moves another VL's turn).
 //! - An HCA sends CNPs first, then picks among its flows that hold credits
 //!   and whose inter-packet delay (the plug-in's gap) has elapsed; injection
 //!   is paced at the end-node cap and the sink drains at the sink cap.
-//! - With a plug-in that asks for weighted VL arbitration (Yan's admission
-//!   control), switch outputs and HCAs serve VL v up to w[v] packets in a row
-//!   before moving to the next VL with something to send.
+//! - With configured tables (`Scenario::vl_arb`: IBA's tables, or Yan's
+//!   admission control as a weighted low-priority table) HCAs choose the VL
+//!   by the same arbitration, then draw among that VL's eligible flows.
 //! - ACK-based plug-ins (Yan): the destination returns an ACK per data packet
 //!   through the same priority path as CNPs; on its arrival the source's
 //!   state changes and the flow's next packet is re-timed from the new gap
@@ -43,7 +47,7 @@
 
 use super::cc::{CongestionControl, PortView, Reply};
 use super::topology::NodeRef;
-use super::{Counters, Dest, Scenario};
+use super::{Counters, Dest, Scenario, VlArbitration};
 use crate::des::{Calendar, Stream};
 use crate::{SolveError, TaskContext};
 use std::collections::VecDeque;
@@ -119,10 +123,8 @@ struct PortState {
     credit_wake: f64,
     /// Control packets waiting (sent first).
     prio: Queue,
-    rr_in: u32,
-    rr_vl: u32,
-    /// Packets sent in a row on `rr_vl` (weighted VL arbitration).
-    vl_run: u32,
+    /// Where the VL arbitration tables stand.
+    arb: ArbState,
     /// Data packets waiting in the VoQs for this output.
     waiting: u32,
 }
@@ -136,11 +138,170 @@ impl PortState {
         returning_min: f64::INFINITY,
         credit_wake: f64::INFINITY,
         prio: EMPTY,
-        rr_in: 0,
-        rr_vl: 0,
-        vl_run: 0,
+        arb: ArbState {
+            high: TablePos { entry: 0, used: 0 },
+            low: TablePos { entry: 0, used: 0 },
+            high_sent: 0,
+        },
         waiting: 0,
     };
+}
+
+/// The VL arbitration in force at every output: `Scenario::vl_arb` or the
+/// round robin over VLs, weights as 64-byte blocks.
+struct Arb {
+    high: Vec<(u8, u32)>,
+    low: Vec<(u8, u32)>,
+    /// High-priority blocks that may be sent before the low-priority table
+    /// has its turn (`u32::MAX`: unbounded; 1: one packet).
+    high_limit: u32,
+    /// HCAs arbitrate VLs by the tables (else a lottery over all flows).
+    at_hcas: bool,
+    /// The tables are the round robin over VLs (`VlArbitration::round_robin`):
+    /// switch outputs take the direct path.
+    plain: bool,
+}
+
+impl Arb {
+    fn new(t: Option<&VlArbitration>, vls: u8) -> Self {
+        let rr = VlArbitration::round_robin(vls);
+        let t0 = t.unwrap_or(&rr);
+        let plain = *t0 == rr;
+        let w = |e: &[super::VlArbEntry]| e.iter().map(|e| (e.vl, u32::from(e.weight))).collect();
+        Arb {
+            high: w(&t0.high),
+            low: w(&t0.low),
+            high_limit: match t0.high_limit {
+                255 => u32::MAX,
+                0 => 1,
+                l => u32::from(l) * 64,
+            },
+            at_hcas: t.is_some(),
+            plain,
+        }
+    }
+
+    /// The VL to serve next and what `avail` found on it (`avail(vl)`: what
+    /// VL vl can send now, if anything), with the table position it came
+    /// from; `None` if no VL of either table can send. The high-priority
+    /// table goes first while it has sent less than its limit since the
+    /// low-priority table's last turn.
+    #[inline]
+    fn pick<T>(
+        &self,
+        st: &ArbState,
+        mut avail: impl FnMut(u8) -> Option<T>,
+    ) -> Option<(u8, T, Pick)> {
+        if self.high.is_empty() {
+            return walk(&self.low, st.low, avail).map(|(p, vl, x)| (vl, x, Pick::Low(p)));
+        }
+        let first = st.high_sent < self.high_limit;
+        if first {
+            if let Some((p, vl, x)) = walk(&self.high, st.high, &mut avail) {
+                return Some((vl, x, Pick::High(p, false)));
+            }
+        }
+        if let Some((p, vl, x)) = walk(&self.low, st.low, &mut avail) {
+            return Some((vl, x, Pick::Low(p)));
+        }
+        if !first {
+            // The low-priority table had its turn and nothing to send.
+            if let Some((p, vl, x)) = walk(&self.high, st.high, &mut avail) {
+                return Some((vl, x, Pick::High(p, true)));
+            }
+        }
+        None
+    }
+
+    /// `blocks` were sent on the pick: the entry's weight is spent, the
+    /// high-priority count kept.
+    #[inline]
+    fn spend(&self, st: &mut ArbState, pick: Pick, blocks: u32) {
+        match pick {
+            Pick::High(p, reset) => {
+                st.high = spend(&self.high, p, blocks);
+                let base = if reset { 0 } else { st.high_sent };
+                st.high_sent = base.saturating_add(blocks);
+            }
+            Pick::Low(p) => {
+                st.low = spend(&self.low, p, blocks);
+                st.high_sent = 0;
+            }
+        }
+    }
+}
+
+/// A position in a VL arbitration table: the entry and the blocks its VL has
+/// sent since the entry's turn began.
+#[derive(Clone, Copy)]
+struct TablePos {
+    entry: u8,
+    used: u16,
+}
+
+/// An output's VL arbitration state.
+#[derive(Clone, Copy)]
+struct ArbState {
+    high: TablePos,
+    low: TablePos,
+    /// High-priority blocks sent since the low-priority table's last turn
+    /// (saturating).
+    high_sent: u32,
+}
+
+/// Which table a VL was picked from, at which position; for the high table,
+/// whether the low one has just had its turn (the count restarts).
+#[derive(Clone, Copy)]
+enum Pick {
+    High(TablePos, bool),
+    Low(TablePos),
+}
+
+/// From `pos`, one round of `table`: the first entry with weight left whose
+/// VL `avail` finds something on. An entry whose VL has nothing loses the
+/// rest of its turn (the next entry starts with its full weight).
+#[inline]
+fn walk<T>(
+    table: &[(u8, u32)],
+    pos: TablePos,
+    mut avail: impl FnMut(u8) -> Option<T>,
+) -> Option<(TablePos, u8, T)> {
+    let n = table.len();
+    let mut p = pos;
+    for _ in 0..n {
+        let (vl, w) = table[p.entry as usize];
+        if u32::from(p.used) < w {
+            if let Some(x) = avail(vl) {
+                return Some((p, vl, x));
+            }
+        }
+        p.entry = if p.entry as usize + 1 == n {
+            0
+        } else {
+            p.entry + 1
+        };
+        p.used = 0;
+    }
+    None
+}
+
+/// The position after `blocks` were sent from the entry at `p`: the same
+/// entry while weight is left (a packet is sent whole even if it exceeds
+/// the rest), else the next one.
+#[inline]
+fn spend(table: &[(u8, u32)], mut p: TablePos, blocks: u32) -> TablePos {
+    // Weights are at most 255 and a packet at most a few hundred blocks.
+    let used = u32::from(p.used) + blocks;
+    p.used = used.min(u32::from(u16::MAX)) as u16;
+    if used >= table[p.entry as usize].1 {
+        p.entry = if p.entry as usize + 1 == table.len() {
+            0
+        } else {
+            p.entry + 1
+        };
+        p.used = 0;
+    }
+    p
 }
 
 /// Credits on their way back to one port, in order of time: `list[head..]`.
@@ -272,6 +433,10 @@ struct Engine<'a, C: CongestionControl> {
     inject_data: f64,
     // Per port (output side).
     ps: Vec<PortState>,
+    arb: Arb,
+    /// Round-robin pointer over the input ports, per output port and VL
+    /// (`port * V + vl`): the input to look at first.
+    rr_in: Vec<u32>,
     credits: Vec<i64>,
     /// Credits returning to each port, in order of time.
     returning: Vec<Returns>,
@@ -425,6 +590,8 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             sink_data: data_bytes as f64 / sc.sink_rate,
             inject_data: data_bytes as f64 / sc.inject_rate,
             ps: vec![PortState::IDLE; np],
+            arb: Arb::new(sc.vl_arb.as_ref(), sc.vls),
+            rr_in: vec![0; np * v],
             returning: (0..np).map(|_| Returns::default()).collect(),
             credits: vec![sc.buffer_blocks as i64; np * v],
             mark: vec![C::PortVl::default(); np * v],
@@ -773,81 +940,107 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let f = &self.sc.fabric;
         let radix = f.radix(s) as usize;
         let out_local = f.ports[pi].local as usize;
-        // Round robin without divisions: `vl` and `i` wrap by comparison.
-        let mut vl = self.ps[pi].rr_vl as usize;
-        for _ in 0..self.v {
-            let credit = self.credits[pi * self.v + vl];
-            let base = self.voq_base[s as usize] as usize + (out_local * self.v + vl) * radix;
-            let mut i = self.ps[pi].rr_in as usize;
-            for _ in 0..radix {
-                let head = self.voq[base + i].head;
-                if head == NIL || credit < self.pool[head as usize].blocks as i64 {
-                    i += 1;
-                    if i == radix {
-                        i = 0;
-                    }
-                    continue;
+        // VL arbitration picks the VL; within it the inputs take turns from
+        // the VL's own pointer, skipping VoQs whose head lacks credits.
+        let first = self.voq_base[s as usize] as usize + out_local * self.v * radix;
+        // Per-(port, VL) arrays are indexed from `pv0`.
+        let pv0 = pi * self.v;
+        let picked = if self.arb.plain {
+            // Round robin over the VLs (the default table, spelled out: the
+            // entry is the next VL in turn, one packet per turn).
+            let mut vl = self.ps[pi].arb.low.entry as usize;
+            let mut found = None;
+            for _ in 0..self.v {
+                if let Some(i) = self.input_in_turn(pv0 + vl, first + vl * radix, radix) {
+                    found = Some((vl as u8, i, None));
+                    break;
                 }
-                let blocks = self.pool[head as usize].blocks;
-                let k = Self::pop(&self.pool, &mut self.voq[base + i]);
-                self.voq_blocks[base + i] -= blocks;
-                if self.cc.enabled() {
-                    // The Port VL's state as the packet leaves: the VoQs
-                    // hold what still waits behind it.
-                    let view = PortView {
-                        voq_blocks: &self.voq_blocks[base..base + radix],
-                        capacity_blocks: self.sc.buffer_blocks,
-                        credits_available: credit - blocks as i64 >= self.data_blocks as i64,
-                        victim_mask: self.victim[pi],
-                        packet_blocks: blocks,
-                    };
-                    if self.cc.mark(
-                        &mut self.port_cc[pi],
-                        &mut self.mark[pi * self.v + vl],
-                        &view,
-                    ) {
-                        self.pool[k as usize].fecn = true;
-                        self.out.marks += 1;
-                        self.out.flow_marks[self.pool[k as usize].flow as usize] += 1;
-                    }
+                vl += 1;
+                if vl == self.v {
+                    vl = 0;
                 }
-                self.ps[pi].waiting -= 1;
-                let q = self.sc.fabric.sw_first[s as usize] + i as u32;
-                self.in_used[q as usize * self.v + vl] -= blocks;
-                let end = self.transmit(p, k);
-                let inport = self.sc.fabric.ports[q as usize];
-                self.credit(end + inport.latency, inport.peer, vl as u8, blocks);
-                self.ps[pi].rr_in = if i + 1 == radix { 0 } else { i as u32 + 1 };
-                self.next_vl(pi, vl);
-                return;
             }
-            vl += 1;
-            if vl == self.v {
-                vl = 0;
+            found
+        } else {
+            self.pick_by_tables(pi, first, radix)
+                .map(|(vl, i, pick)| (vl, i, Some(pick)))
+        };
+        let Some((vl, i, pick)) = picked else {
+            // Packets wait for credits: wake the port when the next ones are due.
+            self.wake_for_credits(p);
+            return;
+        };
+        let vl = vl as usize;
+        let pv = pv0 + vl;
+        let credit = self.credits[pv];
+        let base = first + vl * radix;
+        let head = self.voq[base + i].head;
+        let blocks = self.pool[head as usize].blocks;
+        let k = Self::pop(&self.pool, &mut self.voq[base + i]);
+        self.voq_blocks[base + i] -= blocks;
+        if self.cc.enabled() {
+            // The Port VL's state as the packet leaves: the VoQs
+            // hold what still waits behind it.
+            let view = PortView {
+                voq_blocks: &self.voq_blocks[base..base + radix],
+                capacity_blocks: self.sc.buffer_blocks,
+                credits_available: credit - blocks as i64 >= self.data_blocks as i64,
+                victim_mask: self.victim[pi],
+                packet_blocks: blocks,
+            };
+            if self
+                .cc
+                .mark(&mut self.port_cc[pi], &mut self.mark[pv], &view)
+            {
+                self.pool[k as usize].fecn = true;
+                self.out.marks += 1;
+                self.out.flow_marks[self.pool[k as usize].flow as usize] += 1;
             }
         }
-        // Packets wait for credits: wake the port when the next ones are due.
-        self.wake_for_credits(p);
+        self.ps[pi].waiting -= 1;
+        let q = self.sc.fabric.sw_first[s as usize] + i as u32;
+        self.in_used[q as usize * self.v + vl] -= blocks;
+        let end = self.transmit(p, k);
+        let inport = self.sc.fabric.ports[q as usize];
+        self.credit(end + inport.latency, inport.peer, vl as u8, blocks);
+        self.rr_in[pv] = if i + 1 == radix { 0 } else { i as u32 + 1 };
+        match pick {
+            Some(pick) => self.arb.spend(&mut self.ps[pi].arb, pick, blocks),
+            // Round robin over the VLs: the next VL's turn.
+            None => self.ps[pi].arb.low.entry = if vl + 1 == self.v { 0 } else { vl as u8 + 1 },
+        }
     }
 
-    /// VL arbitration after a packet left port `pi` on `vl`: plain round
-    /// robin, or weighted (up to w[vl] packets in a row on one VL).
-    fn next_vl(&mut self, pi: usize, vl: usize) {
-        match self.cc.vl_weights() {
-            None => self.ps[pi].rr_vl = if vl + 1 == self.v { 0 } else { vl as u32 + 1 },
-            Some(w) => {
-                if self.ps[pi].rr_vl as usize == vl {
-                    self.ps[pi].vl_run += 1;
-                } else {
-                    self.ps[pi].rr_vl = vl as u32;
-                    self.ps[pi].vl_run = 1;
-                }
-                if self.ps[pi].vl_run >= w[vl] {
-                    self.ps[pi].rr_vl = ((vl + 1) % self.v) as u32;
-                    self.ps[pi].vl_run = 0;
-                }
+    /// Configured tables at switch output `pi` (VoQs of its VL v from
+    /// `first + v * radix`): the VL and the input to serve. Kept out of
+    /// `try_switch`'s body, which the round robin over VLs runs.
+    #[inline(never)]
+    fn pick_by_tables(&self, pi: usize, first: usize, radix: usize) -> Option<(u8, usize, Pick)> {
+        let pv0 = pi * self.v;
+        self.arb.pick(&self.ps[pi].arb, |vl| {
+            let vl = vl as usize;
+            self.input_in_turn(pv0 + vl, first + vl * radix, radix)
+        })
+    }
+
+    /// The input in turn at an output on a VL (`pv`: the output and VL's
+    /// index in the per-(port, VL) arrays; their VoQs `base..base + radix`):
+    /// from the VL's pointer on, the first whose head packet has credits.
+    #[inline]
+    fn input_in_turn(&self, pv: usize, base: usize, radix: usize) -> Option<usize> {
+        let credit = self.credits[pv];
+        let mut i = self.rr_in[pv] as usize;
+        for _ in 0..radix {
+            let head = self.voq[base + i].head;
+            if head != NIL && credit >= self.pool[head as usize].blocks as i64 {
+                return Some(i);
+            }
+            i += 1;
+            if i == radix {
+                i = 0;
             }
         }
+        None
     }
 
     /// CNPs are not buffered downstream (no credits); nothing to release here,
@@ -1003,6 +1196,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     /// Input buffer (port `q`, `vl`) of switch `s` just filled: every output
     /// that packets in it wait for learns its count of waiting packets.
     fn input_full(&mut self, s: u32, q: u32, vl: u8) {
+        self.out.input_full[s as usize] += 1;
         let f = &self.sc.fabric;
         let radix = f.radix(s) as usize;
         let in_local = f.ports[q as usize].local as usize;
@@ -1180,23 +1374,23 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             }
             return;
         }
-        if self.cc.vl_weights().is_some() {
-            // Weighted VL arbitration: the first VL in turn with a candidate;
+        if self.arb.at_hcas {
+            // VL arbitration by the tables among the VLs with a candidate;
             // a lottery among that VL's candidates only.
-            let vl = (0..self.v)
-                .map(|d| (self.ps[pi].rr_vl as usize + d) % self.v)
-                .find(|&vl| {
+            let (vl, (), pick) = self
+                .arb
+                .pick(&self.ps[pi].arb, |vl| {
                     self.cand
                         .iter()
-                        .any(|&c| self.sc.flows[c as usize].sl as usize % self.v == vl)
+                        .any(|&c| self.flow_vl[c as usize] == vl)
+                        .then_some(())
                 })
-                .expect("a candidate has a VL");
-            let v = self.v;
+                .expect("a candidate's VL is in the tables");
+            let flow_vl = &self.flow_vl;
+            self.cand.retain(|&c| flow_vl[c as usize] == vl);
             let flows = &self.sc.flows;
-            self.cand
-                .retain(|&c| flows[c as usize].sl as usize % v == vl);
             total_w = self.cand.iter().map(|&c| flows[c as usize].weight).sum();
-            self.next_vl(pi, vl);
+            self.arb.spend(&mut self.ps[pi].arb, pick, self.data_blocks);
         }
         let f = self.lottery(h, total_w);
         self.inject(h, p, f);

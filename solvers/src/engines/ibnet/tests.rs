@@ -21,10 +21,19 @@ fn flow(src: u32, dst: u32, start: f64) -> Flow {
 
 /// Test bed with host links 16 Gbit/s, S1-S2 `s12` Gbit/s, end-node caps 13.2.
 fn scenario(flows: Vec<Flow>, s12: f64, duration: f64) -> Scenario {
+    let fabric = Fabric::build(&gran_testbed(16e9, s12 * 1e9, 1e-7)).unwrap();
+    on(fabric, flows, duration)
+}
+
+/// `fabric` with one VL, CC state per QP, MTU 2048 + 26, 32 KiB buffers,
+/// VCT, end-node caps of 13.2 Gbit/s, no pacing jitter, measured over the
+/// last 80% of `duration` (the arbitration tests change what they need).
+pub(super) fn on(fabric: Fabric, flows: Vec<Flow>, duration: f64) -> Scenario {
     Scenario {
-        fabric: Fabric::build(&gran_testbed(16e9, s12 * 1e9, 1e-7)).unwrap(),
+        fabric,
         flows,
         vls: 1,
+        vl_arb: None,
         mtu: 2048,
         header: 26,
         cnp_bytes: 64,
@@ -252,5 +261,35 @@ fn snapshot_of_a_tiny_run() {
         vec![149504u64, 151552, 151552, 217088],
     );
     assert_eq!(actual, expected, "actual: {actual:?}");
+    assert_lossless(&c, &sc);
+}
+
+/// Issue 30's case: F1 (H1 -> H4, VL 0) and F2 (H1 -> H5, VL 1) leave H1
+/// together, F3 (H2 -> H4, VL 0) joins through S1, F4 (H7 -> H4, VL 0) is
+/// local to S2. S2's output to H4 serves its two busy inputs in turn (the
+/// S1 port with F1 + F3, H7's port): F4 = B/2, F1 + F3 = B/2; S1's output
+/// to S2 serves H1 and H2 in turn on VL 0, so F1 = F3 = B/4; F2 takes the
+/// rest of H1's cap, 3B/4. With one round-robin pointer per output shared
+/// by the VLs, every VL 1 packet of H1 moved VL 0's pointer past H1 and F1
+/// got nothing.
+#[test]
+fn a_flow_sharing_its_host_with_another_vl_gets_its_round_robin_share() {
+    let mut f2 = flow(0, 4, 0.0);
+    f2.sl = 1;
+    let fl = vec![flow(0, 3, 0.0), f2, flow(1, 3, 0.002), flow(6, 3, 0.0)];
+    let mut sc = scenario(fl, 34.63, 0.02);
+    sc.vls = 2;
+    sc.windows = vec![(0.005, 0.02)];
+    let c = run(&sc, &NoCc, &ctx()).unwrap();
+    let r = rates(&sc, &c);
+    let b = wire_to_payload(13.2);
+    let want = [b / 4.0, 0.75 * b, b / 4.0, b / 2.0];
+    for (f, (x, w)) in r.iter().zip(want).enumerate() {
+        assert!(
+            (x - w).abs() < 0.03 * b,
+            "F{}: {x} vs {w}; all {r:?}",
+            f + 1
+        );
+    }
     assert_lossless(&c, &sc);
 }

@@ -24,9 +24,16 @@ impl Solver for IbccFluid {
     fn name(&self) -> &'static str {
         "ibcc.fluid"
     }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![MetricFact::fraction("share_F<k>")]
+    }
     fn version(&self) -> u32 {
         // 3: default s1s2_gbps 34.63 (was 32), as ibcc.sim 3.
-        3
+        // 4: refuses what it does not model: cc off with vls > 1, and
+        // `vl_arbitration` (it has no VLs); every result it still gives is
+        // version 3's.
+        4
     }
     fn kind(&self) -> Kind {
         Kind::Analytic
@@ -45,6 +52,18 @@ impl Solver for IbccFluid {
             return Err(SolveError::param(
                 "cc",
                 "with cc off the fluid model (round robin + HOL coupling) covers the gran test bed only; use cc: true (max-min shares) for another topology",
+            ));
+        }
+        if s.scenario.vl_arb.is_some() {
+            return Err(SolveError::param(
+                "vl_arbitration",
+                "the fluid model has no VLs: it cannot follow VL arbitration tables",
+            ));
+        }
+        if s.cc.is_none() && s.scenario.vls > 1 {
+            return Err(SolveError::param(
+                "vls",
+                "with cc off the fluid model (round robin + HOL coupling over one input buffer per port) covers one VL only",
             ));
         }
         let mut o = Outcome::new();

@@ -11,7 +11,9 @@
 
 use crate::engines::ibnet::cc::{IbaCc, ThresholdMapping};
 use crate::engines::ibnet::topology::{folded_clos, gran_testbed, RouteSpec};
-use crate::engines::ibnet::{Dest, Fabric, Flow, LinkSpec, NodeRef, Scenario, Topology};
+use crate::engines::ibnet::{
+    Dest, Fabric, Flow, LinkSpec, NodeRef, Scenario, Topology, VlArbEntry, VlArbitration,
+};
 use crate::params::{non_negative, positive};
 use crate::{ParamDoc, Registry, SolveError};
 use serde::Deserialize;
@@ -36,6 +38,80 @@ struct RawFlow {
     start: f64,
     #[serde(default)]
     sl: Option<f64>,
+}
+
+/// IBA VL arbitration tables (the `vl_arbitration` parameter).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVlArb {
+    #[serde(default)]
+    high: Vec<RawVlArbEntry>,
+    #[serde(default)]
+    low: Vec<RawVlArbEntry>,
+    #[serde(default)]
+    high_limit: Option<f64>,
+}
+
+/// One table entry: a data VL and its weight in 64-byte units.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVlArbEntry {
+    vl: f64,
+    weight: f64,
+}
+
+impl RawVlArb {
+    /// Checks the tables against IBA's bounds (64 entries, weights 0..255,
+    /// limit 0..255), the data VLs, and that every VL a flow uses has an
+    /// entry with weight (otherwise its flows could never leave).
+    fn build(&self, vls: u8, flow_vls: &[u8]) -> Result<VlArbitration, SolveError> {
+        let table = |name: &str, t: &[RawVlArbEntry]| -> Result<Vec<VlArbEntry>, SolveError> {
+            if t.len() > 64 {
+                return Err(SolveError::param(
+                    &format!("vl_arbitration.{name}"),
+                    format!("has {} entries; IBA allows at most 64", t.len()),
+                ));
+            }
+            t.iter()
+                .map(|e| {
+                    let vl = whole(
+                        &format!("vl_arbitration.{name}.vl"),
+                        e.vl,
+                        0.0,
+                        vls as f64 - 1.0,
+                    )? as u8;
+                    let weight = whole(
+                        &format!("vl_arbitration.{name}.weight"),
+                        e.weight,
+                        0.0,
+                        255.0,
+                    )? as u8;
+                    Ok(VlArbEntry { vl, weight })
+                })
+                .collect()
+        };
+        let high = table("high", &self.high)?;
+        let low = table("low", &self.low)?;
+        let high_limit = whole(
+            "vl_arbitration.high_limit",
+            self.high_limit.unwrap_or(0.0),
+            0.0,
+            255.0,
+        )? as u8;
+        for &vl in flow_vls {
+            if !high.iter().chain(&low).any(|e| e.vl == vl && e.weight > 0) {
+                return Err(SolveError::param(
+                    "vl_arbitration",
+                    format!("VL {vl} carries a flow but has no table entry with weight > 0 (its packets could never be sent)"),
+                ));
+            }
+        }
+        Ok(VlArbitration {
+            high,
+            low,
+            high_limit,
+        })
+    }
 }
 
 /// A topology description (the `topology` parameter given as an object).
@@ -180,6 +256,8 @@ pub(crate) struct RawParams {
     #[serde(default)]
     vls: Option<f64>,
     #[serde(default)]
+    vl_arbitration: Option<RawVlArb>,
+    #[serde(default)]
     scenario: Option<f64>,
     #[serde(default)]
     flows: Option<Vec<RawFlow>>,
@@ -240,6 +318,7 @@ pub(crate) fn param_docs() -> Vec<ParamDoc> {
     vec![
         d("topology", "`gran` (the two-switch test bed, default), `clos648` (3-stage folded Clos of 36-port switches, every link at host_gbps) or a description {hosts, switches, links: [{a, b, gbps, latency_ns?}], routes?: [{switch, dst, next}]} with nodes named H<n>/S<n> from 1; shortest-path d-mod-k routes unless overridden; routes that cannot reach or can deadlock are refused"),
         d("vls", "data virtual lanes (1..15, default 1); a flow's VL is its SL mod vls"),
+        d("vl_arbitration", "IBA VL arbitration tables at every output: {high: [{vl, weight}], low: [{vl, weight}], high_limit} (IBA 1.2.1 §7.6.9: at most 64 entries each, weight 0..255 in 64-byte units, an entry sending whole packets while weight is left; high_limit 0..255 in 4096-byte units, 255 unbounded, 0 one packet, default 0); every VL with a flow needs an entry of weight > 0. Default: round robin over the VLs, one packet each (OpenSM's default low table with 2 KB packets), and a lottery among an HCA's flows; given, HCAs pick the VL by the tables too"),
         d("scenario", "1 (victim F1 + contributors F2..F5 to H5) or 2 (three flows over S1-S2), on `gran` only; or give `flows`"),
         d("flows", "custom flows: list of {src, dst, start, sl?} with 1-based host numbers, start in intervals, SL 0..15 (default 0)"),
         d("cc", "IBA congestion control on (true) or off (false, default)"),
@@ -499,6 +578,11 @@ impl RawParams {
                 ))
             }
         };
+        let flow_vls: Vec<u8> = flows_raw.iter().map(|f| f.3 % vls).collect();
+        let vl_arb = match &self.vl_arbitration {
+            Some(t) => Some(t.build(vls, &flow_vls)?),
+            None => None,
+        };
         let victim = self.victim_mask.unwrap_or(true);
         let cc = if self.cc { Some(self.iba()?) } else { None };
         let jitter = non_negative("pace_jitter", self.pace_jitter.unwrap_or(0.02))?;
@@ -517,6 +601,7 @@ impl RawParams {
             fabric,
             flows,
             vls,
+            vl_arb,
             mtu,
             header: HEADER,
             cnp_bytes: 64,
@@ -648,6 +733,7 @@ pub(crate) fn clos_scenario(duration: f64) -> Scenario {
         fabric,
         flows,
         vls: 1,
+        vl_arb: None,
         mtu: 2048,
         header: HEADER,
         cnp_bytes: 64,

@@ -13,12 +13,20 @@ impl Solver for IbccSim {
     fn name(&self) -> &'static str {
         "ibcc.sim"
     }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![MetricFact::fraction("share_F<k>")]
+    }
     fn version(&self) -> u32 {
         // 3: defaults of s1s2_gbps (32 -> 34.63), ccti_timer (150 -> 20)
         // and cct_step_ns (52 -> 40) are the calibrated values; a task that
         // gives all four calibrated parameters (every shipped manifest) has
         // the same results as in version 2.
-        3
+        // 4: the round robin over inputs keeps one pointer per output and
+        // VL (issue 30): runs with `vls` > 1 change (a flow no longer
+        // starves when another VL's traffic shares its input); one-VL runs,
+        // every shipped manifest, give the same results as version 3.
+        4
     }
     fn kind(&self) -> Kind {
         Kind::Simulation
@@ -168,6 +176,10 @@ mod tests {
         IbccSim.solve(&p, &TaskContext::new(1, Fidelity::Quick))
     }
 
+    fn fluid(p: serde_json::Value) -> Result<Outcome, SolveError> {
+        super::super::fluid::IbccFluid.solve(&p, &TaskContext::new(1, Fidelity::Quick))
+    }
+
     #[test]
     fn scenario_1_cc_off_quick_has_hol_and_parking_lot() {
         let o = solve(json!({"scenario": 1, "interval": 0.01, "s1s2_gbps": 34.63})).unwrap();
@@ -278,6 +290,61 @@ mod tests {
             solve(json!({"scenario": 1, "bogus": 1})),
             Err(SolveError::BadParams(_))
         ));
+    }
+
+    /// Issue 30's case through the solver: F1 (H1 -> H4, VL 0) shares H1
+    /// with F2 (VL 1), F3 (H2 -> H4) joins in interval 1, F4 is local. Each
+    /// gets its round-robin share (F1 = F3 = B/4, F4 = B/2, F2 = 3B/4 of
+    /// B = 13.2); before the fix F1 got 0 from interval 1 on.
+    #[test]
+    fn issue_30_case_gives_f1_and_f3_their_shares() {
+        let flows = json!([
+            {"src": 1, "dst": 4, "start": 0}, {"src": 1, "dst": 5, "sl": 1, "start": 0},
+            {"src": 2, "dst": 4, "start": 1}, {"src": 7, "dst": 4, "start": 0}
+        ]);
+        let o = solve(json!({"flows": flows, "vls": 2, "cc": false, "interval": 0.01})).unwrap();
+        for j in 1..=2 {
+            for (f, want) in [(1, 3.3), (2, 9.9), (3, 3.3), (4, 6.6)] {
+                let x = o.get(&format!("thr_F{f}_{j}")).unwrap();
+                assert!((x - want).abs() < 0.2, "F{f} interval {j}: {x} vs {want}");
+            }
+        }
+        // The fluid model has one VL: it refuses rather than mislead.
+        let fl = fluid(json!({"flows": flows, "vls": 2, "cc": false}));
+        assert!(matches!(fl, Err(SolveError::InvalidParam { param, .. }) if param == "vls"));
+    }
+
+    /// Tables of `vl_arbitration` reach the engine (a weighted low table
+    /// splits H1's cap 1:2 between its two VLs) and bad ones name the field.
+    #[test]
+    fn vl_arbitration_tables_are_checked_and_used() {
+        let flows =
+            json!([{"src": 1, "dst": 4, "start": 0}, {"src": 1, "dst": 5, "sl": 1, "start": 0}]);
+        let t = |low: serde_json::Value| json!({"flows": flows, "vls": 2, "interval": 0.01, "vl_arbitration": {"low": low}});
+        let o = solve(t(json!([{"vl": 0, "weight": 33}, {"vl": 1, "weight": 66}]))).unwrap();
+        let (a, b) = (o.get("thr_F1_1").unwrap(), o.get("thr_F2_1").unwrap());
+        assert!((a - 4.4).abs() < 0.2 && (b - 8.8).abs() < 0.2, "{a} {b}");
+        let e = |p| match solve(p) {
+            Err(SolveError::InvalidParam { param, .. }) => param,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            e(t(json!([{"vl": 2, "weight": 1}]))),
+            "vl_arbitration.low.vl"
+        );
+        assert_eq!(
+            e(t(json!([{"vl": 0, "weight": 256}]))),
+            "vl_arbitration.low.weight"
+        );
+        // VL 1 carries F2 but has no weight: refused, not starved.
+        assert_eq!(
+            e(t(json!([{"vl": 0, "weight": 4}, {"vl": 1, "weight": 0}]))),
+            "vl_arbitration"
+        );
+        let many: Vec<_> = (0..65).map(|_| json!({"vl": 0, "weight": 1})).collect();
+        assert_eq!(e(t(json!(many))), "vl_arbitration.low");
+        let p = json!({"flows": flows, "vls": 2, "vl_arbitration": {"high": [{"vl": 1, "weight": 1}], "low": [{"vl": 0, "weight": 1}], "high_limit": 256}});
+        assert_eq!(e(p), "vl_arbitration.high_limit");
     }
 
     /// H1, H2 on S1; H3, H4 on S2; S1-S2 at `s12` Gbit/s, host links 16.

@@ -25,6 +25,7 @@ mod fonts;
 mod format;
 mod frame;
 mod index;
+mod records;
 mod table;
 mod versions;
 
@@ -38,6 +39,7 @@ pub use frame::{tidy_frame, write_arrow, write_parquet, FRAME_HEAD, FRAME_TAIL};
 pub use index::{html_escape, index_html, write_index};
 /// The data-frame type of [`tidy_frame`] and [`compare_frame`].
 pub use polars::prelude::DataFrame;
+pub use records::{Records, Values};
 pub use table::{table_csv, table_markdown, write_table};
 pub use versions::{
     compare_frame, compare_table, overlay_figure, version_diffs, VersionDiff, VersionValue,

@@ -232,6 +232,13 @@ pub struct IndexClaim {
     pub steps: Vec<IndexClaimStep>,
     /// Earlier definitions that had results.
     pub history: Vec<IndexClaimChange>,
+    /// The current definition (canonical JSON, as the ledger keeps it).
+    #[serde(default)]
+    pub definition: String,
+    /// When the current definition was first evaluated (RFC 3339), from the
+    /// ledger; `None` before it is recorded.
+    #[serde(default)]
+    pub first_evaluated: Option<String>,
 }
 
 /// One comparison a claim made: both sides as intervals (lo, hi).

@@ -81,10 +81,7 @@ fn index_claim(c: &ClaimResult, r: &ExperimentResults) -> IndexClaim {
         quote: c.quote.clone(),
         where_: c.where_.clone(),
         entries: c.entries.clone(),
-        holds: match c.tolerance {
-            Some(_) => c.holds.clone(),
-            None => c.holds.clone(),
-        },
+        holds: c.holds.clone(),
         points: c.points_filter.clone(),
         expect: c.expect,
         why: c.why.clone(),
@@ -113,6 +110,8 @@ fn index_claim(c: &ClaimResult, r: &ExperimentResults) -> IndexClaim {
             })
             .collect(),
         history: c.history.iter().map(change).collect(),
+        definition: c.definition.to_string(),
+        first_evaluated: c.first_evaluated.clone(),
     }
 }
 

@@ -110,7 +110,9 @@ impl Metric {
 pub enum Status {
     #[default]
     Ok,
-    /// The point lies past saturation: no metrics, not an error.
+    /// The point lies past saturation, not an error: no metrics, or only
+    /// those that stay finite there (multicluster.model's intra-cluster
+    /// latency past the inter-cluster saturation), which reports keep.
     Saturated,
     /// The model is not defined at this point (for example a formula as
     /// printed in a paper leaves its domain): no metrics, a reason in `note`.

@@ -1,7 +1,7 @@
 //! Tests of `claims:`, `calibrated:`, the sanity and fit classification and
 //! the load-time refusal of unknown metric names.
 
-use super::super::{parse, Manifest, ManifestError};
+use crate::manifest::{parse, Manifest, ManifestError};
 use solvers::Registry;
 use std::path::Path;
 use verdicts::{ClaimKind, Expectation};

@@ -200,6 +200,11 @@ fn value_rows(
                         let a = r.get(p.index, s, k);
                         fmt_val(a.map(|a| a.value), a.and_then(|a| a.half_width))
                     }
+                    // A metric a saturated point still reports (see measure).
+                    PointStatus::Saturated if r.get(p.index, s, k).is_some() => {
+                        let a = r.get(p.index, s, k);
+                        fmt_val(a.map(|a| a.value), a.and_then(|a| a.half_width))
+                    }
                     other => other.to_string(),
                 });
             }

@@ -20,7 +20,7 @@ pub fn figures(r: &ExperimentResults, registry: &Registry) -> Vec<Figure> {
                     series.extend(timeseries::reference_sweep_series(r, f, sname));
                     continue;
                 };
-                let style = match registry.get(&s.solver).map(|x| x.kind()) {
+                let style = match m.solver(&s.solver, registry).map(|x| x.kind()) {
                     Some(Kind::Simulation) => SeriesStyle::Markers,
                     _ => SeriesStyle::Line,
                 };

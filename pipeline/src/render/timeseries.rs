@@ -10,7 +10,7 @@ use solvers::{Kind, Registry};
 fn style(r: &ExperimentResults, registry: &Registry, name: &str, dense: bool) -> SeriesStyle {
     match r.manifest.series(name) {
         None => SeriesStyle::Reference,
-        Some(s) => match registry.get(&s.solver).map(|x| x.kind()) {
+        Some(s) => match r.manifest.solver(&s.solver, registry).map(|x| x.kind()) {
             Some(Kind::Simulation) if dense => SeriesStyle::Trace,
             Some(Kind::Simulation) => SeriesStyle::Markers,
             _ => SeriesStyle::Line,

@@ -18,10 +18,12 @@ use std::process::ExitCode;
 pub(crate) fn report(args: ReportArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     let results = &args.results.results;
     let n = runtime()?.block_on(render_all(&args.store.store, results, registry))?;
-    eprintln!(
-        "re-rendered {n} experiments into {}",
-        results.join("index.html").display()
-    );
+    if !crate::quiet() {
+        eprintln!(
+            "re-rendered {n} experiments into {}",
+            results.join("index.html").display()
+        );
+    }
     Ok(ExitCode::from(exit::OK))
 }
 

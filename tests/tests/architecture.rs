@@ -451,3 +451,169 @@ fn every_document_the_repository_cites_is_in_it() {
     let found = missing_citations(&root, &root.join("docs/x.md"), text);
     assert_eq!(found.len(), 3, "{found:?}");
 }
+
+/// What docs/catalogue.md defines: its numbered sections ("0", "3.2", from
+/// `## 3.` / `### 3.2 ...` headings) and the ids of its errata (`* **W-6`),
+/// model components (`| M-5 |`) and simulators (`**SIM-3:`).
+fn catalogue_anchors(text: &str) -> (Vec<String>, Vec<String>) {
+    let mut sections = Vec::new();
+    let mut ids = Vec::new();
+    for line in text.lines() {
+        if let Some(heading) = line.strip_prefix('#') {
+            let number: String = heading
+                .trim_start_matches('#')
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            let number = number.trim_end_matches('.');
+            if !number.is_empty() {
+                sections.push(number.to_string());
+            }
+        }
+        for prefix in ["* **", "| ", "**"] {
+            if let Some(rest) = line.strip_prefix(prefix) {
+                if let Some(id) = catalogue_ids(rest).into_iter().next() {
+                    if rest.starts_with(&id) {
+                        ids.push(id);
+                    }
+                }
+            }
+        }
+    }
+    (sections, ids)
+}
+
+/// The catalogue ids in a text: `Y-8`, `W-21`, `G-1`, `M-5`, `SIM-3` (a
+/// letter suffix such as `Y-8j` names a part of `Y-8`).
+fn catalogue_ids(text: &str) -> Vec<String> {
+    let mut ids = Vec::new();
+    for (k, _) in text.match_indices('-') {
+        let before = &text[..k];
+        let prefix = ["SIM", "Y", "G", "W", "M"]
+            .into_iter()
+            .find(|p| before.ends_with(p));
+        let Some(prefix) = prefix else { continue };
+        let start = k - prefix.len();
+        if text[..start]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric())
+        {
+            continue;
+        }
+        let digits: String = text[k + 1..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        if !digits.is_empty() {
+            ids.push(format!("{prefix}-{digits}"));
+        }
+    }
+    ids
+}
+
+/// The sections a line cites as "catalogue §N" (also "catalogue (§0, §3.2
+/// and §5").
+fn catalogue_sections(line: &str) -> Vec<String> {
+    let lower = line.to_lowercase();
+    let mut out = Vec::new();
+    for (k, _) in lower.match_indices("catalogue") {
+        let mut rest = lower[k + "catalogue".len()..].trim_start_matches([' ', '(']);
+        while let Some(after) = rest.strip_prefix('§') {
+            let number: String = after
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_ascii_digit() || *c == '.')
+                .collect();
+            let number = number.trim_end_matches('.');
+            if number.is_empty() {
+                break;
+            }
+            out.push(number.to_string());
+            rest = after.trim_start()[number.len()..]
+                .trim_start_matches('.')
+                .trim_start_matches([',', ' '])
+                .trim_start_matches("and ");
+        }
+    }
+    out
+}
+
+/// What a text cites of docs/catalogue.md that it does not define: "catalogue
+/// §N" sections, and erratum/component/simulator ids on lines that speak of
+/// the catalogue or its errata.
+fn missing_catalogue_anchors(
+    (sections, ids): &(Vec<String>, Vec<String>),
+    rel: &str,
+    text: &str,
+) -> Vec<String> {
+    let mut bad = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        for s in catalogue_sections(line) {
+            if !sections.contains(&s) {
+                bad.push(format!(
+                    "{rel}:{}: cites catalogue §{s}, which it does not have",
+                    i + 1
+                ));
+            }
+        }
+        let lower = line.to_lowercase();
+        if lower.contains("catalogue") || lower.contains("errat") {
+            for id in catalogue_ids(line) {
+                if !ids.contains(&id) {
+                    bad.push(format!(
+                        "{rel}:{}: cites catalogue id {id}, which it does not define",
+                        i + 1
+                    ));
+                }
+            }
+        }
+    }
+    bad
+}
+
+/// Every "catalogue §N" and erratum id the repository cites is in
+/// docs/catalogue.md.
+#[test]
+fn every_catalogue_section_and_erratum_cited_exists() {
+    let root = root();
+    let catalogue =
+        std::fs::read_to_string(root.join("docs/catalogue.md")).expect("docs/catalogue.md");
+    let anchors = catalogue_anchors(&catalogue);
+    assert!(
+        anchors.0.len() >= 20 && anchors.1.len() > 100,
+        "{anchors:?}"
+    );
+    for s in ["0", "1.2", "3.5", "4.3", "7"] {
+        assert!(anchors.0.iter().any(|x| x == s), "§{s} not found");
+    }
+    for id in ["Y-1", "G-6", "W-60", "M-20", "SIM-6"] {
+        assert!(anchors.1.iter().any(|x| x == id), "{id} not found");
+    }
+    let mut cited = 0;
+    let bad: Vec<String> = repository_text_files()
+        .iter()
+        .filter(|f| !f.ends_with("tests/tests/architecture.rs"))
+        .flat_map(|f| {
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            cited += text
+                .lines()
+                .map(|l| catalogue_sections(l).len())
+                .sum::<usize>();
+            let rel = f.strip_prefix(&root).unwrap_or(f).display().to_string();
+            missing_catalogue_anchors(&anchors, &rel, &text)
+        })
+        .collect();
+    assert!(cited > 100, "found only {cited} catalogue § citations");
+    assert!(
+        bad.is_empty(),
+        "citations of docs/catalogue.md that it does not hold:\n{}",
+        bad.join("\n")
+    );
+    // The checker finds each kind.
+    let text =
+        "catalogue §9.9; see the catalogue (§0, §3.2 and §8)\nerrata W-4, W-99, Y-8j, SIM-9\n";
+    let found = missing_catalogue_anchors(&anchors, "x", text);
+    assert_eq!(found.len(), 4, "{found:?}");
+}

@@ -89,6 +89,7 @@ async fn rows(
 ) -> anyhow::Result<Vec<reports::TidyRow>> {
     let store = open_existing_store(store_loc).await?;
     let manifests = stored(&store, store_loc, ids, registry).await?;
+    let registry = &pipeline::manifest::with_declared(registry, &manifests);
     let code = code_versions(&store).await?;
     let mut rows = Vec::new();
     let mut skipped = Vec::new();
@@ -155,6 +156,7 @@ async fn claims(
 ) -> anyhow::Result<(Vec<Manifest>, Vec<ClaimResult>)> {
     let store = open_existing_store(store_loc).await?;
     let manifests = stored(&store, store_loc, ids, registry).await?;
+    let registry = &pipeline::manifest::with_declared(registry, &manifests);
     let mut run = Vec::new();
     let mut claims = Vec::new();
     for m in manifests

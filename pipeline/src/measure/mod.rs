@@ -182,17 +182,22 @@ pub async fn collect_plan(
         if let Some(why) = recs.iter().find_map(|t| t.error.clone()) {
             reasons.insert((*pi, series.clone()), why);
         }
-        if st != PointStatus::Done {
-            continue;
-        }
-        let mut names: Vec<&str> = done
+        // A saturated point keeps the metrics that every one of its tasks
+        // still reports (multicluster.model's intra-cluster latency past the
+        // inter-cluster saturation); tasks that report none give none.
+        let used: Vec<&TaskRecord> = match st {
+            PointStatus::Done => done,
+            PointStatus::Saturated => recs.clone(),
+            _ => continue,
+        };
+        let mut names: Vec<&str> = used
             .iter()
             .flat_map(|t| t.metrics.iter().map(|m| m.name.as_str()))
             .collect();
         names.sort();
         names.dedup();
         for name in names {
-            if let Some(a) = combine(&done, name) {
+            if let Some(a) = combine(&used, name) {
                 values.insert((*pi, series.clone(), name.to_string()), a);
             }
         }

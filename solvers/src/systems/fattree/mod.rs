@@ -180,7 +180,9 @@ impl Solver for MulticlusterModel {
         "multicluster.model"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: net_in, net_out (ch.5 also W_in, W_out); a point saturated in
+        // its inter-cluster part keeps latency_in, T_in, W_in, tau_in, net_in.
+        2
     }
     fn kind(&self) -> Kind {
         Kind::Analytic
@@ -192,14 +194,22 @@ impl Solver for MulticlusterModel {
             metrics: vec![
                 "latency", "latency_in", "latency_out", "W_c", "W_d", "latency_<i> (ch.5)",
                 "rho_max", "clamped", "stage_queues", "T_in", "W_in", "tau_in", "T_out", "W_out",
-                "tau_out", "f_A", "f_E", "f_I",
+                "tau_out", "net_in", "net_out", "f_A", "f_E", "f_I",
             ],
         }
     }
     fn solve(&self, params: &serde_json::Value, _: &TaskContext) -> Result<Outcome, SolveError> {
         let sys = parse_system(params)?;
         match model::solve(&sys)? {
-            Err(why) => Ok(Outcome::saturated_because(why)),
+            Err(s) => {
+                // Saturated, with the intra-cluster metrics where they stay
+                // finite (issue 31 item 4).
+                let mut o = Outcome::saturated_because(s.why);
+                for (k, v) in &s.defined {
+                    o = o.with(k, *v);
+                }
+                o.checked("multicluster.model")
+            }
             Ok(r) => {
                 let mut o = Outcome::new()
                     .with("latency", r.latency)

@@ -444,7 +444,12 @@ fn parse_as(
                 )?;
             }
         }
+        let layout = f.layout.unwrap_or_default();
+        layout
+            .validate()
+            .map_err(|msg| ctx.err(&format!("{key}.layout.font_size"), msg))?;
         figures.push(Figure {
+            layout,
             id: f.id.clone(),
             title: f.title.clone().unwrap_or_else(|| raw.title.clone()),
             x: f.x.clone(),

@@ -512,18 +512,19 @@ fn bad_declarations_and_parameters_are_refused_at_load() {
             "series.theirs.solver",
             "needs parameter `shift`",
         ),
-        // A metric the program does not declare, in a figure and a comparison.
-        (
-            "y: L, series",
-            "y: W, series",
-            "figures.0.y",
-            "does not report `W`",
-        ),
+        // A metric the program does not declare, in a comparison (read of
+        // each side) and a figure (no series of it makes the metric).
         (
             "metric: L, reference",
-            "metric: Lq, reference",
+            "metric: W, reference",
             "compare.0.metric",
-            "does not report `Lq`",
+            "`theirs` produces no metric `W`; its metrics: L",
+        ),
+        (
+            "y: L, series",
+            "y: Lx, series",
+            "figures.0.y",
+            "no series of it produces the metric `Lx`",
         ),
         // The declaration itself: a clash with a built-in, a type, a missing file.
         (

@@ -225,6 +225,7 @@ mod tests {
             title: id.into(),
             png: String::new(),
             svg: String::new(),
+            alt: String::new(),
             em: None,
         };
         let x = IndexExperiment {

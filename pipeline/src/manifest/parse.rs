@@ -274,7 +274,6 @@ fn parse_as(
             precision,
         });
     }
-    declare::check_metrics(&ctx, &raw, &declared)?;
     let tasks = (points.len() as u64).saturating_mul(tasks_per_point);
     if tasks > limits::MAX_TASKS {
         return Err(ctx.err(

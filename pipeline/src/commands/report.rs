@@ -53,7 +53,7 @@ async fn render_all(
                 continue;
             };
             let ems = measure::error_measures(&r);
-            let mut claims = measure::claims::evaluate_claims(&r, &ems);
+            let mut claims = measure::claims::evaluate_claims(&r, &ems, fidelity);
             let removed =
                 measure::claims::ledger(&store, None, fidelity.as_str(), &m.id, &mut claims)
                     .await?;

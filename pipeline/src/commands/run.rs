@@ -224,7 +224,7 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
             replications.extend(reps);
             unmet.extend(not_met);
             store.replace_error_measures(&m.id, m.version, &ems).await?;
-            let mut claims = measure::claims::evaluate_claims(&r, &ems);
+            let mut claims = measure::claims::evaluate_claims(&r, &ems, opts.fidelity);
             let removed = measure::claims::ledger(
                 &store,
                 Some(run_id),
@@ -291,7 +291,7 @@ async fn rounds(
         for m in manifests {
             let r = measure::collect_plan(store, m, &plan_rows(plan, m)).await?;
             let ems = measure::error_measures(&r);
-            let claims = measure::claims::evaluate_claims(&r, &ems);
+            let claims = measure::claims::evaluate_claims(&r, &ems, opts.fidelity);
             let undecided = measure::claims::undecided(&claims, &r);
             next.extend(measure::precision::next_round(
                 &r,

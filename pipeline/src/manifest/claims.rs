@@ -16,7 +16,15 @@
 //!     expect: fails                              # optional (default holds)
 //!     why: "docs/models/ratecc.md#..."           # required with expect: fails
 //!     note: "how the words became a number"      # optional
+//!     quick:                                     # optional
+//!       expect: inconclusive                     # the only value
+//!       why: "at --quick the mean EM is 9.8% ± 1.9% (3 replications); ..."
 //! ```
+//!
+//! `quick:` says that a `--quick` run cannot decide the claim (its CIs
+//! straddle the bound there), with the quick numbers. It applies only at quick
+//! fidelity: then the expected verdict is inconclusive and a decided one is a
+//! surprise (remove the mark). At full fidelity it is ignored.
 //!
 //! At load every claim is also classified: a **sanity** check (reads no
 //! solver output, or holds whatever value its bounded metrics take) and a
@@ -51,6 +59,30 @@ pub(super) struct RawClaim {
     why: Option<String>,
     #[serde(default)]
     note: Option<String>,
+    #[serde(default)]
+    quick: Option<RawQuick>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawQuick {
+    #[serde(default)]
+    expect: Option<String>,
+    #[serde(default)]
+    why: Option<String>,
+}
+
+/// `quick: { expect: inconclusive, why: ... }`: a `--quick` run cannot decide
+/// the claim; `why` gives the quick numbers. The expected verdict at quick
+/// fidelity is [`QuickMark::EXPECT`]; full-fidelity runs ignore the mark.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuickMark {
+    pub why: String,
+}
+
+impl QuickMark {
+    /// The only expectation a quick mark may state.
+    pub const EXPECT: verdicts::Verdict = verdicts::Verdict::Inconclusive;
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -88,6 +120,8 @@ pub struct Claim {
     pub expect: Expectation,
     pub why: Option<String>,
     pub note: Option<String>,
+    /// `quick:`: expected inconclusive at `--quick` fidelity.
+    pub quick: Option<QuickMark>,
     /// Why it cannot fail (`None`: it can).
     pub sanity: Option<String>,
     /// Why its agreement is a fit (`None`: a validation).
@@ -97,8 +131,10 @@ pub struct Claim {
 impl Claim {
     /// The definition the ledger keeps: everything that decides the verdict or
     /// what it means, as canonical JSON (its SHA-256 identifies it).
+    /// A `quick:` mark enters only when present, so definitions written
+    /// before marks existed keep their hashes.
     pub fn definition(&self, tolerance: Option<f64>) -> Json {
-        serde_json::json!({
+        let mut d = serde_json::json!({
             "kind": self.kind.as_str(),
             "quote": self.quote,
             "where": self.where_,
@@ -108,7 +144,19 @@ impl Claim {
             "tolerance": tolerance,
             "expect": self.expect.as_str(),
             "why": self.why,
-        })
+        });
+        if let Some(q) = &self.quick {
+            d["quick"] = serde_json::json!({
+                "expect": QuickMark::EXPECT.as_str(),
+                "why": q.why,
+            });
+        }
+        d
+    }
+
+    /// Whether the `quick:` mark applies in a run at `fidelity`.
+    pub fn quick_applies(&self, fidelity: solvers::Fidelity) -> bool {
+        self.quick.is_some() && fidelity == solvers::Fidelity::Quick
     }
 }
 
@@ -270,6 +318,7 @@ pub(super) fn parse_claims(
             }
             _ => {}
         }
+        let quick = parse_quick(ctx, &key("quick"), c.quick.as_ref())?;
         let pred_err =
             |f: &str, text: &str, e: predicate::PredicateError| ctx.err(&key(f), e.describe(text));
         let parsed = predicate::parse(&c.holds).map_err(|e| pred_err("holds", &c.holds, e))?;
@@ -303,6 +352,7 @@ pub(super) fn parse_claims(
             expect,
             why: c.why.clone(),
             note: c.note.clone(),
+            quick,
             sanity: None,
             fit: None,
         };
@@ -311,6 +361,50 @@ pub(super) fn parse_claims(
         out.push(claim);
     }
     Ok(out)
+}
+
+/// A claim's `quick:` mark, checked: `expect: inconclusive` (the only value)
+/// and a non-empty `why:`. `key` is the mark's field (`claims.3.quick`).
+fn parse_quick(
+    ctx: &Ctx,
+    key: &str,
+    raw: Option<&RawQuick>,
+) -> Result<Option<QuickMark>, ManifestError> {
+    let Some(q) = raw else { return Ok(None) };
+    let inconclusive = QuickMark::EXPECT.as_str();
+    match q.expect.as_deref() {
+        Some(e) if e == inconclusive => {}
+        Some(e) => {
+            return Err(ctx.err(
+                &format!("{key}.expect"),
+                format!(
+                    "`{}` is not allowed: a `quick:` mark only says `expect: {inconclusive}` (what a claim is expected to be at full fidelity is its own `expect:`)",
+                    shorten(e)
+                ),
+            ))
+        }
+        None => {
+            return Err(ctx.err(
+                key,
+                format!("`quick:` needs `expect: {inconclusive}`"),
+            ))
+        }
+    }
+    let why = match q.why.as_deref() {
+        Some(w) if !w.trim().is_empty() => w,
+        Some(_) => return Err(ctx.err(&format!("{key}.why"), "must not be empty: give the numbers at --quick (value ± CI, replications) and what is known at full fidelity")),
+        None => {
+            // The mark's own line: a missing `why` has none, and a later
+            // `why:` may be another claim's.
+            let mut e = ctx.err(key, "`quick:` needs `why:` with the numbers at --quick (value ± CI, replications) and what is known at full fidelity");
+            e.key = format!("{key}.why");
+            return Err(e);
+        }
+    };
+    check_text(ctx, &format!("{key}.why"), why)?;
+    Ok(Some(QuickMark {
+        why: why.to_string(),
+    }))
 }
 
 /// The points a claim's `points:` selects (all without one).
@@ -556,6 +650,7 @@ pub(super) fn tolerance_claims(
             expect: c.expect.unwrap_or_default(),
             why: c.why.clone(),
             note: None,
+            quick: None,
             sanity: tolerance_sanity(c, scope),
             fit: None,
         };

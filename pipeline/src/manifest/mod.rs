@@ -26,7 +26,7 @@ mod sweep;
 mod validate;
 mod values;
 
-pub use claims::{Calibrated, Claim};
+pub use claims::{Calibrated, Claim, QuickMark};
 pub use discover::{discover, load_all, load_or_input_error, unknown_id_message};
 pub use figure::FigureKind;
 pub use locate::locate;

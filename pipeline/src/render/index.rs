@@ -84,7 +84,7 @@ pub async fn write_full_index(
             continue;
         };
         let ems = measure::error_measures(&r);
-        let mut claims = measure::claims::evaluate_claims(&r, &ems);
+        let mut claims = measure::claims::evaluate_claims(&r, &ems, fidelity);
         let removed =
             measure::claims::ledger(store, None, fidelity.as_str(), &m.id, &mut claims).await?;
         let measured = super::Measured {
@@ -180,6 +180,8 @@ mod tests {
             points: None,
             expect: Expectation::Holds,
             why: None,
+            quick_expect: None,
+            quick_why: None,
             note: None,
             sanity: sanity.then(|| "reads no solver output".into()),
             fit: None,

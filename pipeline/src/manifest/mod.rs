@@ -12,6 +12,7 @@
 
 pub mod catalogue;
 pub mod claims;
+mod classify;
 mod discover;
 pub mod figure;
 pub mod limits;

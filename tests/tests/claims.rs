@@ -440,3 +440,72 @@ claims:
     assert_eq!(claim(&v, "model-queue")["status"], "holds", "{v}");
     assert_eq!(claim(&v, "straddles")["quick_expect"], "inconclusive");
 }
+
+/// `repro list --claims`: every claim as written, with the last verdict the
+/// ledger holds for its current definition at each fidelity; a claim changed
+/// since is listed without a verdict and says so. Nothing is evaluated.
+#[test]
+fn list_claims_shows_each_claim_with_its_last_verdicts() {
+    let p = project(&[]);
+    write_manifest(p.path(), "credits", MANIFEST);
+    let list_json = |dir: &std::path::Path| -> Vec<Value> {
+        let o = repro(dir, &["list", "--claims", "--format", "json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str::<Value>(&stdout(&o))
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    let row = |rows: &[Value], id: &str| {
+        rows.iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("no {id}"))
+            .clone()
+    };
+    // No store yet: listed, never evaluated, and no store is created.
+    let o = repro(p.path(), &["list", "--claims"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("slow-node-slower")
+            && out.contains("4 claims in 1 manifests: 1 expected to fail, 0 marked inconclusive at --quick, 1 sanity checks, 0 fits"),
+        "{out}"
+    );
+    assert!(!p.path().join("results/repro.sqlite").exists());
+    let rows = list_json(p.path());
+    assert_eq!(rows.len(), 4);
+    assert!(row(&rows, "backlog-grows")["last_quick"].is_null());
+
+    let (code, _) = check_json(p.path(), &[]);
+    assert_eq!(code, Some(0));
+    let rows = list_json(p.path());
+    let r = row(&rows, "slow-node-slower");
+    assert_eq!(
+        (&r["expect"], &r["last_quick"]["verdict"], &r["last_full"]),
+        (&Value::from("fails"), &Value::from("fails"), &Value::Null),
+        "{r}"
+    );
+    assert!(row(&rows, "blocking-is-a-probability")["sanity"].is_string());
+
+    // Changed after results: the old definition's verdict is not shown as its.
+    let changed = MANIFEST.replace(
+        "holds: \"slow.L1 > model.L1\"",
+        "holds: \"slow.L1 > 1.2 * model.L1\"",
+    );
+    write_manifest(p.path(), "credits", &changed);
+    let rows = list_json(p.path());
+    let r = row(&rows, "slow-node-longer-queue");
+    assert!(r["last_quick"].is_null(), "{r}");
+    assert_eq!(r["earlier_definition_evaluated"], true);
+    assert_eq!(
+        row(&rows, "backlog-grows")["last_quick"]["verdict"],
+        "holds"
+    );
+    let out = stdout(&repro(p.path(), &["list", "--claims"]));
+    let line = out
+        .lines()
+        .find(|l| l.contains("slow-node-longer-queue"))
+        .unwrap();
+    assert!(line.contains("— (changed)"), "{line}");
+}

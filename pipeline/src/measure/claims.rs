@@ -22,7 +22,7 @@ use super::{verdict_of, ExperimentResults, PointStatus};
 use crate::manifest::claims::select_points_of;
 use crate::manifest::predicate::interval::{evaluate, Env, Interval, Step, Truth};
 use crate::manifest::predicate::{metrics, saturation_series};
-use crate::manifest::{Claim, QuickMark};
+use crate::manifest::{Claim, Manifest, QuickMark};
 use serde::Serialize;
 use serde_json::Value as Json;
 use solvers::Fidelity;
@@ -122,6 +122,21 @@ fn truth_verdict(t: Truth) -> Verdict {
     }
 }
 
+/// A claim's tolerance (tolerance claims), its definition as the ledger keeps
+/// it ([`Claim::definition`]) and that definition's SHA-256 (hex).
+pub fn definition_of(m: &Manifest, c: &Claim) -> (Option<f64>, Json, String) {
+    let tolerance = c
+        .compare
+        .and_then(|i| m.compare.get(i))
+        .and_then(|x| x.tolerance);
+    let definition = c.definition(tolerance);
+    let hash = {
+        use sha2::Digest;
+        hex::encode(sha2::Sha256::digest(definition.to_string().as_bytes()))
+    };
+    (tolerance, definition, hash)
+}
+
 /// Every claim of the experiment, evaluated. `ems` are its error measures
 /// (for tolerance claims); `fidelity` is the results' (it decides whether
 /// `quick:` marks apply).
@@ -144,15 +159,7 @@ fn evaluate_claim(
     fidelity: Fidelity,
 ) -> ClaimResult {
     let m = &r.manifest;
-    let tolerance = c
-        .compare
-        .and_then(|i| m.compare.get(i))
-        .and_then(|x| x.tolerance);
-    let definition = c.definition(tolerance);
-    let definition_hash = {
-        use sha2::Digest;
-        hex::encode(sha2::Sha256::digest(definition.to_string().as_bytes()))
-    };
+    let (tolerance, definition, definition_hash) = definition_of(m, c);
     let point_json = |i: usize| m.points.get(i).map(|p| p.json());
     let (verdict, reason, points, skipped, steps) = match (&c.predicate, c.compare) {
         (Some(e), _) => {

@@ -4,15 +4,17 @@
 //! It answers at a glance: a summary table at the top has one row per paper
 //! figure and table (the catalogue of paper entries, in the papers' order)
 //! with its status, mean and max EM and verdicts, then the project's own
-//! studies; the run's date, code version and fidelity sit above it. Below, one
-//! section per experiment; provenance and per-point tables are collapsed
-//! (`<details>`) so the page stays short.
+//! studies; the run's date, code version and fidelity sit above it, and a
+//! table of contents below them. Then one section per experiment, each with a
+//! link back to the top; provenance is collapsed (`<details>`), short tables
+//! are shown and long per-point tables only linked (CSV, Markdown), so the
+//! page of a full run stays under a megabyte.
 
 use crate::format::{format_em, format_percent};
 use crate::table::{n_cols, numeric_columns};
 use crate::{
-    write_err, CatalogueEntry, EmSummaryLine, Index, IndexComparison, IndexExperiment, IndexFigure,
-    IndexTable, OutputEm, Result,
+    write_err, CatalogueEntry, EmSummaryLine, Index, IndexComparison, IndexEntryStatus,
+    IndexExperiment, IndexFigure, IndexTable, OutputEm, Result,
 };
 use std::fmt::Write as _;
 use std::path::Path;
@@ -97,9 +99,13 @@ td.warn { color: var(--inc); font-weight: 700; }
 .badge.inconclusive { background: var(--inc-bg); color: var(--inc); }
 .badge.pass { background: var(--pass-bg); color: var(--pass); }
 .badge.unchecked { background: #eee; color: #555; }
-.figs { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 1rem; }
+.figs { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 480px), 1fr)); gap: 1rem; align-items: start; }
 figure { margin: 0; }
-figure img { width: 100%; height: auto; border: 1px solid #e4e4e4; background: #fff; }
+figure img { width: 100%; max-width: 640px; height: auto; border: 1px solid #e4e4e4; background: #fff; }
+nav.toc { font-size: .88rem; }
+nav.toc ol { columns: 3 14rem; margin: .3rem 0; padding-left: 1.6rem; }
+a.top { float: right; font-size: .8rem; font-weight: normal; }
+a.totop { position: fixed; right: 1rem; bottom: 1rem; background: #fff; border: 1px solid #ccc; border-radius: 1rem; padding: .15rem .7rem; font-size: .85rem; text-decoration: none; }
 figcaption { font-size: .88rem; color: #444; }
 .scroll { overflow-x: auto; }
 .notes { color: #444; font-size: .88rem; margin: .2rem 0; }
@@ -143,7 +149,10 @@ pub fn index_html(index: &Index) -> String {
     h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
     h.push_str("<title>repro: reproduction results</title>\n<style>");
     h.push_str(CSS);
-    h.push_str("</style>\n</head>\n<body>\n<main>\n<header>\n<h1>Reproduction results</h1>\n");
+    h.push_str(crate::claims::CSS);
+    h.push_str(
+        "</style>\n</head>\n<body>\n<main id=\"top\">\n<header>\n<h1>Reproduction results</h1>\n",
+    );
     let _ = writeln!(
         h,
         "<p class=\"meta\">Generated {} by {} · code version <code>{}</code> · fidelity <strong>{}</strong></p>",
@@ -166,12 +175,29 @@ pub fn index_html(index: &Index) -> String {
     );
     h.push_str("</header>\n");
 
+    contents(&mut h, index);
     summary_table(&mut h, index);
     for x in &index.experiments {
         experiment(&mut h, x);
     }
-    h.push_str("</main>\n</body>\n</html>\n");
+    h.push_str("<a class=\"totop\" href=\"#top\">↑ top</a>\n</main>\n</body>\n</html>\n");
     h
+}
+
+/// The table of contents: the summary, then every experiment section.
+fn contents(h: &mut String, index: &Index) {
+    let e = html_escape;
+    h.push_str("<nav class=\"toc\" aria-label=\"Contents\"><strong>Contents</strong>: <a href=\"#summary\">Summary</a>\n<ol>\n");
+    for x in &index.experiments {
+        let _ = writeln!(
+            h,
+            "<li><a href=\"#{}\">{}</a> {}</li>",
+            e(&anchor(&x.id)),
+            e(&x.id),
+            badge(status(&x.em_summary))
+        );
+    }
+    h.push_str("</ol>\n</nav>\n");
 }
 
 fn experiment(h: &mut String, x: &IndexExperiment) {
@@ -179,7 +205,7 @@ fn experiment(h: &mut String, x: &IndexExperiment) {
     let _ = writeln!(h, "<section class=\"exp\" id=\"{}\">", e(&anchor(&x.id)));
     let _ = writeln!(
         h,
-        "<h2>{} <span class=\"version\">v{}</span> {}</h2>",
+        "<h2>{} <span class=\"version\">v{}</span> {}<a class=\"top\" href=\"#top\">↑ top</a></h2>",
         e(&x.id),
         x.version,
         badge(status(&x.em_summary))
@@ -193,6 +219,7 @@ fn experiment(h: &mut String, x: &IndexExperiment) {
             .collect();
         let _ = writeln!(h, "<p class=\"links\">Models: {}</p>", links.join(" · "));
     }
+    crate::claims::claims_block(h, x);
     h.push_str(
         "<details class=\"provenance\"><summary>Provenance</summary>\n<table class=\"kv\">\n",
     );
@@ -250,12 +277,21 @@ fn figures_block(h: &mut String, figures: &[IndexFigure]) {
     let e = html_escape;
     h.push_str("<div class=\"figs\">\n");
     for f in figures {
+        let alt = if f.alt.is_empty() { &f.title } else { &f.alt };
+        let sibling = |ext: &str| match f.png.strip_suffix(".png") {
+            Some(stem) => format!("{stem}.{ext}"),
+            None => format!("{}.{ext}", f.png),
+        };
         let _ = writeln!(
             h,
-            "<figure id=\"{anchor}\"><a href=\"{svg}\"><img src=\"{png}\" alt=\"{title}\" width=\"960\" height=\"640\" loading=\"lazy\"></a>\
-             <figcaption><strong>{id}</strong> — {title} (<a href=\"{png}\">PNG</a> · <a href=\"{svg}\">SVG</a>)</figcaption></figure>",
+            "<figure id=\"{anchor}\"><a href=\"{svg}\"><img src=\"{png}\" alt=\"{alt}\" loading=\"lazy\"></a>\
+             <figcaption><strong>{id}</strong> — {title} (<a href=\"{png}\">PNG</a> · <a href=\"{svg}\">SVG</a>, values on hover · \
+             <a href=\"{pdf}\">PDF</a> · <a href=\"{csv}\">data CSV</a>)</figcaption></figure>",
             svg = e(&url(&f.svg)),
             png = e(&url(&f.png)),
+            pdf = e(&url(&sibling("pdf"))),
+            csv = e(&url(&sibling("csv"))),
+            alt = e(alt),
             title = e(&f.title),
             id = e(&f.id),
             anchor = e(&output_anchor(&f.id)),
@@ -332,17 +368,16 @@ fn inline_table(h: &mut String, t: &IndexTable) {
         e(&output_anchor(&t.id)),
         e(title)
     );
-    let tab = &t.table;
+    let shown = crate::table::display(&t.table);
+    let tab = &shown;
     let n = n_cols(tab);
     let numeric = numeric_columns(tab);
     let cell = |row: &[String], i: usize| e(row.get(i).map_or("", String::as_str));
-    if n > 0 {
-        // Per-point tables are long: collapsed by default, their notes stay visible.
-        let _ = write!(
-            h,
-            "<details class=\"points\"><summary>{} rows, per point</summary>\n<div class=\"scroll\"><table>\n<thead><tr>",
-            tab.rows.len()
-        );
+    // A short table (a paper's table, a few points) is shown; a long
+    // per-point table is only linked, so the page stays light.
+    let inline = n > 0 && tab.rows.len() <= INLINE_ROWS && tab.rows.len() * n <= INLINE_CELLS;
+    if inline {
+        h.push_str("<div class=\"scroll\"><table>\n<thead><tr>");
         for (i, num) in numeric.iter().enumerate() {
             let class = if *num { " class=\"num\"" } else { "" };
             let _ = write!(h, "<th{class}>{}</th>", cell(&tab.header, i));
@@ -369,19 +404,38 @@ fn inline_table(h: &mut String, t: &IndexTable) {
             }
             h.push_str("</tr>\n");
         }
-        h.push_str("</tbody></table></div>\n</details>\n");
+        h.push_str("</tbody></table></div>\n");
     }
-    for note in &tab.notes {
+    for note in tab.notes.iter().take(INLINE_NOTES) {
         let _ = writeln!(h, "<p class=\"notes\">{}</p>", e(note));
     }
+    if tab.notes.len() > INLINE_NOTES {
+        let _ = writeln!(
+            h,
+            "<p class=\"notes\">… and {} more notes in the Markdown table.</p>",
+            tab.notes.len() - INLINE_NOTES
+        );
+    }
+    let size = if inline || n == 0 {
+        String::new()
+    } else {
+        format!("{} rows × {n} columns, ", tab.rows.len())
+    };
     let _ = writeln!(
         h,
-        "<p class=\"links\"><strong>{}</strong>: <a href=\"{}\">Markdown</a> · <a href=\"{}\">CSV</a></p>",
+        "<p class=\"links\"><strong>{}</strong>: {size}<a href=\"{}\">CSV</a> (numbers, with half-widths in their own columns) · <a href=\"{}\">Markdown</a></p>",
         e(&t.id),
-        e(&url(&t.markdown)),
-        e(&url(&t.csv))
+        e(&url(&t.csv)),
+        e(&url(&t.markdown))
     );
 }
+
+/// Tables up to this many rows and cells are shown in the page; longer ones
+/// are linked (their CSV and Markdown files hold every row).
+const INLINE_ROWS: usize = 16;
+const INLINE_CELLS: usize = 160;
+/// Notes shown under a table (the Markdown file has them all).
+const INLINE_NOTES: usize = 6;
 
 /// Fragment id of a figure or table.
 fn output_anchor(id: &str) -> String {
@@ -406,25 +460,6 @@ fn fidelity_banner(h: &mut String, index: &Index) {
             h,
             "<p class=\"banner full\">Full fidelity: the paper figures.{other}</p>"
         );
-    }
-}
-
-/// Does output `output` (a figure or table id) reproduce catalogue entry `entry`?
-/// Equal ids; `entry-suffix` variants; a whole figure (`wu-3.4`) for its panels (`wu-3.4a`).
-fn covers(output: &str, entry: &str) -> bool {
-    if output == entry
-        || output
-            .strip_prefix(entry)
-            .is_some_and(|rest| rest.starts_with('-'))
-    {
-        return true;
-    }
-    let panelled = entry.starts_with("wu-") || entry.starts_with("gran-");
-    match entry.char_indices().last() {
-        Some((i, c)) if panelled && c.is_ascii_lowercase() => {
-            entry[..i].ends_with(|d: char| d.is_ascii_digit()) && output == &entry[..i]
-        }
-        _ => false,
     }
 }
 
@@ -477,74 +512,33 @@ fn verdict(em: Option<&OutputEm>) -> &'static str {
     }
 }
 
-/// What a catalogue entry's row says it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum EntryStatus {
-    /// No output of any experiment is this entry.
-    NotYet,
-    /// A model or simulation of ours regenerates it.
-    Reproduced,
-    /// The paper's figure is a measurement on real hardware (its catalogue
-    /// entry says `hardware: true`): nothing can
-    /// regenerate it; the outputs show the paper's printed numbers (a
-    /// manifest's `reference_data`) beside our simulation of the same
-    /// scenario, with the EM between them.
-    ReferenceHardware,
-}
-
-impl EntryStatus {
-    fn of(hardware: bool, found: bool) -> EntryStatus {
-        match found {
-            false => EntryStatus::NotYet,
-            true if hardware => EntryStatus::ReferenceHardware,
-            true => EntryStatus::Reproduced,
-        }
-    }
-
-    fn label(self) -> &'static str {
-        match self {
-            EntryStatus::NotYet => "not yet",
-            EntryStatus::Reproduced => "reproduced",
-            EntryStatus::ReferenceHardware => "reference: hardware",
-        }
-    }
-
-    fn class(self) -> &'static str {
-        match self {
-            EntryStatus::NotYet => "status notyet",
-            EntryStatus::Reproduced => "status",
-            EntryStatus::ReferenceHardware => "status hardware",
-        }
-    }
-}
-
 /// The legend under the summary heading: what each status means.
-const LEGEND: &str = "<p class=\"notes legend\">Status: <strong>reproduced</strong> \u{2014} \
-a model or simulation of ours regenerates the entry, EMs between them below; \
-<strong>reference: hardware</strong> \u{2014} the paper's figure is a measurement on real \
-hardware, which no run can regenerate: its outputs draw the numbers the paper prints \
-(the manifest's <code>reference_data</code>) beside our simulation of the same scenario, \
-and the EM is simulation against hardware; <strong>not yet</strong> \u{2014} no output of \
-any experiment is this entry.</p>\n";
+const LEGEND: &str = "<p class=\"notes legend\">Status, from each entry's claims (the paper's own statements, \
+quoted in each experiment's section): <strong>reproduced</strong> \u{2014} every checkable claim holds; \
+<strong>partly reproduced</strong> \u{2014} some do; <strong>not reproduced</strong> \u{2014} none does; \
+<strong>calibrated</strong> \u{2014} its agreement is with the numbers its parameters were fitted to; \
+<strong>reference: hardware</strong> \u{2014} the paper's figure is a measurement on real hardware, which \
+no run regenerates (our simulation is shown beside the printed numbers); <strong>drawn</strong> \u{2014} \
+drawn, but the paper states nothing checkable about it (or only sanity checks read it); \
+<strong>not yet</strong> \u{2014} no output of any experiment is this entry. Sanity checks (which \
+cannot fail) and fits never count towards reproduced.</p>\n";
 
 fn summary_row(
     h: &mut String,
     id: &str,
     what: &str,
-    hardware: bool,
     found: &[(&str, &str, Option<&OutputEm>)],
+    status: Option<&IndexEntryStatus>,
 ) {
     let e = html_escape;
-    let status = EntryStatus::of(hardware, !found.is_empty());
-    if status == EntryStatus::NotYet {
+    let cell = crate::claims::status_cell(status);
+    if found.is_empty() {
         let _ = writeln!(
             h,
-            "<tr><td><code>{}</code></td><td class=\"what\">{}</td><td class=\"{}\">{}</td>\
+            "<tr><td><code>{}</code></td><td class=\"what\">{}</td>{cell}\
              <td class=\"num\">—</td><td class=\"num\">—</td><td>—</td><td>—</td></tr>",
             e(id),
             e(what),
-            status.class(),
-            status.label()
         );
         return;
     }
@@ -579,13 +573,11 @@ fn summary_row(
         .collect();
     let _ = writeln!(
         h,
-        "<tr><td><a href=\"#{}\"><code>{}</code></a></td><td class=\"what\">{}</td><td class=\"{}\">{}</td>\
+        "<tr><td><a href=\"#{}\"><code>{}</code></a></td><td class=\"what\">{}</td>{cell}\
          <td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
         e(&anchor(found[0].1)),
         e(id),
         e(what),
-        status.class(),
-        status.label(),
         e(&format_em(em.as_ref().and_then(|m| m.mean_em))),
         e(&format_em(em.as_ref().and_then(|m| m.max_em))),
         counts,
@@ -598,6 +590,7 @@ fn summary_row(
 fn summary_table(h: &mut String, index: &Index) {
     let all = outputs(index);
     h.push_str("<section id=\"summary\"><h2>Summary</h2>\n");
+    crate::claims::status_counts(h, index);
     h.push_str(LEGEND);
     h.push_str(
         "<div class=\"scroll\"><table class=\"summary\">\n<thead><tr>\
@@ -619,13 +612,14 @@ fn summary_table(h: &mut String, index: &Index) {
         let found: Vec<(&str, &str, Option<&OutputEm>)> = all
             .iter()
             .enumerate()
-            .filter(|(_, o)| covers(o.0, &c.id))
+            .filter(|(_, o)| verdicts::covers(o.0, &c.id))
             .map(|(i, o)| {
                 claimed[i] = true;
                 *o
             })
             .collect();
-        summary_row(h, &c.id, &c.what, c.hardware, &found);
+        let st = index.statuses.iter().find(|s| s.id == c.id);
+        summary_row(h, &c.id, &c.what, &found, st);
     }
     // An unclaimed output of an experiment that reproduces a paper entry (an EM
     // or values table named after the experiment, like `gran-s1-em`) supports
@@ -650,7 +644,8 @@ fn summary_table(h: &mut String, index: &Index) {
                 .iter()
                 .find(|x| x.id == o.1)
                 .map_or("", |x| x.title.as_str());
-            summary_row(h, o.0, title, false, std::slice::from_ref(o));
+            let st = index.statuses.iter().find(|s| s.id == o.0);
+            summary_row(h, o.0, title, std::slice::from_ref(o), st);
         }
     }
     h.push_str("</tbody></table></div>\n</section>\n");

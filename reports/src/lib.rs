@@ -5,7 +5,7 @@
 //! solvers nor opens the database; the pipeline reads the store and hands
 //! reports plain data, so `repro report` re-renders from the store alone.
 //!
-//! Modules: `em` (error measures, verdicts), `figure` (one drawing routine,
+//! Modules: `figure` (one drawing routine,
 //! generic over the plotters backend, for PNG and SVG; `axis` picks the ticks,
 //! `fonts` registers the bundled DejaVu Sans, as CI has no system fonts),
 //! `table` (Markdown + CSV), `index` (self-contained `index.html`), `export`
@@ -16,31 +16,40 @@
 //! and `format` (tick labels, EM percentages).
 //! `cargo run --release -p reports --example demo [dir]` renders samples of all.
 
-pub mod em;
-
 mod aggregate;
 mod axis;
+mod claims;
 mod export;
 mod figure;
 mod fonts;
 mod format;
 mod frame;
 mod index;
+mod legend;
+mod options;
+mod style;
 mod table;
+mod vector;
 mod versions;
 
 pub use aggregate::{em_summary_lines, output_em, pivot_cells, EmPoint, LongCell};
+pub use claims::interval as format_interval;
 pub use export::{axis_columns, tidy_json, write_tidy_csv, TIDY_HEADER, TIDY_TAIL};
-pub use figure::{render_figure, FIGURE_SIZE};
+pub use figure::{figure_alt, figure_csv, figure_size_px, render_figure, render_figure_with};
 pub use fonts::{ensure_fonts, FAMILY as FONT_FAMILY};
+pub use format::TickFormat;
 pub use format::{format_em, format_percent, format_tick, unify_number_columns};
 pub use frame::{tidy_frame, write_arrow, write_parquet, FRAME_HEAD, FRAME_TAIL};
 pub use index::{html_escape, index_html, write_index};
+pub use options::{FigureOptions, LegendPosition, Length};
 /// The data-frame type of [`tidy_frame`] and [`compare_frame`].
 pub use polars::prelude::DataFrame;
+pub use style::{DASH_COUNT, PALETTE_LEN};
 pub use table::{table_csv, table_markdown, write_table};
+pub use vector::PNG_SCALE;
 pub use versions::{
-    compare_frame, compare_table, overlay_figure, version_diffs, VersionDiff, VersionValue,
+    compare_frame, compare_table, full_percent, overlay_figure, version_diffs, VersionDiff,
+    VersionValue,
 };
 
 use serde::{Deserialize, Serialize};
@@ -85,6 +94,20 @@ pub(crate) fn write_err(path: &Path, e: impl std::fmt::Display) -> ReportError {
 pub struct Value {
     pub value: f64,
     pub half_width: Option<f64>,
+    /// Replications (or batches) behind the value, when known.
+    #[serde(default)]
+    pub n: Option<i64>,
+}
+
+impl Value {
+    /// A value without a CI.
+    pub fn exact(value: f64) -> Value {
+        Value {
+            value,
+            half_width: None,
+            n: None,
+        }
+    }
 }
 
 /// How a series is drawn: models as lines, simulations as markers with CI bars,
@@ -102,6 +125,16 @@ pub enum SeriesStyle {
 pub struct FigureSeries {
     /// Legend label, e.g. "model (credit.ctmc)".
     pub label: String,
+    /// The series' name in its manifest (the figure's CSV `series` column).
+    #[serde(default)]
+    pub name: String,
+    /// The metric drawn (the CSV's `metric` column).
+    #[serde(default)]
+    pub metric: String,
+    /// When each point is a different metric (a `metrics` figure): their
+    /// names, point by point, for the CSV.
+    #[serde(default)]
+    pub point_metrics: Vec<String>,
     pub style: SeriesStyle,
     /// (x, value). `None` = no value at that x (failed or saturated point).
     pub points: Vec<(f64, Option<Value>)>,
@@ -110,7 +143,7 @@ pub struct FigureSeries {
     #[serde(default)]
     pub colour: Option<usize>,
     /// Within a colour: the dash pattern of a line (0 solid, 1 dashed, 2
-    /// dotted, 3 long dashes) or the shape of markers.
+    /// dotted, 3 dash-dot, ..; [`DASH_COUNT`] of them) or the shape of markers.
     #[serde(default)]
     pub variant: usize,
 }
@@ -122,6 +155,8 @@ pub struct Figure {
     pub xlabel: String,
     pub ylabel: String,
     pub log_y: bool,
+    #[serde(default)]
+    pub log_x: bool,
     pub series: Vec<FigureSeries>,
 }
 
@@ -151,6 +186,75 @@ pub struct Index {
     /// table at the top of the page has one row per entry.
     pub catalogue: Vec<CatalogueEntry>,
     pub experiments: Vec<IndexExperiment>,
+    /// Each catalogue entry's (and each of the project's own outputs')
+    /// status, derived from its claims by the measure stage.
+    #[serde(default)]
+    pub statuses: Vec<IndexEntryStatus>,
+}
+
+/// An entry's status and the claim counts behind it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexEntryStatus {
+    pub id: String,
+    pub status: verdicts::EntryStatus,
+    /// Checkable claims (neither sanity checks nor fits) that hold, of `checkable`.
+    pub holding: usize,
+    pub checkable: usize,
+    pub sanity: usize,
+    pub fits: usize,
+}
+
+/// One claim as the index shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexClaim {
+    pub id: String,
+    pub kind: verdicts::ClaimKind,
+    pub quote: String,
+    #[serde(rename = "where")]
+    pub where_: String,
+    pub entries: Vec<String>,
+    /// The predicate (tolerance claims: what is compared).
+    pub holds: String,
+    pub points: Option<String>,
+    pub expect: verdicts::Expectation,
+    pub why: Option<String>,
+    pub note: Option<String>,
+    /// Why it cannot fail (a sanity check), if so.
+    pub sanity: Option<String>,
+    /// Why its agreement is a fit, if so.
+    pub fit: Option<String>,
+    pub verdict: verdicts::Verdict,
+    pub status: verdicts::ClaimStatus,
+    pub reason: Option<String>,
+    pub evaluated: usize,
+    /// Points left out, with why.
+    pub skipped: Vec<(String, String)>,
+    pub steps: Vec<IndexClaimStep>,
+    /// Earlier definitions that had results.
+    pub history: Vec<IndexClaimChange>,
+}
+
+/// One comparison a claim made: both sides as intervals (lo, hi).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexClaimStep {
+    pub text: String,
+    /// The point (axis values as JSON); `None` for aggregates.
+    pub point: Option<String>,
+    pub lhs: (f64, f64),
+    pub op: String,
+    pub rhs: (f64, f64),
+    pub verdict: verdicts::Verdict,
+}
+
+/// An earlier definition of a claim that had results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexClaimChange {
+    pub id: String,
+    /// Canonical JSON of the old definition.
+    pub definition: String,
+    pub first_evaluated: String,
+    pub last_evaluated: String,
+    pub last_verdict: verdicts::Verdict,
 }
 
 /// One figure or table of a paper, as listed in `docs/catalogue.yaml`.
@@ -195,6 +299,15 @@ pub struct IndexExperiment {
     /// against this one.
     #[serde(default)]
     pub comparison: Option<IndexComparison>,
+    /// Its claims, evaluated.
+    #[serde(default)]
+    pub claims: Vec<IndexClaim>,
+    /// Claims it had, with results, that its manifest no longer has.
+    #[serde(default)]
+    pub removed_claims: Vec<IndexClaimChange>,
+    /// What its `calibrated:` says the parameters were fitted against.
+    #[serde(default)]
+    pub calibrated_against: Vec<String>,
 }
 
 /// Two versions of an experiment compared: overlay figures and the per-point
@@ -216,6 +329,9 @@ pub struct IndexFigure {
     pub title: String,
     pub png: String,
     pub svg: String,
+    /// What the figure shows, for the image's alt text ([`figure_alt`]).
+    #[serde(default)]
+    pub alt: String,
     /// Error measures of the comparisons drawn in it (`None`: nothing compared).
     pub em: Option<OutputEm>,
 }

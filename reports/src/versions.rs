@@ -2,7 +2,7 @@
 //! the join of their values as a polars frame, the per-point difference table
 //! and the figures with both versions overlaid.
 
-use crate::format::{format_em, format_tick};
+use crate::format::format_em;
 use crate::frame::{floats, frame_err, ints, strings};
 use crate::{Figure, Result, Table, Value};
 use polars::prelude::*;
@@ -34,7 +34,7 @@ pub struct VersionDiff {
     /// B − A.
     pub diff: Option<f64>,
     /// The error measure between the versions, A as the reference:
-    /// `|B − A| / |A|` ([`crate::em::em`]); `None` when undefined.
+    /// `|B − A| / |A|` ([`verdicts::em`]); `None` when undefined.
     pub em: Option<f64>,
 }
 
@@ -84,7 +84,7 @@ pub fn compare_frame(
     let keys = [col("point"), col("series"), col("metric")];
     let args = JoinArgs::new(JoinType::Full).with_coalesce(JoinCoalesce::CoalesceColumns);
     let diff = col("value_b") - col("value_a");
-    // EM with A as the reference, as `em::em`: undefined when A is 0 and B is not.
+    // EM with A as the reference, as `verdicts::em`: undefined when A is 0 and B is not.
     let em = when(col("value_a").neq(lit(0.0)))
         .then(diff.clone().abs() / col("value_a").abs())
         .when(diff.clone().eq(lit(0.0)))
@@ -144,10 +144,11 @@ pub fn version_diffs(df: &DataFrame) -> Result<Vec<VersionDiff>> {
         ints(df, "ci_n_b")?,
     );
     let (diff, em) = (floats(df, "diff")?, floats(df, "em")?);
-    let value = |v: Option<f64>, h: Option<f64>| {
+    let value = |v: Option<f64>, h: Option<f64>, n: Option<i64>| {
         v.map(|value| Value {
             value,
             half_width: h,
+            n,
         })
     };
     Ok((0..df.height())
@@ -155,9 +156,9 @@ pub fn version_diffs(df: &DataFrame) -> Result<Vec<VersionDiff>> {
             point: point[i].clone().unwrap_or_default(),
             series: series[i].clone().unwrap_or_default(),
             metric: metric[i].clone().unwrap_or_default(),
-            a: value(va[i], ha[i]),
+            a: value(va[i], ha[i], na[i]),
             a_n: na[i],
-            b: value(vb[i], hb[i]),
+            b: value(vb[i], hb[i], nb[i]),
             b_n: nb[i],
             diff: diff[i],
             em: em[i],
@@ -170,8 +171,9 @@ fn cell(v: Option<Value>) -> String {
         Some(Value {
             value,
             half_width: Some(h),
-        }) if h.is_finite() => format!("{} ± {}", format_tick(value), format_tick(h)),
-        Some(v) => format_tick(v.value),
+            ..
+        }) if h.is_finite() => format!("{value} ± {h}"),
+        Some(v) => v.value.to_string(),
         None => "—".into(),
     }
 }
@@ -216,12 +218,12 @@ pub fn compare_table(
                 d.metric.clone(),
                 cell(d.a),
                 cell(d.b),
-                d.diff.map_or("—".into(), format_tick),
-                format_em(d.em),
+                d.diff.map_or("—".into(), |x| x.to_string()),
+                d.em.map_or("—".into(), full_percent),
             ]
         })
         .collect();
-    let (mean, max) = crate::em::summarise(&diffs.iter().map(|d| d.em).collect::<Vec<_>>());
+    let (mean, max) = summarise(&diffs.iter().map(|d| d.em).collect::<Vec<_>>());
     let mut notes = differences.to_vec();
     notes.push(format!(
         "{} points compared; EM between the versions: mean {}, max {}; {} only in A, {} only in B.",
@@ -234,15 +236,20 @@ pub fn compare_table(
         diffs.iter().filter(|d| d.b.is_none()).count(),
         diffs.iter().filter(|d| d.a.is_none()).count(),
     ));
-    let mut t = Table {
+    let t = Table {
         id: id.to_string(),
         title: format!("{a} vs {b}: per-point differences"),
         header,
         rows,
         notes,
     };
-    crate::unify_number_columns(&mut t);
     t
+}
+
+/// A fraction as a percentage cell at full precision ("0.38612%"); tables are
+/// displayed rounded ([`crate::unify_number_columns`]) and exported exact.
+pub fn full_percent(fraction: f64) -> String {
+    format!("{}%", fraction * 100.0)
 }
 
 /// `a` and `b` (the same figure drawn from two versions) in one figure: each
@@ -272,8 +279,20 @@ pub fn overlay_figure(a: &Figure, b: &Figure, (label_a, label_b): (&str, &str)) 
         xlabel: a.xlabel.clone(),
         ylabel: a.ylabel.clone(),
         log_y: a.log_y,
+        log_x: a.log_x,
         series,
     }
+}
+
+/// Mean and max over the defined EMs of a figure.
+fn summarise(ems: &[Option<f64>]) -> (Option<f64>, Option<f64>) {
+    let v: Vec<f64> = ems.iter().flatten().copied().collect();
+    if v.is_empty() {
+        return (None, None);
+    }
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    let max = v.iter().copied().fold(f64::MIN, f64::max);
+    (Some(mean), Some(max))
 }
 
 #[cfg(test)]

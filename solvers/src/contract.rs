@@ -213,6 +213,11 @@ pub enum SolveError {
     Numerical(String),
     #[error("cancelled")]
     Cancelled,
+    /// A program outside repro (a solver a manifest declares) failed: it
+    /// exited non-zero, was killed, timed out or broke the output protocol.
+    /// The message says which, with the tail of the program's stderr.
+    #[error("{0}")]
+    Program(String),
 }
 
 impl SolveError {
@@ -239,6 +244,86 @@ pub struct SolverDoc {
     pub metrics: Vec<&'static str>,
 }
 
+impl SolverDoc {
+    /// The metric names of [`SolverDoc::metrics`]. Each entry lists names
+    /// separated by commas, with remarks in parentheses (dropped here) and time
+    /// series as `series NAME` (not metrics, left out); `<k>` in a name stands
+    /// for any non-empty run of letters, digits and `_` (`thr_F<k>_<j>` names
+    /// `thr_F1_2`). A solvers test keeps every entry in this form.
+    pub fn metric_names(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for entry in &self.metrics {
+            let mut plain = String::new();
+            let mut depth = 0usize;
+            for c in entry.chars() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth = depth.saturating_sub(1),
+                    c if depth == 0 => plain.push(c),
+                    _ => {}
+                }
+            }
+            for name in plain.split(',').map(str::trim) {
+                if !name.is_empty()
+                    && !name.starts_with("series ")
+                    && !out.iter().any(|n| n == name)
+                {
+                    out.push(name.to_string());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Whether a metric name matches a documented name ([`SolverDoc::metric_names`]),
+/// whose `<..>` placeholders each match a non-empty run of `[A-Za-z0-9_]`.
+pub fn metric_matches(pattern: &str, name: &str) -> bool {
+    fn go(p: &[u8], n: &[u8]) -> bool {
+        match p.first() {
+            None => n.is_empty(),
+            Some(b'<') => {
+                let Some(close) = p.iter().position(|&c| c == b'>') else {
+                    return false;
+                };
+                let rest = &p[close + 1..];
+                let run = n
+                    .iter()
+                    .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+                    .count();
+                (1..=run).any(|k| go(rest, &n[k..]))
+            }
+            Some(&c) => n.first() == Some(&c) && go(&p[1..], &n[1..]),
+        }
+    }
+    go(pattern.as_bytes(), name.as_bytes())
+}
+
+/// What is known of a metric's values before solving, for the loader's
+/// classification of checks that cannot fail (a "sanity" check).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub enum MetricFact {
+    /// Every value of the metrics matching the name lies in `[lo, hi]`
+    /// (probabilities, fractions of time, indicators, normalised differences).
+    Range(&'static str, f64, f64),
+    /// A function of the parameters alone (an input echoed back, such as a
+    /// packet size): comparing it checks the manifest, not the solver.
+    FromParams(&'static str),
+}
+
+impl MetricFact {
+    /// A probability or fraction: `[0, 1]`.
+    pub const fn fraction(name: &'static str) -> Self {
+        MetricFact::Range(name, 0.0, 1.0)
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            MetricFact::Range(n, ..) | MetricFact::FromParams(n) => n,
+        }
+    }
+}
+
 pub trait Solver: Send + Sync {
     /// Stable name such as `credit.ctmc`.
     fn name(&self) -> &'static str;
@@ -247,4 +332,27 @@ pub trait Solver: Send + Sync {
     fn kind(&self) -> Kind;
     fn doc(&self) -> SolverDoc;
     fn solve(&self, params: &serde_json::Value, ctx: &TaskContext) -> Result<Outcome, SolveError>;
+
+    /// Hash of the code outside this binary that the results depend on (the
+    /// files of a program a manifest declares); `None` for the solvers
+    /// compiled into repro, whose `version` says it all. Part of every task
+    /// key besides `version`, so editing such a program reruns its tasks.
+    fn code_hash(&self) -> Option<String> {
+        None
+    }
+
+    /// A self-contained description from which another process rebuilds
+    /// this solver (a declared program: its command, folder, files and
+    /// limits); `None` for compiled-in solvers. Queued tasks carry it to
+    /// workers, which know only the compiled-in solvers.
+    fn definition(&self) -> Option<serde_json::Value> {
+        None
+    }
+
+    /// What is known of its metrics' values before solving (bounded ranges,
+    /// metrics computed from the parameters alone). Solvers with bounded or
+    /// echoed metrics list them; the default knows nothing.
+    fn metric_facts(&self) -> Vec<MetricFact> {
+        Vec::new()
+    }
 }

@@ -34,7 +34,9 @@
 //!   byte order regardless of the database's collation.
 //! - Timestamps are RFC 3339 UTC text with millisecond precision (see [`rfc3339_utc`]).
 
+mod claims;
 mod connect;
+mod facts;
 mod plans;
 pub mod queue;
 mod results;
@@ -49,6 +51,7 @@ use std::time::Duration;
 use sqlx::postgres::PgPool;
 use sqlx::sqlite::SqlitePool;
 
+pub use claims::{ClaimDefinitionRow, ClaimRecord};
 pub use queue::{now_ms, Claimed, Enqueue, QueueCounts, QueueRow, WorkerId, MAX_ATTEMPTS};
 pub use rows::{
     ErrorMeasureRow, ExperimentRow, MetricRow, PlanRow, RunRow, SeriesPointRow, TaskRecord,

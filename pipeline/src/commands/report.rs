@@ -7,7 +7,7 @@ use crate::ReportArgs;
 use anyhow::bail;
 use pipeline::measure::{self, collect_at, stored_manifests};
 use pipeline::render::compare::attach_comparisons;
-use pipeline::render::{fidelity_dir, render_experiment, write_index};
+use pipeline::render::{fidelity_dir, render_experiment, write_index, Measured};
 use pipeline::shared::{exit, open_existing_store, InputError};
 use solvers::{Fidelity, Registry};
 use std::collections::BTreeMap;
@@ -33,6 +33,7 @@ async fn render_all(
 ) -> anyhow::Result<usize> {
     let store = open_existing_store(store_loc).await?;
     let manifests = stored_manifests(&store, registry).await?;
+    let registry = &pipeline::manifest::with_declared(registry, &manifests);
     if manifests.is_empty() {
         bail!(InputError(format!(
             "the store {store_loc} holds no experiments yet; run `repro run` first"
@@ -48,9 +49,18 @@ async fn render_all(
                 continue;
             };
             let ems = measure::error_measures(&r);
+            let mut claims = measure::claims::evaluate_claims(&r, &ems);
+            let removed =
+                measure::claims::ledger(&store, None, fidelity.as_str(), &m.id, &mut claims)
+                    .await?;
+            let measured = Measured {
+                ems: &ems,
+                claims: &claims,
+                removed: &removed,
+            };
             rendered.insert(
                 m.id.clone(),
-                render_experiment(&r, &ems, registry, &out_dir, fidelity)?,
+                render_experiment(&r, &measured, registry, &out_dir, fidelity)?,
             );
         }
         attach_comparisons(&store, registry, &out_dir, fidelity, &mut rendered).await?;

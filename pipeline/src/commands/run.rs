@@ -7,7 +7,7 @@ use crate::{Executor as ExecutorName, RunArgs};
 use anyhow::Context;
 use pipeline::execute::queue::{Launch, Queued};
 use pipeline::execute::{self, ExecOptions, Executor, Local};
-use pipeline::manifest::{discover, load_or_input_error, Manifest};
+use pipeline::manifest::{self, discover, load_or_input_error, Manifest};
 use pipeline::measure;
 use pipeline::plan::{self, plan_rows, plan_rows_iter, Task};
 use pipeline::render::{self, fidelity_dir, write_full_index};
@@ -41,6 +41,10 @@ pub(crate) struct RunOptions {
 pub(crate) struct RunReport {
     pub exec: execute::ExecSummary,
     pub error_measures: Vec<ErrorMeasureRow>,
+    /// Every claim of every manifest, evaluated.
+    pub claims: Vec<measure::claims::ClaimResult>,
+    /// Claims with results that the manifests no longer have.
+    pub removed_claims: Vec<store::ClaimDefinitionRow>,
     pub manifests: Vec<Manifest>,
     /// `--detach`: the Slurm job that runs the tasks; nothing was measured or rendered.
     pub detached: Option<String>,
@@ -132,6 +136,8 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
         .into());
     }
     let manifests = load_or_input_error(&paths, registry)?;
+    // The programs the manifests declare join the compiled-in solvers.
+    let registry = &manifest::with_declared(registry, &manifests);
     // Planned before the store is opened: a run over the task limit changes nothing.
     let mut plan = plan::plan(&manifests, registry, opts.fidelity)
         .map_err(|e| InputError(format!("error: {e}; nothing was run")))?;
@@ -147,6 +153,9 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
                 manifest_text: m.text.clone(),
             })
             .await?;
+        for (key, value) in manifest::facts_of(m) {
+            store.set_fact(&key, &value).await?;
+        }
     }
     for m in &manifests {
         store
@@ -183,6 +192,8 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
         return Ok(RunReport {
             exec: summary,
             error_measures: Vec::new(),
+            claims: Vec::new(),
+            removed_claims: Vec::new(),
             manifests,
             detached: Some(job),
             replications: BTreeMap::new(),
@@ -201,6 +212,8 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
     // and how to render again without solving anything.
     let out_dir = fidelity_dir(&opts.results_dir, opts.fidelity);
     let mut all_em = Vec::new();
+    let mut all_claims = Vec::new();
+    let mut removed_claims = Vec::new();
     let (mut replications, mut unmet) = (BTreeMap::new(), Vec::new());
     let measured: anyhow::Result<()> = async {
         let mut rendered = BTreeMap::new();
@@ -211,9 +224,26 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
             replications.extend(reps);
             unmet.extend(not_met);
             store.replace_error_measures(&m.id, m.version, &ems).await?;
-            let entry = render::render_experiment(&r, &ems, registry, &out_dir, opts.fidelity)?;
+            let mut claims = measure::claims::evaluate_claims(&r, &ems);
+            let removed = measure::claims::ledger(
+                &store,
+                Some(run_id),
+                opts.fidelity.as_str(),
+                &m.id,
+                &mut claims,
+            )
+            .await?;
+            let measured = render::Measured {
+                ems: &ems,
+                claims: &claims,
+                removed: &removed,
+            };
+            let entry =
+                render::render_experiment(&r, &measured, registry, &out_dir, opts.fidelity)?;
+            removed_claims.extend(removed);
             rendered.insert(m.id.clone(), entry);
             all_em.extend(ems);
+            all_claims.extend(claims);
         }
         write_full_index(&store, registry, &opts.results_dir, opts.fidelity, rendered).await
     }
@@ -231,6 +261,8 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
     Ok(RunReport {
         exec: summary,
         error_measures: all_em,
+        claims: all_claims,
+        removed_claims,
         manifests,
         detached: None,
         replications,
@@ -259,9 +291,12 @@ async fn rounds(
         for m in manifests {
             let r = measure::collect_plan(store, m, &plan_rows(plan, m)).await?;
             let ems = measure::error_measures(&r);
+            let claims = measure::claims::evaluate_claims(&r, &ems);
+            let undecided = measure::claims::undecided(&claims, &r);
             next.extend(measure::precision::next_round(
                 &r,
                 &ems,
+                &undecided,
                 opts.resolve,
                 simulation,
             ));
@@ -351,6 +386,7 @@ struct DryRunEntry {
 async fn plan_only(opts: &RunOptions, registry: &Registry) -> anyhow::Result<Vec<DryRunEntry>> {
     let paths = discover(&opts.targets, &opts.experiments_dir)?;
     let manifests = load_or_input_error(&paths, registry)?;
+    let registry = &manifest::with_declared(registry, &manifests);
     let store = existing_store(&opts.store).await?;
     let mut out = Vec::new();
     for m in &manifests {

@@ -11,21 +11,29 @@
 //! as `batch_lenn` is reported with its file, line and key and nothing runs.
 
 pub mod catalogue;
+pub mod claims;
 mod discover;
 pub mod figure;
 pub mod limits;
 mod locate;
+pub mod metrics;
 mod parse;
+pub mod predicate;
+mod programs;
 mod raw;
 pub mod reference;
 mod sweep;
 mod validate;
 mod values;
 
+pub use claims::{Calibrated, Claim};
 pub use discover::{discover, load_all, load_or_input_error, unknown_id_message};
 pub use figure::FigureKind;
 pub use locate::locate;
-pub use parse::{load, parse};
+pub use parse::{load, parse, parse_stored};
+pub use programs::{
+    code_fact, conflicts, declared_in, dir_fact, facts_of, registry_with, with_declared, CodeRecord,
+};
 pub use reference::Reference;
 pub use sweep::Points;
 pub use values::{canonical_number, yaml_to_json};
@@ -69,6 +77,12 @@ pub struct Compare {
     pub candidate: String,
     #[serde(default)]
     pub tolerance: Option<f64>,
+    /// `holds` (default) or `fails`: a tolerance known not to be met stays,
+    /// marked, with the reason in `why`.
+    #[serde(default)]
+    pub expect: Option<verdicts::Expectation>,
+    #[serde(default)]
+    pub why: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -187,11 +201,32 @@ pub struct Manifest {
     pub tables: Vec<TableSpec>,
     /// Paper numbers ([`reference`]).
     pub references: Vec<Reference>,
+    /// Programs this manifest declares as solvers (`solvers:`), seen by its
+    /// own series only; [`with_declared`] adds them to a registry.
+    pub solvers: Vec<std::sync::Arc<external::ExternalSolver>>,
+    /// The claims: `claims:` first, then one per `compare:` entry with a tolerance.
+    pub claims: Vec<Claim>,
+    /// `calibrated:` ([`claims`]).
+    pub calibrated: Option<Calibrated>,
 }
 
 impl Manifest {
     pub fn series(&self, name: &str) -> Option<&Series> {
         self.series.iter().find(|s| s.name == name)
+    }
+
+    /// The solver `name` as this manifest sees it: a program it declares, or
+    /// else the registry's.
+    pub fn solver(
+        &self,
+        name: &str,
+        registry: &solvers::Registry,
+    ) -> Option<std::sync::Arc<dyn solvers::Solver>> {
+        use solvers::Solver;
+        match self.solvers.iter().find(|s| s.name() == name) {
+            Some(s) => Some(s.clone()),
+            None => registry.get(name),
+        }
     }
 }
 

@@ -44,6 +44,12 @@ impl Points {
         self.len
     }
 
+    /// The axes grouped as they vary: one group per sweep entry (a zip group's
+    /// axes move together).
+    pub fn groups(&self) -> Vec<Vec<String>> {
+        self.entries.iter().map(|e| e.names.clone()).collect()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -82,6 +88,15 @@ impl Points {
         let mut values = BTreeMap::new();
         self.extend_with(index, &mut values);
         Some(Point { index, values })
+    }
+
+    /// Every value axis `name` takes (once per row of its entry, not per point).
+    pub fn axis_values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Json> + 'a {
+        self.entries
+            .iter()
+            .flat_map(|e| e.names.iter().zip(&e.columns))
+            .filter(move |(n, _)| *n == name)
+            .flat_map(|(_, col)| col.iter())
     }
 
     pub fn iter(&self) -> impl Iterator<Item = Point> + '_ {

@@ -1,18 +1,21 @@
 //! Measure: joins the stored tasks of an experiment into per-point values
 //! (replications combined), and computes error measures between series.
 
+pub mod claims;
+pub mod em;
 pub mod precision;
+pub mod status;
 mod stored;
 
 pub use stored::{code_versions, collect_at, collect_fidelity, stored_manifest, stored_manifests};
 
 use crate::manifest::{Manifest, Point};
 use anyhow::Context;
-use reports::em;
 use serde_json::Value as Json;
 use solvers::des::ci95;
 use std::collections::BTreeMap;
 use store::{ErrorMeasureRow, PlanRow, Store, TaskRecord, TaskStatus};
+use verdicts::PointVerdict;
 
 /// The state of one series at one point, over its replications.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -44,11 +47,9 @@ impl std::fmt::Display for PointStatus {
     }
 }
 
-/// The verdict of a stored error measure. The store keeps it as the text
-/// [`em::Verdict::as_str`] wrote; text that names no verdict (a store edited
-/// by hand) reads as inconclusive, which never counts as a pass.
-pub fn verdict_of(r: &ErrorMeasureRow) -> em::Verdict {
-    r.verdict.parse().unwrap_or(em::Verdict::Inconclusive)
+/// The verdict of a stored error measure.
+pub fn verdict_of(r: &ErrorMeasureRow) -> PointVerdict {
+    r.verdict
 }
 
 /// A metric at one point of one series, replications combined.
@@ -256,9 +257,9 @@ pub fn error_measures(r: &ExperimentResults) -> Vec<ErrorMeasureRow> {
                 _ => (
                     None,
                     if c.tolerance.is_some() {
-                        em::Verdict::Inconclusive
+                        PointVerdict::Inconclusive
                     } else {
-                        em::Verdict::Unchecked
+                        PointVerdict::Unchecked
                     },
                 ),
             };
@@ -275,7 +276,7 @@ pub fn error_measures(r: &ExperimentResults) -> Vec<ErrorMeasureRow> {
                 candidate_value: cd.map(|a| a.value),
                 em: e,
                 tolerance: c.tolerance,
-                verdict: verdict.as_str().to_string(),
+                verdict,
             });
         }
     }

@@ -18,12 +18,16 @@ pub use figures::figures;
 pub use index::{catalogue, write_full_index, write_index};
 pub use tables::{em_summary, tables};
 
+use crate::manifest::predicate::interval::Truth;
+use crate::measure::claims::ClaimResult;
 use crate::measure::ExperimentResults;
 use anyhow::Context;
+use reports::{IndexClaim, IndexClaimChange, IndexClaimStep};
 use reports::{IndexExperiment, IndexFigure, IndexTable, OutputEm};
 use solvers::{Fidelity, Kind, Registry};
 use std::path::{Component, Path, PathBuf};
 use store::ErrorMeasureRow;
+use verdicts::Verdict;
 
 /// Where the pages of a fidelity go: full results in `results/`, quick (CI)
 /// results in `results/quick/`, so a quick run never overwrites the paper figures.
@@ -38,23 +42,89 @@ pub fn fidelity_dir(results_dir: &Path, fidelity: Fidelity) -> PathBuf {
 /// [`fidelity_dir`]); returns its index entry.
 pub fn render_experiment(
     r: &ExperimentResults,
-    ems: &[ErrorMeasureRow],
+    m: &Measured,
     registry: &Registry,
     out_dir: &Path,
     fidelity: Fidelity,
 ) -> anyhow::Result<IndexExperiment> {
-    build(r, ems, registry, out_dir, true, fidelity)
+    build(r, m, registry, out_dir, true, fidelity)
+}
+
+/// What the measure stage found of one experiment besides its values.
+pub struct Measured<'a> {
+    pub ems: &'a [ErrorMeasureRow],
+    pub claims: &'a [ClaimResult],
+    /// Claims with results that the manifest no longer has.
+    pub removed: &'a [store::ClaimDefinitionRow],
+}
+
+fn change(d: &store::ClaimDefinitionRow) -> IndexClaimChange {
+    IndexClaimChange {
+        id: d.claim_id.clone(),
+        definition: d.definition.clone(),
+        first_evaluated: d.first_seen.clone(),
+        last_evaluated: d.last_evaluated.clone(),
+        last_verdict: d.last_verdict,
+    }
+}
+
+/// A claim result as the index shows it.
+fn index_claim(c: &ClaimResult, r: &ExperimentResults) -> IndexClaim {
+    let truth = |t: Truth| match t {
+        Truth::True => Verdict::Holds,
+        Truth::False => Verdict::Fails,
+        Truth::Unknown => Verdict::Inconclusive,
+    };
+    IndexClaim {
+        id: c.id.clone(),
+        kind: c.kind,
+        quote: c.quote.clone(),
+        where_: c.where_.clone(),
+        entries: c.entries.clone(),
+        holds: match c.tolerance {
+            Some(_) => c.holds.clone(),
+            None => c.holds.clone(),
+        },
+        points: c.points_filter.clone(),
+        expect: c.expect,
+        why: c.why.clone(),
+        note: c.note.clone(),
+        sanity: c.sanity.clone(),
+        fit: c.fit.clone(),
+        verdict: c.verdict,
+        status: c.status,
+        reason: c.reason.clone(),
+        evaluated: c.points.len(),
+        skipped: c
+            .skipped
+            .iter()
+            .map(|(p, w)| (r.point(*p).map(|x| x.json()).unwrap_or_default(), w.clone()))
+            .collect(),
+        steps: c
+            .steps
+            .iter()
+            .map(|s| IndexClaimStep {
+                text: s.text.clone(),
+                point: s.point.clone(),
+                lhs: (s.lhs.lo, s.lhs.hi),
+                op: s.op.clone(),
+                rhs: (s.rhs.lo, s.rhs.hi),
+                verdict: truth(s.truth),
+            })
+            .collect(),
+        history: c.history.iter().map(change).collect(),
+    }
 }
 
 /// The index entry of an experiment whose files are already in `out_dir`.
 pub fn index_entry_without_files(
     r: &ExperimentResults,
-    ems: &[ErrorMeasureRow],
+    m: &Measured,
     registry: &Registry,
     out_dir: &Path,
     fidelity: Fidelity,
 ) -> anyhow::Result<IndexExperiment> {
-    build(r, ems, registry, out_dir, false, fidelity)
+    build(r, m, registry, out_dir, false, fidelity)
 }
 
 /// Error measures over the rows that `keep` selects (`None` when it selects
@@ -94,8 +164,9 @@ fn relative_href(from: &Path, to: &Path) -> Option<String> {
 
 /// The model documents behind an experiment: `docs/models/NAME.md` files its
 /// manifest mentions or whose NAME is the family of one of its solvers
-/// (`credit.ctmc` -> `credit.md`). Only files that exist here are linked, so a
-/// results folder moved elsewhere gets no broken links.
+/// (`credit.ctmc` -> `credit.md`). Each is copied into `<out_dir>/models/`
+/// and linked there, so the results folder keeps working links when it is
+/// published or moved on its own.
 fn model_docs(m: &crate::manifest::Manifest, out_dir: &Path) -> Vec<(String, String)> {
     let dir = PathBuf::from("docs/models");
     let mut names: Vec<String> = m
@@ -120,23 +191,36 @@ fn model_docs(m: &crate::manifest::Manifest, out_dir: &Path) -> Vec<(String, Str
     names
         .into_iter()
         .filter_map(|n| {
-            let f = dir.join(format!("{n}.md"));
-            f.is_file()
-                .then(|| relative_href(out_dir, &f).map(|h| (format!("{n}.md"), h)))
-                .flatten()
+            let file = format!("{n}.md");
+            let src = dir.join(&file);
+            if !src.is_file() {
+                return None;
+            }
+            let copy = out_dir.join("models").join(&file);
+            let copied = std::fs::create_dir_all(out_dir.join("models"))
+                .and_then(|()| std::fs::copy(&src, &copy))
+                .is_ok();
+            // Unwritable results folder: link the source instead.
+            let href = if copied {
+                Some(format!("models/{file}"))
+            } else {
+                relative_href(out_dir, &src)
+            };
+            href.map(|h| (file, h))
         })
         .collect()
 }
 
 fn build(
     r: &ExperimentResults,
-    ems: &[ErrorMeasureRow],
+    measured: &Measured,
     registry: &Registry,
     out_dir: &Path,
     write: bool,
     fidelity: Fidelity,
 ) -> anyhow::Result<IndexExperiment> {
     let m = &r.manifest;
+    let ems = measured.ems;
     let results_dir = write.then_some(out_dir);
     let mut index_figs = Vec::new();
     for mut f in figures(r, registry) {
@@ -157,6 +241,7 @@ fn build(
                 .with_context(|| format!("rendering figure {}", f.id))?;
         }
         index_figs.push(IndexFigure {
+            alt: reports::figure_alt(&f),
             id: f.id.clone(),
             title: f.title.clone(),
             png: format!("figures/{}.png", f.id),
@@ -268,5 +353,12 @@ fn build(
         em_summary: em_summary(ems)?,
         docs: model_docs(m, out_dir),
         comparison: None,
+        claims: measured.claims.iter().map(|c| index_claim(c, r)).collect(),
+        removed_claims: measured.removed.iter().map(change).collect(),
+        calibrated_against: m
+            .calibrated
+            .as_ref()
+            .map(|c| c.against.clone())
+            .unwrap_or_default(),
     })
 }

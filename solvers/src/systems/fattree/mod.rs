@@ -104,10 +104,11 @@ impl Solver for MulticlusterConfig {
             summary: "Wu Tables 4.2/5.2/5.3: cluster sizes N_i (4.2/5.1), switch counts (4.3) checked against the labels of the m-port n-tree, n_c (4.1/5.2), ξ_i (5.6), link times t_cn (4.15) and t_cs (4.17) per network",
             params,
             metrics: vec![
-                "clusters", "nodes_total", "n_c", "icn_switches", "switches_total", "nodes_<i>",
+                "clusters", "nodes_total", "n_c", "m_c", "icn_switches", "switches_total", "nodes_<i>",
                 "switches_<i>", "xi_<i>", "user_level_<i>", "acn_bandwidth_<i>", "acn_t_cn_<i>",
                 "acn_t_cs_<i>", "ecn_bandwidth", "ecn_t_cn", "ecn_t_cs", "icn_bandwidth", "icn_t_cs",
                 "icn_network_latency", "icn_switch_latency", "ecn_network_latency", "ecn_switch_latency",
+                "acn_network_latency_<i>", "acn_switch_latency_<i>",
             ],
         }
     }

@@ -170,6 +170,21 @@ impl Solver for IbecnSim {
     fn name(&self) -> &'static str {
         "ibecn.sim"
     }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![
+            MetricFact::Range("adv_<pair>", -1.0, 1.0),
+            MetricFact::fraction("near_rmin_<flow>"),
+            MetricFact::FromParams("link_gbytes_per_s"),
+            MetricFact::FromParams("header_bytes"),
+            MetricFact::FromParams("packet_bytes"),
+            MetricFact::FromParams("tx_time_us"),
+            MetricFact::FromParams("buffer_packets"),
+            MetricFact::FromParams("r_max_pps"),
+            MetricFact::FromParams("rmin_low_pps"),
+            MetricFact::FromParams("rmin_high_pps"),
+        ]
+    }
     fn version(&self) -> u32 {
         // 2: the engine's round robin over inputs keeps one pointer per
         // output and VL (issue 30); A1's VL 1 packets no longer move the VL 0
@@ -270,6 +285,10 @@ impl Solver for IbecnClaims {
     fn name(&self) -> &'static str {
         "ibecn.claims"
     }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![MetricFact::Range("adv_r2_<sw>", -1.0, 1.0)]
+    }
     fn version(&self) -> u32 {
         // 2: as ibecn.sim's version 2 (issue 30). 3: takes a PIPD reading.
         3
@@ -284,7 +303,7 @@ impl Solver for IbecnClaims {
             metrics: vec![
                 "ratio_r1_A, ratio_r1_B (r1 under PIPD / r1 under FIMD, per replication pair)",
                 "adv_r2_A, adv_r2_B ((r2 PIPD - r2 PIPD+FIMD)/(sum): > 0 when Table 3.2's r2 exceeds Table 3.3's)",
-                "pipd_<rate>, fimd_<rate> for r1_A, r2_A, r1_B, r2_B (the two runs' averages)",
+                "pipd_<rate>, fimd_<rate> (<rate>: r1_A, r2_A, r1_B, r2_B; the two runs' averages)",
             ],
         }
     }

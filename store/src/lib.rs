@@ -35,6 +35,7 @@
 //! - Timestamps are RFC 3339 UTC text with millisecond precision (see [`rfc3339_utc`]).
 
 mod connect;
+mod drawn;
 mod plans;
 pub mod queue;
 mod results;
@@ -49,6 +50,7 @@ use std::time::Duration;
 use sqlx::postgres::PgPool;
 use sqlx::sqlite::SqlitePool;
 
+pub use drawn::DrawnRow;
 pub use queue::{now_ms, Claimed, Enqueue, QueueCounts, QueueRow, WorkerId, MAX_ATTEMPTS};
 pub use rows::{
     ErrorMeasureRow, ExperimentRow, MetricRow, PlanRow, RunRow, SeriesPointRow, TaskRecord,

@@ -9,8 +9,8 @@ use sqlx::SqlSafeStr;
 use crate::{on_pool, Backend, Result, Store, StoreError};
 
 /// Schema version this binary understands. A store with a higher version is refused.
-/// 2: the task queue.
-pub const SCHEMA_VERSION: i64 = 2;
+/// 2: the task queue. 4: the record of what was drawn (3 is the claim ledger's).
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// The migrations of one backend, embedded at compile time. Version and
 /// description follow the file names (`0001_init.sql` -> 1, "init"), as
@@ -45,6 +45,11 @@ fn sqlite_migrator() -> Migrator {
             "queue",
             include_str!("../migrations/sqlite/0002_queue.sql"),
         ),
+        (
+            4,
+            "drawn",
+            include_str!("../migrations/sqlite/0004_drawn.sql"),
+        ),
     ])
 }
 
@@ -59,6 +64,11 @@ fn postgres_migrator() -> Migrator {
             2,
             "queue",
             include_str!("../migrations/postgres/0002_queue.sql"),
+        ),
+        (
+            4,
+            "drawn",
+            include_str!("../migrations/postgres/0004_drawn.sql"),
         ),
     ])
 }

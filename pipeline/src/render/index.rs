@@ -1,13 +1,10 @@
 //! index.html: the catalogue of paper figures and the index of each fidelity.
 
-use super::{fidelity_dir, index_entry_without_files, render_experiment};
-use crate::measure::{self, collect_at, stored_manifests};
+use super::fidelity_dir;
 use anyhow::Context;
 use reports::{CatalogueEntry, Index, IndexExperiment};
-use solvers::{Fidelity, Registry};
-use std::collections::BTreeMap;
+use solvers::Fidelity;
 use std::path::Path;
-use store::Store;
 
 /// The catalogue of paper figures and tables ([`crate::manifest::catalogue`]),
 /// as the index shows it.
@@ -58,45 +55,4 @@ pub fn write_index(
         experiments,
     };
     reports::write_index(&index, &out_dir.join("index.html")).context("writing index.html")
-}
-
-/// The index of a fidelity lists every experiment in the store with results at
-/// that fidelity; those not just rendered are summarised from the store without
-/// redrawing their figures.
-pub async fn write_full_index(
-    store: &Store,
-    registry: &Registry,
-    results_dir: &Path,
-    fidelity: Fidelity,
-    mut rendered: BTreeMap<String, reports::IndexExperiment>,
-) -> anyhow::Result<()> {
-    let out_dir = fidelity_dir(results_dir, fidelity);
-    for m in stored_manifests(store, registry).await? {
-        if rendered.contains_key(&m.id) {
-            continue;
-        }
-        let Some(r) = collect_at(store, &m, registry, fidelity).await? else {
-            continue;
-        };
-        let ems = measure::error_measures(&r);
-        let all_present = m.figures.iter().all(|f| {
-            out_dir
-                .join("figures")
-                .join(format!("{}.png", f.id))
-                .is_file()
-        });
-        let entry = if all_present {
-            index_entry_without_files(&r, &ems, registry, &out_dir, fidelity)?
-        } else {
-            render_experiment(&r, &ems, registry, &out_dir, fidelity)?
-        };
-        rendered.insert(m.id.clone(), entry);
-    }
-    super::compare::attach_comparisons(store, registry, &out_dir, fidelity, &mut rendered).await?;
-    write_index(
-        rendered.into_values().collect(),
-        results_dir,
-        fidelity,
-        false,
-    )
 }

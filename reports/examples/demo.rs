@@ -260,11 +260,12 @@ fn main() {
                     format_tick(l),
                     format!("{m:.4}"),
                     format!("{s:.4} ± {:.4}", 0.002),
-                    format_em(em::em(s, m)),
-                    em::verdict(s, Some(0.002), m, Some(0.05))
-                        .1
-                        .as_str()
-                        .to_string(),
+                    format_em(verdicts::em(s, m)),
+                    if verdicts::em(s, m).is_some_and(|e| e + 0.002 / s <= 0.05) {
+                        "pass".to_string()
+                    } else {
+                        "fail".to_string()
+                    },
                 ]
             })
             .collect(),
@@ -285,6 +286,7 @@ fn main() {
         fidelity: "full".into(),
         other_fidelity: None,
         catalogue: vec![],
+        statuses: vec![],
         experiments: vec![IndexExperiment {
             id: "demo".into(),
             version: 1,
@@ -308,6 +310,9 @@ fn main() {
             provenance: vec![("seeds".into(), "1".into())],
             docs: vec![],
             comparison: None,
+            claims: vec![],
+            removed_claims: vec![],
+            calibrated_against: vec![],
             em_summary: vec![EmSummaryLine {
                 metric: "L".into(),
                 reference: "sim".into(),

@@ -2,10 +2,10 @@
 //! summaries of a figure, table or experiment, and the pivot of a value table
 //! (one row per point, one column per series and metric).
 
-use crate::em::Verdict;
 use crate::frame::{floats, frame_err, ints, strings};
 use crate::{EmSummaryLine, OutputEm, Result};
 use polars::prelude::*;
+use verdicts::PointVerdict as Verdict;
 
 /// One compared point as the error-measure aggregations take it.
 #[derive(Debug, Clone, Copy, PartialEq)]

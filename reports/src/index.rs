@@ -11,8 +11,8 @@
 use crate::format::{format_em, format_percent};
 use crate::table::{n_cols, numeric_columns};
 use crate::{
-    write_err, CatalogueEntry, EmSummaryLine, Index, IndexComparison, IndexExperiment, IndexFigure,
-    IndexTable, OutputEm, Result,
+    write_err, CatalogueEntry, EmSummaryLine, Index, IndexComparison, IndexEntryStatus,
+    IndexExperiment, IndexFigure, IndexTable, OutputEm, Result,
 };
 use std::fmt::Write as _;
 use std::path::Path;
@@ -143,6 +143,7 @@ pub fn index_html(index: &Index) -> String {
     h.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n");
     h.push_str("<title>repro: reproduction results</title>\n<style>");
     h.push_str(CSS);
+    h.push_str(crate::claims::CSS);
     h.push_str("</style>\n</head>\n<body>\n<main>\n<header>\n<h1>Reproduction results</h1>\n");
     let _ = writeln!(
         h,
@@ -193,6 +194,7 @@ fn experiment(h: &mut String, x: &IndexExperiment) {
             .collect();
         let _ = writeln!(h, "<p class=\"links\">Models: {}</p>", links.join(" · "));
     }
+    crate::claims::claims_block(h, x);
     h.push_str(
         "<details class=\"provenance\"><summary>Provenance</summary>\n<table class=\"kv\">\n",
     );
@@ -409,25 +411,6 @@ fn fidelity_banner(h: &mut String, index: &Index) {
     }
 }
 
-/// Does output `output` (a figure or table id) reproduce catalogue entry `entry`?
-/// Equal ids; `entry-suffix` variants; a whole figure (`wu-3.4`) for its panels (`wu-3.4a`).
-fn covers(output: &str, entry: &str) -> bool {
-    if output == entry
-        || output
-            .strip_prefix(entry)
-            .is_some_and(|rest| rest.starts_with('-'))
-    {
-        return true;
-    }
-    let panelled = entry.starts_with("wu-") || entry.starts_with("gran-");
-    match entry.char_indices().last() {
-        Some((i, c)) if panelled && c.is_ascii_lowercase() => {
-            entry[..i].ends_with(|d: char| d.is_ascii_digit()) && output == &entry[..i]
-        }
-        _ => false,
-    }
-}
-
 /// Every figure and table of the page: (output id, experiment id, its EMs).
 fn outputs(index: &Index) -> Vec<(&str, &str, Option<&OutputEm>)> {
     let mut v = Vec::new();
@@ -477,74 +460,33 @@ fn verdict(em: Option<&OutputEm>) -> &'static str {
     }
 }
 
-/// What a catalogue entry's row says it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum EntryStatus {
-    /// No output of any experiment is this entry.
-    NotYet,
-    /// A model or simulation of ours regenerates it.
-    Reproduced,
-    /// The paper's figure is a measurement on real hardware (its catalogue
-    /// entry says `hardware: true`): nothing can
-    /// regenerate it; the outputs show the paper's printed numbers (a
-    /// manifest's `reference_data`) beside our simulation of the same
-    /// scenario, with the EM between them.
-    ReferenceHardware,
-}
-
-impl EntryStatus {
-    fn of(hardware: bool, found: bool) -> EntryStatus {
-        match found {
-            false => EntryStatus::NotYet,
-            true if hardware => EntryStatus::ReferenceHardware,
-            true => EntryStatus::Reproduced,
-        }
-    }
-
-    fn label(self) -> &'static str {
-        match self {
-            EntryStatus::NotYet => "not yet",
-            EntryStatus::Reproduced => "reproduced",
-            EntryStatus::ReferenceHardware => "reference: hardware",
-        }
-    }
-
-    fn class(self) -> &'static str {
-        match self {
-            EntryStatus::NotYet => "status notyet",
-            EntryStatus::Reproduced => "status",
-            EntryStatus::ReferenceHardware => "status hardware",
-        }
-    }
-}
-
 /// The legend under the summary heading: what each status means.
-const LEGEND: &str = "<p class=\"notes legend\">Status: <strong>reproduced</strong> \u{2014} \
-a model or simulation of ours regenerates the entry, EMs between them below; \
-<strong>reference: hardware</strong> \u{2014} the paper's figure is a measurement on real \
-hardware, which no run can regenerate: its outputs draw the numbers the paper prints \
-(the manifest's <code>reference_data</code>) beside our simulation of the same scenario, \
-and the EM is simulation against hardware; <strong>not yet</strong> \u{2014} no output of \
-any experiment is this entry.</p>\n";
+const LEGEND: &str = "<p class=\"notes legend\">Status, from each entry's claims (the paper's own statements, \
+quoted in each experiment's section): <strong>reproduced</strong> \u{2014} every checkable claim holds; \
+<strong>partly reproduced</strong> \u{2014} some do; <strong>not reproduced</strong> \u{2014} none does; \
+<strong>calibrated</strong> \u{2014} its agreement is with the numbers its parameters were fitted to; \
+<strong>reference: hardware</strong> \u{2014} the paper's figure is a measurement on real hardware, which \
+no run regenerates (our simulation is shown beside the printed numbers); <strong>drawn</strong> \u{2014} \
+drawn, but the paper states nothing checkable about it (or only sanity checks read it); \
+<strong>not yet</strong> \u{2014} no output of any experiment is this entry. Sanity checks (which \
+cannot fail) and fits never count towards reproduced.</p>\n";
 
 fn summary_row(
     h: &mut String,
     id: &str,
     what: &str,
-    hardware: bool,
     found: &[(&str, &str, Option<&OutputEm>)],
+    status: Option<&IndexEntryStatus>,
 ) {
     let e = html_escape;
-    let status = EntryStatus::of(hardware, !found.is_empty());
-    if status == EntryStatus::NotYet {
+    let cell = crate::claims::status_cell(status);
+    if found.is_empty() {
         let _ = writeln!(
             h,
-            "<tr><td><code>{}</code></td><td class=\"what\">{}</td><td class=\"{}\">{}</td>\
+            "<tr><td><code>{}</code></td><td class=\"what\">{}</td>{cell}\
              <td class=\"num\">—</td><td class=\"num\">—</td><td>—</td><td>—</td></tr>",
             e(id),
             e(what),
-            status.class(),
-            status.label()
         );
         return;
     }
@@ -579,13 +521,11 @@ fn summary_row(
         .collect();
     let _ = writeln!(
         h,
-        "<tr><td><a href=\"#{}\"><code>{}</code></a></td><td class=\"what\">{}</td><td class=\"{}\">{}</td>\
+        "<tr><td><a href=\"#{}\"><code>{}</code></a></td><td class=\"what\">{}</td>{cell}\
          <td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
         e(&anchor(found[0].1)),
         e(id),
         e(what),
-        status.class(),
-        status.label(),
         e(&format_em(em.as_ref().and_then(|m| m.mean_em))),
         e(&format_em(em.as_ref().and_then(|m| m.max_em))),
         counts,
@@ -598,6 +538,7 @@ fn summary_row(
 fn summary_table(h: &mut String, index: &Index) {
     let all = outputs(index);
     h.push_str("<section id=\"summary\"><h2>Summary</h2>\n");
+    crate::claims::status_counts(h, index);
     h.push_str(LEGEND);
     h.push_str(
         "<div class=\"scroll\"><table class=\"summary\">\n<thead><tr>\
@@ -619,13 +560,14 @@ fn summary_table(h: &mut String, index: &Index) {
         let found: Vec<(&str, &str, Option<&OutputEm>)> = all
             .iter()
             .enumerate()
-            .filter(|(_, o)| covers(o.0, &c.id))
+            .filter(|(_, o)| verdicts::covers(o.0, &c.id))
             .map(|(i, o)| {
                 claimed[i] = true;
                 *o
             })
             .collect();
-        summary_row(h, &c.id, &c.what, c.hardware, &found);
+        let st = index.statuses.iter().find(|s| s.id == c.id);
+        summary_row(h, &c.id, &c.what, &found, st);
     }
     // An unclaimed output of an experiment that reproduces a paper entry (an EM
     // or values table named after the experiment, like `gran-s1-em`) supports
@@ -650,7 +592,8 @@ fn summary_table(h: &mut String, index: &Index) {
                 .iter()
                 .find(|x| x.id == o.1)
                 .map_or("", |x| x.title.as_str());
-            summary_row(h, o.0, title, false, std::slice::from_ref(o));
+            let st = index.statuses.iter().find(|s| s.id == o.0);
+            summary_row(h, o.0, title, std::slice::from_ref(o), st);
         }
     }
     h.push_str("</tbody></table></div>\n</section>\n");

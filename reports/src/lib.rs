@@ -5,7 +5,7 @@
 //! solvers nor opens the database; the pipeline reads the store and hands
 //! reports plain data, so `repro report` re-renders from the store alone.
 //!
-//! Modules: `em` (error measures, verdicts), `figure` (one drawing routine,
+//! Modules: `figure` (one drawing routine,
 //! generic over the plotters backend, for PNG and SVG; `axis` picks the ticks,
 //! `fonts` registers the bundled DejaVu Sans, as CI has no system fonts),
 //! `table` (Markdown + CSV), `index` (self-contained `index.html`), `export`
@@ -16,10 +16,9 @@
 //! and `format` (tick labels, EM percentages).
 //! `cargo run --release -p reports --example demo [dir]` renders samples of all.
 
-pub mod em;
-
 mod aggregate;
 mod axis;
+mod claims;
 mod export;
 mod figure;
 mod fonts;
@@ -30,6 +29,7 @@ mod table;
 mod versions;
 
 pub use aggregate::{em_summary_lines, output_em, pivot_cells, EmPoint, LongCell};
+pub use claims::interval as format_interval;
 pub use export::{axis_columns, tidy_json, write_tidy_csv, TIDY_HEADER, TIDY_TAIL};
 pub use figure::{render_figure, FIGURE_SIZE};
 pub use fonts::{ensure_fonts, FAMILY as FONT_FAMILY};
@@ -151,6 +151,75 @@ pub struct Index {
     /// table at the top of the page has one row per entry.
     pub catalogue: Vec<CatalogueEntry>,
     pub experiments: Vec<IndexExperiment>,
+    /// Each catalogue entry's (and each of the project's own outputs')
+    /// status, derived from its claims by the measure stage.
+    #[serde(default)]
+    pub statuses: Vec<IndexEntryStatus>,
+}
+
+/// An entry's status and the claim counts behind it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexEntryStatus {
+    pub id: String,
+    pub status: verdicts::EntryStatus,
+    /// Checkable claims (neither sanity checks nor fits) that hold, of `checkable`.
+    pub holding: usize,
+    pub checkable: usize,
+    pub sanity: usize,
+    pub fits: usize,
+}
+
+/// One claim as the index shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexClaim {
+    pub id: String,
+    pub kind: verdicts::ClaimKind,
+    pub quote: String,
+    #[serde(rename = "where")]
+    pub where_: String,
+    pub entries: Vec<String>,
+    /// The predicate (tolerance claims: what is compared).
+    pub holds: String,
+    pub points: Option<String>,
+    pub expect: verdicts::Expectation,
+    pub why: Option<String>,
+    pub note: Option<String>,
+    /// Why it cannot fail (a sanity check), if so.
+    pub sanity: Option<String>,
+    /// Why its agreement is a fit, if so.
+    pub fit: Option<String>,
+    pub verdict: verdicts::Verdict,
+    pub status: verdicts::ClaimStatus,
+    pub reason: Option<String>,
+    pub evaluated: usize,
+    /// Points left out, with why.
+    pub skipped: Vec<(String, String)>,
+    pub steps: Vec<IndexClaimStep>,
+    /// Earlier definitions that had results.
+    pub history: Vec<IndexClaimChange>,
+}
+
+/// One comparison a claim made: both sides as intervals (lo, hi).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexClaimStep {
+    pub text: String,
+    /// The point (axis values as JSON); `None` for aggregates.
+    pub point: Option<String>,
+    pub lhs: (f64, f64),
+    pub op: String,
+    pub rhs: (f64, f64),
+    pub verdict: verdicts::Verdict,
+}
+
+/// An earlier definition of a claim that had results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexClaimChange {
+    pub id: String,
+    /// Canonical JSON of the old definition.
+    pub definition: String,
+    pub first_evaluated: String,
+    pub last_evaluated: String,
+    pub last_verdict: verdicts::Verdict,
 }
 
 /// One figure or table of a paper, as listed in `docs/catalogue.yaml`.
@@ -195,6 +264,15 @@ pub struct IndexExperiment {
     /// against this one.
     #[serde(default)]
     pub comparison: Option<IndexComparison>,
+    /// Its claims, evaluated.
+    #[serde(default)]
+    pub claims: Vec<IndexClaim>,
+    /// Claims it had, with results, that its manifest no longer has.
+    #[serde(default)]
+    pub removed_claims: Vec<IndexClaimChange>,
+    /// What its `calibrated:` says the parameters were fitted against.
+    #[serde(default)]
+    pub calibrated_against: Vec<String>,
 }
 
 /// Two versions of an experiment compared: overlay figures and the per-point

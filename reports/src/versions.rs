@@ -34,7 +34,7 @@ pub struct VersionDiff {
     /// B − A.
     pub diff: Option<f64>,
     /// The error measure between the versions, A as the reference:
-    /// `|B − A| / |A|` ([`crate::em::em`]); `None` when undefined.
+    /// `|B − A| / |A|` ([`verdicts::em`]); `None` when undefined.
     pub em: Option<f64>,
 }
 
@@ -84,7 +84,7 @@ pub fn compare_frame(
     let keys = [col("point"), col("series"), col("metric")];
     let args = JoinArgs::new(JoinType::Full).with_coalesce(JoinCoalesce::CoalesceColumns);
     let diff = col("value_b") - col("value_a");
-    // EM with A as the reference, as `em::em`: undefined when A is 0 and B is not.
+    // EM with A as the reference, as `verdicts::em`: undefined when A is 0 and B is not.
     let em = when(col("value_a").neq(lit(0.0)))
         .then(diff.clone().abs() / col("value_a").abs())
         .when(diff.clone().eq(lit(0.0)))
@@ -221,7 +221,7 @@ pub fn compare_table(
             ]
         })
         .collect();
-    let (mean, max) = crate::em::summarise(&diffs.iter().map(|d| d.em).collect::<Vec<_>>());
+    let (mean, max) = summarise(&diffs.iter().map(|d| d.em).collect::<Vec<_>>());
     let mut notes = differences.to_vec();
     notes.push(format!(
         "{} points compared; EM between the versions: mean {}, max {}; {} only in A, {} only in B.",
@@ -274,6 +274,17 @@ pub fn overlay_figure(a: &Figure, b: &Figure, (label_a, label_b): (&str, &str)) 
         log_y: a.log_y,
         series,
     }
+}
+
+/// Mean and max over the defined EMs of a figure.
+fn summarise(ems: &[Option<f64>]) -> (Option<f64>, Option<f64>) {
+    let v: Vec<f64> = ems.iter().flatten().copied().collect();
+    if v.is_empty() {
+        return (None, None);
+    }
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    let max = v.iter().copied().fold(f64::MIN, f64::max);
+    (Some(mean), Some(max))
 }
 
 #[cfg(test)]

@@ -325,6 +325,7 @@ fn sample_index() -> Index {
         fidelity: "full".into(),
         other_fidelity: None,
         catalogue: vec![],
+        statuses: vec![],
         experiments: vec![IndexExperiment {
             id: "lib-mm1k".into(),
             version: 3,
@@ -352,6 +353,9 @@ fn sample_index() -> Index {
             ],
             docs: vec![],
             comparison: None,
+            claims: vec![],
+            removed_claims: vec![],
+            calibrated_against: vec![],
             em_summary: vec![
                 EmSummaryLine {
                     metric: "L".into(),
@@ -508,10 +512,10 @@ fn a_ci_smaller_than_its_marker_is_noted_in_the_legend() {
     );
 }
 
-/// A catalogue entry marked as a hardware measurement gets
-/// the status "reference: hardware" once an output shows it, "not yet"
-/// without one; other entries with outputs are "reproduced". The legend
-/// explains the three.
+/// The index shows the statuses the pipeline derived (reports decides none):
+/// each summary row its entry's status with the claim counts, "not yet" for
+/// an entry without a status, the count per status opening the summary, and
+/// the legend explaining them.
 #[test]
 fn index_marks_hardware_references() {
     let mut index = sample_index();
@@ -537,6 +541,18 @@ fn index_marks_hardware_references() {
         em: None,
     };
     index.experiments[0].figures = vec![fig("gran-7a"), fig("gran-7c")];
+    let status = |id: &str, status, holding, checkable| reports::IndexEntryStatus {
+        id: id.into(),
+        status,
+        holding,
+        checkable,
+        sanity: 1,
+        fits: 0,
+    };
+    index.statuses = vec![
+        status("gran-7a", verdicts::EntryStatus::ReferenceHardware, 0, 0),
+        status("gran-7c", verdicts::EntryStatus::PartlyReproduced, 1, 3),
+    ];
     let html = reports::index_html(&index);
     let row = |id: &str| {
         html.lines()
@@ -550,9 +566,15 @@ fn index_marks_hardware_references() {
         row("gran-7a")
     );
     assert!(
-        row("gran-7c").contains(">reproduced<"),
+        row("gran-7c").contains(">partly reproduced<")
+            && row("gran-7c").contains("(1 of 3 claims hold); 1 sanity"),
         "{}",
         row("gran-7c")
+    );
+    assert!(
+        html.contains("1 reference: hardware</span>")
+            && html.contains("1 partly reproduced</span>"),
+        "no count per status"
     );
     assert!(row("gran-8a").contains(">not yet<"), "{}", row("gran-8a"));
     assert!(

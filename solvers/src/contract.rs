@@ -110,7 +110,9 @@ impl Metric {
 pub enum Status {
     #[default]
     Ok,
-    /// The point lies past saturation: no metrics, not an error.
+    /// The point lies past saturation, not an error: no metrics, or only
+    /// those that stay finite there (multicluster.model's intra-cluster
+    /// latency past the inter-cluster saturation), which reports keep.
     Saturated,
     /// The model is not defined at this point (for example a formula as
     /// printed in a paper leaves its domain): no metrics, a reason in `note`.
@@ -237,6 +239,86 @@ pub struct SolverDoc {
     pub metrics: Vec<&'static str>,
 }
 
+impl SolverDoc {
+    /// The metric names of [`SolverDoc::metrics`]. Each entry lists names
+    /// separated by commas, with remarks in parentheses (dropped here) and time
+    /// series as `series NAME` (not metrics, left out); `<k>` in a name stands
+    /// for any non-empty run of letters, digits and `_` (`thr_F<k>_<j>` names
+    /// `thr_F1_2`). A solvers test keeps every entry in this form.
+    pub fn metric_names(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for entry in &self.metrics {
+            let mut plain = String::new();
+            let mut depth = 0usize;
+            for c in entry.chars() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => depth = depth.saturating_sub(1),
+                    c if depth == 0 => plain.push(c),
+                    _ => {}
+                }
+            }
+            for name in plain.split(',').map(str::trim) {
+                if !name.is_empty()
+                    && !name.starts_with("series ")
+                    && !out.iter().any(|n| n == name)
+                {
+                    out.push(name.to_string());
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Whether a metric name matches a documented name ([`SolverDoc::metric_names`]),
+/// whose `<..>` placeholders each match a non-empty run of `[A-Za-z0-9_]`.
+pub fn metric_matches(pattern: &str, name: &str) -> bool {
+    fn go(p: &[u8], n: &[u8]) -> bool {
+        match p.first() {
+            None => n.is_empty(),
+            Some(b'<') => {
+                let Some(close) = p.iter().position(|&c| c == b'>') else {
+                    return false;
+                };
+                let rest = &p[close + 1..];
+                let run = n
+                    .iter()
+                    .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+                    .count();
+                (1..=run).any(|k| go(rest, &n[k..]))
+            }
+            Some(&c) => n.first() == Some(&c) && go(&p[1..], &n[1..]),
+        }
+    }
+    go(pattern.as_bytes(), name.as_bytes())
+}
+
+/// What is known of a metric's values before solving, for the loader's
+/// classification of checks that cannot fail (a "sanity" check).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub enum MetricFact {
+    /// Every value of the metrics matching the name lies in `[lo, hi]`
+    /// (probabilities, fractions of time, indicators, normalised differences).
+    Range(&'static str, f64, f64),
+    /// A function of the parameters alone (an input echoed back, such as a
+    /// packet size): comparing it checks the manifest, not the solver.
+    FromParams(&'static str),
+}
+
+impl MetricFact {
+    /// A probability or fraction: `[0, 1]`.
+    pub const fn fraction(name: &'static str) -> Self {
+        MetricFact::Range(name, 0.0, 1.0)
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            MetricFact::Range(n, ..) | MetricFact::FromParams(n) => n,
+        }
+    }
+}
+
 pub trait Solver: Send + Sync {
     /// Stable name such as `credit.ctmc`.
     fn name(&self) -> &'static str;
@@ -245,4 +327,10 @@ pub trait Solver: Send + Sync {
     fn kind(&self) -> Kind;
     fn doc(&self) -> SolverDoc;
     fn solve(&self, params: &serde_json::Value, ctx: &TaskContext) -> Result<Outcome, SolveError>;
+    /// What is known of its metrics' values before solving (bounded ranges,
+    /// metrics computed from the parameters alone). Solvers with bounded or
+    /// echoed metrics list them; the default knows nothing.
+    fn metric_facts(&self) -> Vec<MetricFact> {
+        Vec::new()
+    }
 }

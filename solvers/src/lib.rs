@@ -14,6 +14,7 @@ pub mod systems;
 pub mod traffic;
 
 pub use contract::{
-    Fidelity, Kind, Metric, Outcome, ParamDoc, SolveError, Solver, SolverDoc, Status, TaskContext,
+    metric_matches, Fidelity, Kind, Metric, MetricFact, Outcome, ParamDoc, SolveError, Solver,
+    SolverDoc, Status, TaskContext,
 };
 pub use registry::Registry;

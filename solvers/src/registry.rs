@@ -93,6 +93,52 @@ pub(crate) fn accepted_params(solver: &dyn Solver) -> Option<Vec<String>> {
 }
 
 #[cfg(test)]
+mod metric_tests {
+    use super::*;
+
+    /// Manifests are checked against `SolverDoc::metric_names` at load time:
+    /// every entry of every solver's metric list must be in its form (names,
+    /// `<k>` placeholders, remarks in parentheses, `series NAME`).
+    #[test]
+    fn metric_lists_are_names() {
+        let r = Registry::with_all();
+        for s in r.iter() {
+            let names = s.doc().metric_names();
+            assert!(!names.is_empty(), "{}", s.name());
+            for n in &names {
+                assert!(
+                    n.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '<' | '>')),
+                    "{}: metric entry `{n}` is not a name",
+                    s.name()
+                );
+            }
+            for f in s.metric_facts() {
+                assert!(
+                    names.iter().any(|n| n == f.name()
+                        || crate::metric_matches(f.name(), n)
+                        || crate::metric_matches(n, f.name())),
+                    "{}: fact about `{}`, which is no documented metric",
+                    s.name(),
+                    f.name()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn placeholders_match_runs_of_name_characters() {
+        use crate::metric_matches as m;
+        assert!(m("thr_F<k>_<j>", "thr_F1_2"));
+        assert!(m("thr_F<k>_<j>", "thr_F12_0"));
+        assert!(!m("thr_F<k>_<j>", "thr_F1_"));
+        assert!(m("sent_<flow>", "sent_r1_A"));
+        assert!(m("L", "L") && !m("L", "L1") && !m("L1", "L"));
+        assert!(!m("U<k>", "U"));
+    }
+}
+
+#[cfg(test)]
 mod schema_tests {
     use super::*;
 

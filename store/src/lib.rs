@@ -34,6 +34,7 @@
 //!   byte order regardless of the database's collation.
 //! - Timestamps are RFC 3339 UTC text with millisecond precision (see [`rfc3339_utc`]).
 
+mod claims;
 mod connect;
 mod drawn;
 mod plans;
@@ -50,6 +51,7 @@ use std::time::Duration;
 use sqlx::postgres::PgPool;
 use sqlx::sqlite::SqlitePool;
 
+pub use claims::{ClaimDefinitionRow, ClaimRecord};
 pub use drawn::DrawnRow;
 pub use queue::{now_ms, Claimed, Enqueue, QueueCounts, QueueRow, WorkerId, MAX_ATTEMPTS};
 pub use rows::{

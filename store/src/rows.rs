@@ -90,6 +90,6 @@ pub struct ErrorMeasureRow {
     pub candidate_value: Option<f64>,
     pub em: Option<f64>,
     pub tolerance: Option<f64>,
-    /// "pass", "fail", "inconclusive" or "unchecked" (no tolerance).
-    pub verdict: String,
+    /// Kept as its text ("pass", "fail", "inconclusive", "unchecked").
+    pub verdict: verdicts::PointVerdict,
 }

@@ -9,7 +9,7 @@ use sqlx::SqlSafeStr;
 use crate::{on_pool, Backend, Result, Store, StoreError};
 
 /// Schema version this binary understands. A store with a higher version is refused.
-/// 2: the task queue. 4: the record of what was drawn (3 is the claim ledger's).
+/// 2: the task queue. 3: the claim ledger. 4: the record of what was drawn.
 pub const SCHEMA_VERSION: i64 = 4;
 
 /// The migrations of one backend, embedded at compile time. Version and
@@ -46,6 +46,11 @@ fn sqlite_migrator() -> Migrator {
             include_str!("../migrations/sqlite/0002_queue.sql"),
         ),
         (
+            3,
+            "claims",
+            include_str!("../migrations/sqlite/0003_claims.sql"),
+        ),
+        (
             4,
             "drawn",
             include_str!("../migrations/sqlite/0004_drawn.sql"),
@@ -64,6 +69,11 @@ fn postgres_migrator() -> Migrator {
             2,
             "queue",
             include_str!("../migrations/postgres/0002_queue.sql"),
+        ),
+        (
+            3,
+            "claims",
+            include_str!("../migrations/postgres/0003_claims.sql"),
         ),
         (
             4,

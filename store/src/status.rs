@@ -6,56 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Text that is not one of an enum's names.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{what} {found:?} is not one of {expected}")]
-pub struct UnknownName {
-    pub what: &'static str,
-    pub found: String,
-    pub expected: String,
-}
-
-/// Declares `as_str`, `ALL`, `Display` and `FromStr` of a fieldless enum from
-/// one list of (variant, text) pairs.
-macro_rules! named_enum {
-    ($ty:ident, $what:literal, $($v:ident => $s:literal),+ $(,)?) => {
-        impl $ty {
-            /// Every value, in declaration order.
-            pub const ALL: &'static [$ty] = &[$($ty::$v),+];
-
-            /// The name the store and every output use.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $($ty::$v => $s),+
-                }
-            }
-        }
-
-        impl std::fmt::Display for $ty {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-
-        impl std::str::FromStr for $ty {
-            type Err = UnknownName;
-            fn from_str(s: &str) -> Result<Self, UnknownName> {
-                match s {
-                    $($s => Ok($ty::$v),)+
-                    _ => Err(UnknownName {
-                        what: $what,
-                        found: s.to_string(),
-                        expected: $ty::ALL
-                            .iter()
-                            .map(|v| v.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                    }),
-                }
-            }
-        }
-    };
-}
+use verdicts::named_enum;
+pub use verdicts::UnknownName;
 
 /// A stored task's status. `Done`, `Saturated` and `Undefined` are outcomes
 /// and count as cached (see [`crate::Store::cached_keys`]): being undefined is

@@ -317,7 +317,7 @@ fn em(exp: &str, point_index: i64, metric: &str) -> ErrorMeasureRow {
         candidate_value: Some(1.01 + point_index as f64),
         em: Some(0.01 / (1.0 + point_index as f64)),
         tolerance: Some(0.05),
-        verdict: "pass".into(),
+        verdict: verdicts::PointVerdict::Pass,
     }
 }
 
@@ -332,7 +332,7 @@ async fn error_measures_roundtrip_in_given_order() {
         candidate_value: Some(3.0),
         em: None,
         tolerance: None,
-        verdict: "unchecked".into(),
+        verdict: verdicts::PointVerdict::Unchecked,
         ..em("e", 0, "P_block")
     });
     s.replace_error_measures("e", 1, &rows).await.unwrap();

@@ -4,12 +4,13 @@ use super::run::{drive, dry_run, print_run_summary, run_options};
 use super::runtime;
 use crate::{CheckArgs, OutputFormat};
 use anyhow::Context;
+use pipeline::measure::claims::ClaimResult;
 use pipeline::measure::verdict_of;
 use pipeline::render::fidelity_dir;
 use pipeline::shared::exit;
-use reports::em::Verdict;
 use solvers::Registry;
 use std::process::ExitCode;
+use verdicts::{ClaimStatus, PointVerdict as Verdict};
 
 /// `repro check`: `run`, then a verdict over every compared point.
 pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
@@ -25,6 +26,7 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
             path,
             pipeline::render::junit::junit_xml(
                 &report.manifests,
+                &report.claims,
                 &report.error_measures,
                 &report.exec.failed,
                 &report.replications,
@@ -45,7 +47,14 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
         .iter()
         .filter(|r| verdict_of(r) != Verdict::Unchecked)
         .count();
-    let code = if !bad.is_empty() {
+    // Exit 1 exactly when a claim's verdict differs from its expectation
+    // (a tolerance claim fails as soon as one of its points is bad, as before).
+    let unexpected: Vec<&ClaimResult> = report
+        .claims
+        .iter()
+        .filter(|c| c.status.is_unexpected())
+        .collect();
+    let code = if !unexpected.is_empty() || !bad.is_empty() {
         exit::CHECK_FAILED
     } else if report.exec.failed.is_empty() {
         exit::OK
@@ -90,8 +99,17 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
             .iter()
             .map(|(e, s, p, n, hw, t)| serde_json::json!({"experiment": e, "series": s, "point_index": p, "replications": n, "half_width": hw, "target": t}))
             .collect();
+        let claims: Vec<serde_json::Value> = report.claims.iter().map(claim_json).collect();
+        let removed: Vec<serde_json::Value> = report
+            .removed_claims
+            .iter()
+            .map(|d| serde_json::json!({"experiment": d.experiment, "id": d.claim_id, "definition": definition(&d.definition), "last_evaluated": d.last_evaluated, "last_verdict": d.last_verdict}))
+            .collect();
         let out = serde_json::json!({
-            "passed": bad.is_empty(),
+            "passed": code == exit::OK,
+            "claims": claims,
+            "removed_claims": removed,
+            "claim_counts": counts(&report.claims),
             "exit_code": code,
             "fidelity": opts.fidelity.as_str(),
             "compared_points": checked,
@@ -108,9 +126,19 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(ExitCode::from(code));
     }
-    if bad.is_empty() {
-        println!("check passed: {checked} compared points within tolerance");
+    print_claims(&report.claims, &report.removed_claims);
+    if bad.is_empty() && unexpected.is_empty() {
+        println!(
+            "check passed: {checked} compared points within tolerance; every claim as expected"
+        );
         return Ok(ExitCode::from(code));
+    }
+    if bad.is_empty() {
+        println!(
+            "check FAILED: {} claim(s) differ from their expectation",
+            unexpected.len()
+        );
+        return Ok(ExitCode::from(exit::CHECK_FAILED));
     }
     println!(
         "check FAILED: {} of {checked} compared points fail or are inconclusive",
@@ -149,4 +177,131 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
         );
     }
     Ok(ExitCode::from(exit::CHECK_FAILED))
+}
+
+/// Claims per status, for the summary line and the JSON.
+fn counts(claims: &[ClaimResult]) -> serde_json::Value {
+    let mut m = serde_json::Map::new();
+    for s in ClaimStatus::ALL {
+        let n = claims.iter().filter(|c| c.status == *s).count();
+        m.insert(s.as_str().to_string(), n.into());
+    }
+    m.insert(
+        "sanity".into(),
+        claims.iter().filter(|c| c.sanity.is_some()).count().into(),
+    );
+    serde_json::Value::Object(m)
+}
+
+fn definition(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|_| text.into())
+}
+
+/// One claim in `check --format json`.
+fn claim_json(c: &ClaimResult) -> serde_json::Value {
+    let history: Vec<serde_json::Value> = c
+        .history
+        .iter()
+        .map(|d| {
+            serde_json::json!({
+                "definition": definition(&d.definition),
+                "hash": d.hash,
+                "first_evaluated": d.first_seen,
+                "last_evaluated": d.last_evaluated,
+                "evaluations": d.evaluations,
+                "last_verdict": d.last_verdict,
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "experiment": c.experiment,
+        "version": c.version,
+        "id": c.id,
+        "kind": c.kind,
+        "entries": c.entries,
+        "quote": c.quote,
+        "where": c.where_,
+        "holds": c.holds,
+        "points": c.points_filter,
+        "tolerance": c.tolerance,
+        "verdict": c.verdict,
+        "expect": c.expect,
+        "status": c.status,
+        "why": c.why,
+        "note": c.note,
+        "sanity": c.sanity,
+        "fit": c.fit,
+        "reason": c.reason,
+        "evaluated_points": c.points.len(),
+        "skipped_points": c.skipped.len(),
+        "steps": c.steps,
+        "definition": c.definition,
+        "history": history,
+    })
+}
+
+/// The claims in text: counts, then every claim whose verdict differs from its
+/// expectation, every claim whose definition changed after results existed,
+/// and the sanity checks apart.
+fn print_claims(claims: &[ClaimResult], removed: &[store::ClaimDefinitionRow]) {
+    if claims.is_empty() && removed.is_empty() {
+        return;
+    }
+    let n = |s: ClaimStatus| claims.iter().filter(|c| c.status == s).count();
+    println!(
+        "claims: {} holds, {} fails as expected, {} FAIL, {} inconclusive, {} UNEXPECTEDLY HOLD ({} sanity checks, {} fits)",
+        n(ClaimStatus::Holds),
+        n(ClaimStatus::FailsAsExpected),
+        n(ClaimStatus::Fails),
+        n(ClaimStatus::Inconclusive),
+        n(ClaimStatus::UnexpectedlyHolds),
+        claims.iter().filter(|c| c.sanity.is_some()).count(),
+        claims.iter().filter(|c| c.fit.is_some()).count(),
+    );
+    for c in claims.iter().filter(|c| c.status.is_unexpected()) {
+        println!(
+            "  {} {}/{}: {} (expected {}){}",
+            c.status.label(),
+            c.experiment,
+            c.id,
+            c.holds,
+            c.expect,
+            c.reason
+                .as_ref()
+                .map_or(String::new(), |r| format!(": {r}"))
+        );
+    }
+    for c in claims.iter().filter(|c| !c.history.is_empty()) {
+        for d in &c.history {
+            println!(
+                "  changed after results: {}/{}: was {} (evaluated {} to {}, last {}), now {}",
+                c.experiment,
+                c.id,
+                d.definition,
+                d.first_seen,
+                d.last_evaluated,
+                d.last_verdict,
+                c.definition
+            );
+        }
+    }
+    for d in removed {
+        println!(
+            "  removed after results: {}/{}: was {} (last evaluated {}, {})",
+            d.experiment, d.claim_id, d.definition, d.last_evaluated, d.last_verdict
+        );
+    }
+    let sanity: Vec<&ClaimResult> = claims.iter().filter(|c| c.sanity.is_some()).collect();
+    if !sanity.is_empty() {
+        println!("  sanity checks (cannot fail; never enough to call an entry reproduced):");
+        for c in sanity {
+            println!(
+                "    {}/{}: {} ({})",
+                c.experiment,
+                c.id,
+                c.status.label(),
+                c.sanity.as_deref().unwrap_or("")
+            );
+        }
+    }
 }

@@ -8,7 +8,7 @@
 
 use pipeline::manifest::Manifest;
 use pipeline::measure::{self, compare::History, Measured};
-use pipeline::render::{render_experiment, Draw, Drawn, DrawnOutput};
+use pipeline::render::{self, render_experiment, Draw, Drawn, DrawnOutput};
 use pipeline::shared::CODE_VERSION;
 use reports::IndexExperiment;
 use solvers::{Fidelity, Registry};
@@ -62,6 +62,23 @@ impl Pages {
             }
         }
         Ok(())
+    }
+}
+
+impl Pages {
+    /// Writes the index of `fidelity` (see `render::write_index`) with every
+    /// entry's status, which measure derives from the experiments' outputs
+    /// and claims; returns what was drawn.
+    pub fn write_index(
+        self,
+        results_dir: &Path,
+        fidelity: Fidelity,
+        other_coming: bool,
+    ) -> anyhow::Result<Vec<DrawnOutput>> {
+        let entries: Vec<IndexExperiment> = self.entries.into_values().collect();
+        let statuses = measure::status::statuses(&render::catalogue(), &entries);
+        render::write_index(entries, statuses, results_dir, fidelity, other_coming)?;
+        Ok(self.drawn)
     }
 }
 

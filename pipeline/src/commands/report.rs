@@ -7,7 +7,7 @@ use super::runtime;
 use crate::ReportArgs;
 use anyhow::bail;
 use pipeline::measure::{compare::History, stored_manifests};
-use pipeline::render::{fidelity_dir, write_index, Draw};
+use pipeline::render::{fidelity_dir, Draw};
 use pipeline::shared::{exit, open_existing_store, InputError};
 use solvers::{Fidelity, Registry};
 use std::path::Path;
@@ -56,19 +56,14 @@ async fn render_all(
             )
             .await?;
         if !pages.entries.is_empty() {
-            indexes.push((fidelity, pages.entries));
+            indexes.push((fidelity, pages));
         }
     }
-    let pages = indexes.iter().map(|(_, r)| r.len()).sum();
+    let count = indexes.iter().map(|(_, p)| p.entries.len()).sum();
     let both = indexes.len() == 2;
-    for (fidelity, rendered) in indexes {
-        write_index(
-            rendered.into_values().collect(),
-            results_dir,
-            fidelity,
-            both,
-        )?;
+    for (fidelity, pages) in indexes {
+        pages.write_index(results_dir, fidelity, both)?;
     }
     store.close().await;
-    Ok(pages)
+    Ok(count)
 }

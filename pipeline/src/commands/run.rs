@@ -13,7 +13,7 @@ use pipeline::measure;
 use pipeline::measure::compare::History;
 use pipeline::measure::stored_manifests;
 use pipeline::plan::{self, plan_rows, plan_rows_iter, Task};
-use pipeline::render::{fidelity_dir, write_index, Draw};
+use pipeline::render::{fidelity_dir, Draw};
 use pipeline::shared::{exit, host, open_store, InputError, CODE_VERSION};
 use solvers::{Fidelity, Kind, Registry};
 use std::collections::{BTreeMap, HashSet};
@@ -44,6 +44,10 @@ pub(crate) struct RunOptions {
 pub(crate) struct RunReport {
     pub exec: execute::ExecSummary,
     pub error_measures: Vec<ErrorMeasureRow>,
+    /// Every claim of every manifest, evaluated.
+    pub claims: Vec<measure::claims::ClaimResult>,
+    /// Claims with results that the manifests no longer have.
+    pub removed_claims: Vec<store::ClaimDefinitionRow>,
     pub manifests: Vec<Manifest>,
     /// `--detach`: the Slurm job that runs the tasks; nothing was measured or rendered.
     pub detached: Option<String>,
@@ -186,6 +190,8 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
         return Ok(RunReport {
             exec: summary,
             error_measures: Vec::new(),
+            claims: Vec::new(),
+            removed_claims: Vec::new(),
             manifests,
             detached: Some(job),
             replications: BTreeMap::new(),
@@ -204,6 +210,8 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
     // result: say so, and how to render again without solving anything.
     let out_dir = fidelity_dir(&opts.results_dir, opts.fidelity);
     let mut all_em = Vec::new();
+    let mut all_claims = Vec::new();
+    let mut removed_claims = Vec::new();
     let (mut replications, mut unmet) = (BTreeMap::new(), Vec::new());
     let published: anyhow::Result<()> = async {
         let history = History::read(&store).await?;
@@ -217,6 +225,7 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
                 registry,
                 opts.fidelity,
                 &history,
+                run_id,
             )
             .await?;
             store
@@ -226,6 +235,8 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
             replications.extend(x.replications);
             unmet.extend(x.unmet);
             all_em.extend(x.error_measures);
+            all_claims.extend(x.claims);
+            removed_claims.extend(x.removed_claims);
         }
         // The index lists every experiment in the store with results at this
         // fidelity; those this run did not measure are drawn again only where
@@ -241,13 +252,8 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
                 Draw::IfChanged(&drawn),
             )
             .await?;
-        write_index(
-            pages.entries.into_values().collect(),
-            &opts.results_dir,
-            opts.fidelity,
-            false,
-        )?;
-        record_drawn(&store, &out_dir, &pages.drawn).await
+        let drawn = pages.write_index(&opts.results_dir, opts.fidelity, false)?;
+        record_drawn(&store, &out_dir, &drawn).await
     }
     .await;
     published.with_context(|| {
@@ -263,6 +269,8 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
     Ok(RunReport {
         exec: summary,
         error_measures: all_em,
+        claims: all_claims,
+        removed_claims,
         manifests,
         detached: None,
         replications,
@@ -291,9 +299,12 @@ async fn rounds(
         for m in manifests {
             let r = measure::collect_plan(store, m, &plan_rows(plan, m)).await?;
             let ems = measure::error_measures(&r);
+            let claims = measure::claims::evaluate_claims(&r, &ems);
+            let undecided = measure::claims::undecided(&claims, &r);
             next.extend(measure::precision::next_round(
                 &r,
                 &ems,
+                &undecided,
                 opts.resolve,
                 simulation,
             ));

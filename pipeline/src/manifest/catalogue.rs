@@ -124,6 +124,10 @@ pub fn catalogue() -> Vec<Entry> {
     shipped().entries.clone()
 }
 
+/// Whether an output id stands for a catalogue entry (`wu-3.4` for
+/// `wu-3.4a..d`, `yan-5.3-printed` for `yan-5.3`); shared with reports.
+pub use verdicts::covers;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,17 +11,21 @@
 //! as `batch_lenn` is reported with its file, line and key and nothing runs.
 
 pub mod catalogue;
+pub mod claims;
 mod discover;
 pub mod figure;
 pub mod limits;
 mod locate;
+pub mod metrics;
 mod parse;
+pub mod predicate;
 mod raw;
 pub mod reference;
 mod sweep;
 mod validate;
 mod values;
 
+pub use claims::{Calibrated, Claim};
 pub use discover::{discover, load_all, load_or_input_error, unknown_id_message};
 pub use figure::FigureKind;
 pub use locate::locate;
@@ -69,6 +73,12 @@ pub struct Compare {
     pub candidate: String,
     #[serde(default)]
     pub tolerance: Option<f64>,
+    /// `holds` (default) or `fails`: a tolerance known not to be met stays,
+    /// marked, with the reason in `why`.
+    #[serde(default)]
+    pub expect: Option<verdicts::Expectation>,
+    #[serde(default)]
+    pub why: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -187,6 +197,10 @@ pub struct Manifest {
     pub tables: Vec<TableSpec>,
     /// Paper numbers ([`reference`]).
     pub references: Vec<Reference>,
+    /// The claims: `claims:` first, then one per `compare:` entry with a tolerance.
+    pub claims: Vec<Claim>,
+    /// `calibrated:` ([`claims`]).
+    pub calibrated: Option<Calibrated>,
 }
 
 impl Manifest {

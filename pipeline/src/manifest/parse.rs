@@ -1,7 +1,9 @@
 //! Reading a manifest: the file (size-checked before it is read), YAML into
 //! the raw structs, and every semantic check into a validated [`Manifest`].
 
+use super::claims::{self, ClaimScope};
 use super::locate::{yaml_error, Ctx};
+use super::metrics::{known_metric, some_series_makes, MetricKnowledge};
 use super::raw::{OneOrMany, RawManifest, RawPrecision, RawQuick};
 use super::sweep::build_sweep;
 use super::validate::check_schema;
@@ -281,6 +283,13 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
     }
     let series_names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
     let references = reference::parse(path, text, &raw.reference_data, &series_names)?;
+    let knowledge = MetricKnowledge::new(&series, registry);
+    for s in &series {
+        if let Some(p) = &s.precision {
+            let key = format!("series.{}.precision.metric", s.name);
+            known_metric(&ctx, &key, &knowledge, &references, &s.name, &p.metric)?;
+        }
+    }
     let mut names: BTreeSet<&str> = series.iter().map(|s| s.name.as_str()).collect();
     names.extend(references.iter().map(|r| r.name.as_str()));
     for (i, c) in raw.compare.iter().enumerate() {
@@ -296,6 +305,27 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
                     ),
                 ));
             }
+        }
+        for side in [&c.reference, &c.candidate] {
+            known_metric(
+                &ctx,
+                &format!("compare.{i}.metric"),
+                &knowledge,
+                &references,
+                side,
+                &c.metric,
+            )?;
+        }
+        if let Some(w) = &c.why {
+            check_text(&ctx, &format!("compare.{i}.why"), w)?;
+        }
+        if c.expect == Some(verdicts::Expectation::Fails)
+            && c.why.as_deref().is_none_or(|w| w.trim().is_empty())
+        {
+            return Err(ctx.err(
+                &format!("compare.{i}.expect"),
+                "a tolerance expected to fail needs `why:` (the explanation)",
+            ));
         }
         if let Some(t) = c.tolerance {
             if !(t.is_finite() && t >= 0.0) {
@@ -371,6 +401,20 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
         }
         figure::validate(f.kind, &y, &f.x_per, &f.x_values, points.len())
             .map_err(|(k, msg)| ctx.err(&format!("{key}.{k}"), msg))?;
+        // Metric names after the kind's own keys (a timeseries figure's `y`
+        // names time series, not metrics).
+        for metric in &y {
+            if f.kind != super::FigureKind::Timeseries {
+                some_series_makes(
+                    &ctx,
+                    &format!("{key}.y"),
+                    &knowledge,
+                    &references,
+                    &f.series,
+                    metric,
+                )?;
+            }
+        }
         figures.push(Figure {
             id: f.id.clone(),
             title: f.title.clone().unwrap_or_else(|| raw.title.clone()),
@@ -408,8 +452,21 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
                 ),
             ));
         }
+        let table_series: Vec<String> = if t.series.is_empty() {
+            names.iter().map(|n| n.to_string()).collect()
+        } else {
+            t.series.clone()
+        };
         for metric in &t.metrics {
             check_name(&ctx, &format!("tables.{i}.metrics"), metric)?;
+            some_series_makes(
+                &ctx,
+                &format!("tables.{i}.metrics"),
+                &knowledge,
+                &references,
+                &table_series,
+                metric,
+            )?;
         }
         if t.kind == TableKind::ErrorMeasures && raw.compare.is_empty() {
             return Err(ctx.err(
@@ -435,6 +492,46 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
             return Err(ctx.err(&key, format!("figure/table id `{id}` is used twice")));
         }
     }
+    if raw.claims.len() > limits::MAX_OUTPUTS {
+        return Err(ctx.err(
+            "claims",
+            format!(
+                "{} claims; the limit is {}",
+                raw.claims.len(),
+                limits::MAX_OUTPUTS
+            ),
+        ));
+    }
+    let mut entries: BTreeSet<String> = super::catalogue::catalogue()
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    entries.extend(ids.iter().cloned());
+    let scope = ClaimScope {
+        axes: &axes,
+        params: &params,
+        points: &points,
+        references: &references,
+        metrics: &knowledge,
+        entries: &entries,
+    };
+    let calibrated = claims::parse_calibrated(&ctx, &raw.calibrated, &scope)?;
+    let mut all_claims = claims::parse_claims(&ctx, &raw.claims, &scope, calibrated.as_ref())?;
+    let outputs: Vec<(String, Vec<String>, Vec<String>)> = figures
+        .iter()
+        .map(|f| (f.id.clone(), f.y.clone(), f.series.clone()))
+        .chain(
+            raw.tables
+                .iter()
+                .map(|t| (t.id.clone(), t.metrics.clone(), t.series.clone())),
+        )
+        .collect();
+    all_claims.extend(claims::tolerance_claims(
+        &raw.compare,
+        &outputs,
+        &scope,
+        calibrated.as_ref(),
+    ));
     use sha2::Digest;
     Ok(Manifest {
         path: path.to_path_buf(),
@@ -453,5 +550,7 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
         figures,
         tables: raw.tables,
         references,
+        claims: all_claims,
+        calibrated,
     })
 }

@@ -29,6 +29,10 @@ pub(super) struct RawManifest {
     pub(super) tables: Vec<TableSpec>,
     #[serde(default)]
     pub(super) reference_data: Mapping,
+    #[serde(default)]
+    pub(super) claims: Vec<super::claims::RawClaim>,
+    #[serde(default)]
+    pub(super) calibrated: Option<super::claims::RawCalibrated>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -44,6 +44,12 @@ impl Points {
         self.len
     }
 
+    /// The axes grouped as they vary: one group per sweep entry (a zip group's
+    /// axes move together).
+    pub fn groups(&self) -> Vec<Vec<String>> {
+        self.entries.iter().map(|e| e.names.clone()).collect()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

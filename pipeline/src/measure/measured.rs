@@ -7,16 +7,18 @@
 //!
 //! Commands make one with [`planned`] (the plan a run used) or [`stored`]
 //! (what the store holds of a stored experiment at a fidelity), then hand it
-//! to `render::render_experiment`. To show something new in the reports,
+//! to `render::render_experiment`. Both evaluate the experiment's claims and
+//! read the claim ledger (`planned` also records the run's evaluations). To show something new in the reports,
 //! add it here and read it there.
 
+use super::claims::{evaluate_claims, ledger, ClaimResult};
 use super::compare::{previous_version, Comparison, History};
 use super::{collect_at, collect_plan, error_measures, precision, verdict_of, ExperimentResults};
 use crate::manifest::{Manifest, TableKind};
 use reports::{EmPoint, EmSummaryLine, OutputEm};
 use solvers::{Fidelity, Registry};
 use std::collections::BTreeMap;
-use store::{ErrorMeasureRow, PlanRow, Store};
+use store::{ClaimDefinitionRow, ErrorMeasureRow, PlanRow, Store};
 
 /// One experiment at one fidelity, measured: everything its figures, tables,
 /// index entry and `check` verdict show.
@@ -25,6 +27,11 @@ pub struct Measured {
     pub results: ExperimentResults,
     /// Every `compare` entry at every point, with its verdict.
     pub error_measures: Vec<ErrorMeasureRow>,
+    /// Every claim of the manifest, evaluated, with its earlier definitions
+    /// that had results (the ledger).
+    pub claims: Vec<ClaimResult>,
+    /// Claims with results that the manifest no longer has.
+    pub removed_claims: Vec<ClaimDefinitionRow>,
     /// One line per compared (metric, reference, candidate), in order of first appearance.
     pub em_summary: Vec<EmSummaryLine>,
     /// The EMs of the comparisons each figure draws, by figure id (figures
@@ -51,7 +58,9 @@ impl Measured {
 }
 
 /// Measures the results of the plan rows a run used (its fidelity's plan,
-/// with every round of replications it ran).
+/// with every round of replications it ran); the claims' evaluations are
+/// recorded in the ledger under run `run`.
+#[allow(clippy::too_many_arguments)]
 pub async fn planned(
     store: &Store,
     m: &Manifest,
@@ -59,9 +68,10 @@ pub async fn planned(
     registry: &Registry,
     fidelity: Fidelity,
     history: &History,
+    run: i64,
 ) -> anyhow::Result<Measured> {
     let r = collect_plan(store, m, rows).await?;
-    with_previous(store, r, registry, fidelity, history).await
+    with_store(store, r, registry, fidelity, history, Some(run)).await
 }
 
 /// Measures what the store holds of a stored experiment at `fidelity` (a
@@ -78,26 +88,30 @@ pub async fn stored(
         return Ok(None);
     };
     Ok(Some(
-        with_previous(store, r, registry, fidelity, history).await?,
+        with_store(store, r, registry, fidelity, history, None).await?,
     ))
 }
 
-async fn with_previous(
+/// [`measured`], with what the store adds: the claim ledger (recording this
+/// run's evaluations when `run` is given) and the previous version.
+async fn with_store(
     store: &Store,
     r: ExperimentResults,
     registry: &Registry,
     fidelity: Fidelity,
     history: &History,
+    run: Option<i64>,
 ) -> anyhow::Result<Measured> {
     let (id, version) = (r.manifest.id.clone(), r.manifest.version);
     let previous = previous_version(store, registry, history, &id, version, fidelity).await?;
     let mut x = measured(r, registry, fidelity)?;
+    x.removed_claims = ledger(store, run, fidelity.as_str(), &id, &mut x.claims).await?;
     x.previous = previous;
     Ok(x)
 }
 
-/// Measures results already collected (without a comparison to an earlier
-/// version).
+/// Measures results already collected (claims evaluated, without their
+/// ledger or a comparison to an earlier version).
 pub fn measured(
     r: ExperimentResults,
     registry: &Registry,
@@ -130,6 +144,8 @@ pub fn measured(
     let (replications, unmet) = precision::report(&r, registry, fidelity);
     Ok(Measured {
         em_summary: em_summary(&ems)?,
+        claims: evaluate_claims(&r, &ems),
+        removed_claims: Vec::new(),
         error_measures: ems,
         figure_ems,
         table_ems,

@@ -3,9 +3,12 @@
 //! everything else the reports show ([`Measured`]: summaries, precision,
 //! comparisons with earlier versions). Render draws from that alone.
 
+pub mod claims;
 pub mod compare;
+pub mod em;
 mod measured;
 pub mod precision;
+pub mod status;
 mod stored;
 
 pub use measured::{em_summary, measured, planned, stored, Measured};
@@ -14,11 +17,11 @@ pub use stored::{code_versions, collect_at, collect_fidelity, stored_manifest, s
 
 use crate::manifest::{Manifest, Point};
 use anyhow::Context;
-use reports::em;
 use serde_json::Value as Json;
 use solvers::des::ci95;
 use std::collections::BTreeMap;
 use store::{ErrorMeasureRow, PlanRow, Store, TaskRecord, TaskStatus};
+use verdicts::PointVerdict;
 
 /// The state of one series at one point, over its replications.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -50,11 +53,9 @@ impl std::fmt::Display for PointStatus {
     }
 }
 
-/// The verdict of a stored error measure. The store keeps it as the text
-/// [`em::Verdict::as_str`] wrote; text that names no verdict (a store edited
-/// by hand) reads as inconclusive, which never counts as a pass.
-pub fn verdict_of(r: &ErrorMeasureRow) -> em::Verdict {
-    r.verdict.parse().unwrap_or(em::Verdict::Inconclusive)
+/// The verdict of a stored error measure.
+pub fn verdict_of(r: &ErrorMeasureRow) -> PointVerdict {
+    r.verdict
 }
 
 /// A metric at one point of one series, replications combined.
@@ -194,17 +195,22 @@ pub async fn collect_plan(
         if let Some(why) = recs.iter().find_map(|t| t.error.clone()) {
             reasons.insert((*pi, series.clone()), why);
         }
-        if st != PointStatus::Done {
-            continue;
-        }
-        let mut names: Vec<&str> = done
+        // A saturated point keeps the metrics that every one of its tasks
+        // still reports (multicluster.model's intra-cluster latency past the
+        // inter-cluster saturation); tasks that report none give none.
+        let used: Vec<&TaskRecord> = match st {
+            PointStatus::Done => done,
+            PointStatus::Saturated => recs.clone(),
+            _ => continue,
+        };
+        let mut names: Vec<&str> = used
             .iter()
             .flat_map(|t| t.metrics.iter().map(|m| m.name.as_str()))
             .collect();
         names.sort();
         names.dedup();
         for name in names {
-            if let Some(a) = combine(&done, name) {
+            if let Some(a) = combine(&used, name) {
                 values.insert((*pi, series.clone(), name.to_string()), a);
             }
         }
@@ -264,9 +270,9 @@ pub fn error_measures(r: &ExperimentResults) -> Vec<ErrorMeasureRow> {
                 _ => (
                     None,
                     if c.tolerance.is_some() {
-                        em::Verdict::Inconclusive
+                        PointVerdict::Inconclusive
                     } else {
-                        em::Verdict::Unchecked
+                        PointVerdict::Unchecked
                     },
                 ),
             };
@@ -283,7 +289,7 @@ pub fn error_measures(r: &ExperimentResults) -> Vec<ErrorMeasureRow> {
                 candidate_value: cd.map(|a| a.value),
                 em: e,
                 tolerance: c.tolerance,
-                verdict: verdict.as_str().to_string(),
+                verdict,
             });
         }
     }

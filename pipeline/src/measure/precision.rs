@@ -10,8 +10,8 @@
 use super::{verdict_of, ExperimentResults, PointStatus};
 use crate::manifest::Series;
 use crate::plan::MoreReplications;
-use reports::em::Verdict;
 use store::ErrorMeasureRow;
+use verdicts::PointVerdict as Verdict;
 
 /// Replications per (experiment, series, point index).
 pub type Replications = std::collections::BTreeMap<(String, String, usize), u32>;
@@ -54,10 +54,13 @@ pub fn next_count(n: u32, hw: f64, target: f64, cap: u32) -> u32 {
 /// The replications each point of `r`'s simulation series needs in the next
 /// round (only points that need more are listed). `ems` are `r`'s error
 /// measures; with `resolve`, the reference series of an inconclusive point
-/// gets more replications (doubling per round) until its verdict is decided.
+/// gets more replications (doubling per round) until its verdict is decided,
+/// and so do the (series, point) pairs an inconclusive claim read (`undecided`,
+/// from [`super::claims::undecided`]).
 pub fn next_round(
     r: &ExperimentResults,
     ems: &[ErrorMeasureRow],
+    undecided: &[(String, usize)],
     resolve: bool,
     simulation: impl Fn(&Series) -> bool,
 ) -> MoreReplications {
@@ -97,7 +100,9 @@ pub fn next_round(
                         && verdict_of(e) == Verdict::Inconclusive
                         && e.reference_value.is_some()
                         && e.candidate_value.is_some()
-                });
+                }) || undecided
+                    .iter()
+                    .any(|(sn, pi)| *sn == s.name && *pi == p.index);
                 if undecided {
                     want(&s.name, p.index, n.saturating_mul(2).max(n + 1).min(cap));
                 }

@@ -2,7 +2,7 @@
 
 use super::fidelity_dir;
 use anyhow::Context;
-use reports::{CatalogueEntry, Index, IndexExperiment};
+use reports::{CatalogueEntry, Index, IndexEntryStatus, IndexExperiment};
 use solvers::Fidelity;
 use std::path::Path;
 
@@ -20,11 +20,13 @@ pub fn catalogue() -> Vec<CatalogueEntry> {
         .collect()
 }
 
-/// Writes the index of one fidelity into its folder (see [`super::fidelity_dir`]).
+/// Writes the index of one fidelity into its folder (see [`super::fidelity_dir`]),
+/// with the catalogue entries' `statuses` (`measure::status::statuses`).
 /// It links the other fidelity's index when that exists or `other_coming` says
 /// it is being written too.
 pub fn write_index(
     experiments: Vec<IndexExperiment>,
+    statuses: Vec<IndexEntryStatus>,
     results_dir: &Path,
     fidelity: Fidelity,
     other_coming: bool,
@@ -46,6 +48,7 @@ pub fn write_index(
         }),
     };
     let index = Index {
+        statuses,
         generated_by: format!("repro {}", env!("CARGO_PKG_VERSION")),
         code_version: crate::shared::CODE_VERSION.to_string(),
         generated_at: store::now_rfc3339(),

@@ -5,16 +5,14 @@
 //! get a suite of their own.
 
 use crate::manifest::Manifest;
+use crate::measure::claims::ClaimResult;
 use crate::measure::precision::Replications;
 use crate::plan::Task;
 use reports::html_escape;
 use store::ErrorMeasureRow;
 
 fn bad(r: &ErrorMeasureRow) -> bool {
-    // Text that names no verdict (a store edited by hand) counts as inconclusive.
-    r.verdict
-        .parse::<reports::em::Verdict>()
-        .map_or(true, |v| v.is_bad())
+    r.verdict.is_bad()
 }
 
 /// One offending point, as a line of the failure text.
@@ -74,10 +72,67 @@ fn case(
     failed
 }
 
+/// One claim as a test case: its verdict, expectation, status and
+/// classification as properties; a failure when the verdict differs from the
+/// expectation; an expected failure is reported as skipped (as pytest's xfail).
+fn claim_case(xml: &mut String, c: &ClaimResult) -> bool {
+    xml.push_str(&format!(
+        "    <testcase classname=\"{}\" name=\"{}\">\n      <properties>\n",
+        html_escape(&c.experiment),
+        html_escape(&format!("claim {}", c.id))
+    ));
+    let mut props = vec![
+        ("verdict", c.verdict.to_string()),
+        ("expect", c.expect.to_string()),
+        ("status", c.status.to_string()),
+        ("entries", c.entries.join(", ")),
+        ("holds", c.holds.clone()),
+    ];
+    if let Some(s) = &c.sanity {
+        props.push(("sanity", s.clone()));
+    }
+    if let Some(f) = &c.fit {
+        props.push(("fit", f.clone()));
+    }
+    for (k, v) in props {
+        xml.push_str(&format!(
+            "        <property name=\"{k}\" value=\"{}\"/>\n",
+            html_escape(&v)
+        ));
+    }
+    xml.push_str("      </properties>\n");
+    let failed = c.status.is_unexpected();
+    if failed {
+        xml.push_str(&format!(
+            "      <failure message=\"{}\" type=\"claim\">{}</failure>\n",
+            html_escape(&format!("{} (expected {})", c.status.label(), c.expect)),
+            html_escape(&format!(
+                "{}\n{}{}",
+                c.holds,
+                c.quote,
+                c.reason
+                    .as_ref()
+                    .map_or(String::new(), |r| format!("\n{r}"))
+            ))
+        ));
+    } else if c.status == verdicts::ClaimStatus::FailsAsExpected {
+        xml.push_str(&format!(
+            "      <skipped message=\"{}\"/>\n",
+            html_escape(&format!(
+                "fails as expected: {}",
+                c.why.as_deref().unwrap_or("")
+            ))
+        ));
+    }
+    xml.push_str("    </testcase>\n");
+    failed
+}
+
 /// The JUnit XML of a `check` run: its manifests, their error measures and
 /// the tasks that failed (with their errors).
 pub fn junit_xml(
     manifests: &[Manifest],
+    claims: &[ClaimResult],
     error_measures: &[ErrorMeasureRow],
     failed: &[(Task, String)],
     reps: &Replications,
@@ -121,6 +176,13 @@ pub fn junit_xml(
                 &rows,
                 reps,
             ));
+        }
+        for c in claims
+            .iter()
+            .filter(|c| c.experiment == m.id && c.kind == verdicts::ClaimKind::Predicate)
+        {
+            tests += 1;
+            failures += usize::from(claim_case(&mut body, c));
         }
         suites.push_str(&format!(
             "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\">\n{body}  </testsuite>\n",

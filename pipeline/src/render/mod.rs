@@ -8,6 +8,7 @@
 //! the overlay figures of two versions of an experiment, `drawn` the record of
 //! what was drawn (whether an output must be drawn again).
 
+mod claims;
 pub mod compare;
 pub mod drawn;
 pub mod export;
@@ -54,7 +55,7 @@ pub fn render_experiment(
     fidelity: Fidelity,
     draw: Draw<'_>,
 ) -> anyhow::Result<Rendered> {
-    let m = x.manifest();
+    let (m, r) = (x.manifest(), &x.results);
     let mut drawn = Vec::new();
     let mut record = |output: &str, hash: String| {
         drawn.push(DrawnOutput {
@@ -134,6 +135,13 @@ pub fn render_experiment(
             em_summary: x.em_summary.clone(),
             docs: model_docs(m, out_dir),
             comparison,
+            claims: x.claims.iter().map(|c| claims::index_claim(c, r)).collect(),
+            removed_claims: x.removed_claims.iter().map(claims::change).collect(),
+            calibrated_against: m
+                .calibrated
+                .as_ref()
+                .map(|c| c.against.clone())
+                .unwrap_or_default(),
         },
         drawn,
     })

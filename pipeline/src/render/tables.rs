@@ -64,7 +64,7 @@ pub fn tables(
                             fmt_val(e.candidate_value, None),
                             fmt_pct(e.em),
                             e.tolerance.map_or("—".into(), format_percent),
-                            e.verdict.clone(),
+                            e.verdict.to_string(),
                         ]
                     })
                     .collect();
@@ -184,6 +184,11 @@ fn value_rows(
             for k in metrics {
                 push(match st {
                     PointStatus::Done => {
+                        let a = r.get(p.index, s, k);
+                        fmt_val(a.map(|a| a.value), a.and_then(|a| a.half_width))
+                    }
+                    // A metric a saturated point still reports (see measure).
+                    PointStatus::Saturated if r.get(p.index, s, k).is_some() => {
                         let a = r.get(p.index, s, k);
                         fmt_val(a.map(|a| a.value), a.and_then(|a| a.half_width))
                     }

@@ -60,6 +60,10 @@ impl Solver for Mm1kExact {
     fn name(&self) -> &'static str {
         "mm1k.exact"
     }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![MetricFact::fraction("P_block"), MetricFact::fraction("U")]
+    }
     fn version(&self) -> u32 {
         1
     }

@@ -38,6 +38,16 @@
 //! take the engine's minimum of one cycle (and D's carries one flit per
 //! t_cs^I, so D is busy ω·t_cs^I per message). The message's final node
 //! and u ride in [`Leg::aux`] (24 + 8 bits).
+//!
+//! [`CdQueue::Output`] replaces the ICN tree by an output-queued fabric:
+//! C_i has one output port per other cluster v, leading into a private
+//! *lane* of 2q(i, v) channels (2q − 1 one-port lane routers, then D_v's
+//! input port i), each channel at the ICN's latency and flit time. No two
+//! messages of different (i, v) pairs share a channel, and D_v absorbs every
+//! flit that lands (a relay), so C's server is never held by what happens
+//! downstream and messages reach D_v's FIFO without contending for an input
+//! link: C and D are the single-server queues of the model
+//! (docs/models/multicluster.md, "The `output` variant").
 
 use super::torus::below;
 use super::traffic::Clustered;
@@ -287,6 +297,22 @@ pub enum Locality {
     Uniform,
 }
 
+/// How the concentrators, the ICN and the dispatchers are built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CdQueue {
+    /// C_i and D_i are FIFO relays on the ICN m_c-port n_c-tree (wormhole,
+    /// one VC): a message blocked in the ICN holds C's server.
+    #[default]
+    Fifo,
+    /// An output-queued fabric: a private lane of 2q channels per ordered
+    /// cluster pair (a virtual output queue per destination dispatcher that
+    /// never blocks), D_v absorbing from all lanes at once.
+    Output,
+}
+
+/// Most clusters with [`CdQueue::Output`] (a lane per ordered pair).
+pub const MAX_OUTPUT_CLUSTERS: u32 = 1024;
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Spec {
     pub clusters: Vec<ClusterSpec>,
@@ -296,6 +322,7 @@ pub struct Spec {
     pub icn_cs: f64,
     pub locality: Locality,
     pub cut_through: bool,
+    pub cd_queue: CdQueue,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -306,6 +333,8 @@ enum Kind {
     Conc,
     Disp,
     Icn,
+    /// One router of an `output` lane (one input, one output port).
+    Lane,
 }
 
 /// The multi-cluster network: topology, routing, link timing and
@@ -322,7 +351,10 @@ pub struct MultiCluster {
     acn_base: Vec<u32>,
     ecn_base: Vec<u32>,
     cd_base: u32,
+    /// First ICN switch (fifo) or lane router (output).
     icn_base: u32,
+    /// Output: first lane router of the ordered pair (i, v) at i·C + v.
+    lane_base: Vec<u32>,
     n_nodes: u32,
     n_routers: u32,
     max_ports: usize,
@@ -399,16 +431,39 @@ impl MultiCluster {
             }
         }
         let icn_base = kind.len() as u32;
-        for s in 0..spec.icn.switches() {
-            kind.push(Kind::Icn);
-            clu.push(0);
-            loc.push(s);
+        let mut lane_base = Vec::new();
+        match spec.cd_queue {
+            CdQueue::Fifo => {
+                for s in 0..spec.icn.switches() {
+                    kind.push(Kind::Icn);
+                    clu.push(0);
+                    loc.push(s);
+                }
+            }
+            CdQueue::Output => {
+                if c > MAX_OUTPUT_CLUSTERS {
+                    return Err(format!(
+                        "cd_queue: output builds a lane per ordered cluster pair: at most {MAX_OUTPUT_CLUSTERS} clusters, got {c}"
+                    ));
+                }
+                lane_base = vec![u32::MAX; (c * c) as usize];
+                for i in 0..c {
+                    for v in (0..c).filter(|&v| v != i) {
+                        lane_base[(i * c + v) as usize] = kind.len() as u32;
+                        for pos in 0..2 * spec.icn.height(i, v) - 1 {
+                            kind.push(Kind::Lane);
+                            clu.push(i);
+                            loc.push(v | pos << 24);
+                        }
+                    }
+                }
+            }
         }
         let max_ports = spec
             .clusters
             .iter()
             .map(|cs| (cs.tree.m as usize + 1).max(cs.tree.switches() as usize))
-            .chain([spec.icn.m as usize, 2])
+            .chain([spec.icn.m as usize, 2, c as usize])
             .max()
             .unwrap();
         let p_cum = spec
@@ -451,6 +506,7 @@ impl MultiCluster {
             ecn_base,
             cd_base,
             icn_base,
+            lane_base,
             n_nodes,
             n_routers,
             max_ports,
@@ -527,8 +583,13 @@ impl Topology for MultiCluster {
             Kind::Node => 2,
             Kind::Acn => self.tree(i).m as usize,
             Kind::Ecn => self.tree(i).m as usize + 1,
-            Kind::Conc | Kind::Disp => self.tree(i).switches() as usize,
+            Kind::Conc | Kind::Disp => match self.spec.cd_queue {
+                CdQueue::Fifo => self.tree(i).switches() as usize,
+                // One output (C) or input (D) port per cluster as well.
+                CdQueue::Output => (self.tree(i).switches() as usize).max(self.clusters()),
+            },
             Kind::Icn => self.spec.icn.m as usize,
+            Kind::Lane => 1,
         }
     }
     fn link(&self, r: u32, p: u32) -> Option<(u32, u32)> {
@@ -559,14 +620,32 @@ impl Topology for MultiCluster {
                     Err((s, q)) => Some((base + s, q)),
                 }
             }
-            Kind::Conc => {
+            Kind::Conc => match self.spec.cd_queue {
+                CdQueue::Fifo => {
+                    if p != 0 {
+                        return None;
+                    }
+                    let (leaf, port) = self.spec.icn.leaf_of(i);
+                    Some((self.icn_base + leaf, port))
+                }
+                CdQueue::Output => {
+                    let c = self.clusters() as u32;
+                    (p < c && p != i).then(|| (self.lane_base[(i * c + p) as usize], 0))
+                }
+            },
+            Kind::Disp => (p < self.tree(i).switches())
+                .then(|| (self.ecn_base[i as usize] + p, self.tree(i).m)),
+            Kind::Lane => {
                 if p != 0 {
                     return None;
                 }
-                let (leaf, port) = self.spec.icn.leaf_of(i);
-                Some((self.icn_base + leaf, port))
+                let (v, pos) = (l & 0xFF_FFFF, l >> 24);
+                if pos + 1 < 2 * self.spec.icn.height(i, v) - 1 {
+                    Some((r + 1, 0))
+                } else {
+                    Some((self.disp(v), i))
+                }
             }
-            Kind::Disp => Some((self.ecn_base[i as usize] + p, self.tree(i).m)),
             Kind::Icn => match self.spec.icn.neighbour(l, p)? {
                 Ok(v) => Some((self.disp(v), 0)),
                 Err((s, q)) => Some((self.icn_base + s, q)),
@@ -605,7 +684,11 @@ impl Routing for MultiCluster {
                     }
                 }
             }
-            Kind::Conc => 0,
+            Kind::Conc => match self.spec.cd_queue {
+                CdQueue::Fifo => 0,
+                CdQueue::Output => self.clu[dst as usize],
+            },
+            Kind::Lane => 0,
             Kind::Disp => tag,
             Kind::Icn => self.spec.icn.port_to_node(l, self.clu[dst as usize]),
         };
@@ -654,7 +737,7 @@ impl MultiCluster {
                     both(net.t_cs)
                 }
             }
-            Kind::Conc | Kind::Icn => both(self.spec.icn_cs),
+            Kind::Conc | Kind::Icn | Kind::Lane => both(self.spec.icn_cs),
             Kind::Disp => (1.0, self.spec.icn_cs),
         }
     }

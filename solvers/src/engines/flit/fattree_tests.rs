@@ -25,6 +25,7 @@ fn spec(m: u32, n: u32, clusters: u32, m_c: u32, n_c: u32, loc: Locality) -> Spe
         icn_cs: 4.0,
         locality: loc,
         cut_through: true,
+        cd_queue: CdQueue::Fifo,
     }
 }
 
@@ -135,7 +136,7 @@ fn every_pair_has_an_up_down_path_of_twice_its_class() {
 
 #[test]
 fn inter_cluster_paths_have_p_plus_2q_plus_u_channels() {
-    for (loc, c, m_c, n_c) in [
+    for (loc, c, m_c, n_c, cd) in [
         (
             Locality::Ch4 {
                 xi: 1.0,
@@ -144,10 +145,24 @@ fn inter_cluster_paths_have_p_plus_2q_plus_u_channels() {
             16,
             4,
             3,
+            CdQueue::Fifo,
         ),
-        (Locality::Uniform, 8, 8, 1),
+        (Locality::Uniform, 8, 8, 1, CdQueue::Fifo),
+        (
+            Locality::Ch4 {
+                xi: 1.0,
+                eta_in: 1.0,
+            },
+            16,
+            4,
+            3,
+            CdQueue::Output,
+        ),
+        (Locality::Uniform, 8, 8, 1, CdQueue::Output),
     ] {
-        let mc = MultiCluster::new(spec(4, 3, c, m_c, n_c, loc)).unwrap();
+        let mut sp = spec(4, 3, c, m_c, n_c, loc);
+        sp.cd_queue = cd;
+        let mc = MultiCluster::new(sp).unwrap();
         let icn = Tree::new(m_c, n_c).unwrap();
         let mut rng = Stream::new(9, 0);
         let mut seen = 0;
@@ -176,8 +191,52 @@ fn inter_cluster_paths_have_p_plus_2q_plus_u_channels() {
             assert_eq!(path.len() as u32, p_up + 1 + 2 * q + 1 + u);
             let at_d = path.iter().position(|&(r, _)| r == mc.disp(v)).unwrap();
             assert_eq!(at_d - into_c, 2 * q as usize);
+            // Every ICN channel takes the ICN's flit time, in both variants.
+            for &(r, p) in &path[into_c..at_d] {
+                assert_eq!((mc.latency(r, p), mc.period(r, p)), (4.0, 4.0), "{cd:?}");
+            }
         }
         assert!(seen > 1000);
+    }
+}
+
+/// `cd_queue: output`: every ordered pair (i, v) has its own lane of 2q
+/// channels from C_i to D_v, entering D_v on input port i; no channel
+/// carries two pairs and no input port is fed twice.
+#[test]
+fn output_lanes_are_private_per_cluster_pair() {
+    for (m_c, n_c, c) in [(4, 3, 16), (8, 1, 8), (4, 2, 8)] {
+        let mut sp = spec(4, 2, c, m_c, n_c, Locality::Uniform);
+        sp.cd_queue = CdQueue::Output;
+        let mc = MultiCluster::new(sp).unwrap();
+        let icn = Tree::new(m_c, n_c).unwrap();
+        let mut fed = std::collections::HashSet::new();
+        for r in 0..mc.routers() as u32 {
+            for p in 0..mc.ports_of(r) as u32 {
+                if let Some(to) = mc.link(r, p) {
+                    assert!((to.1 as usize) < mc.ports_of(to.0));
+                    assert!(fed.insert(to), "input {to:?} fed twice");
+                }
+            }
+        }
+        let mut rng = Stream::new(1, 1);
+        for i in 0..c {
+            for v in (0..c).filter(|&v| v != i) {
+                let mut cur = mc.conc(i);
+                let mut hops = 0;
+                while cur != mc.disp(v) {
+                    let (p, _) =
+                        Routing::route(&mc, cur, mc.disp(v), 0, &mut rng, |_, _| true).unwrap();
+                    let (r2, q) = mc.link(cur, p).unwrap();
+                    if r2 == mc.disp(v) {
+                        assert_eq!(q, i);
+                    }
+                    cur = r2;
+                    hops += 1;
+                }
+                assert_eq!(hops, 2 * icn.height(i, v));
+            }
+        }
     }
 }
 

@@ -10,6 +10,14 @@
 //! output VCs and what it sends lands in the next phase, so the result does
 //! not depend on the order in which routers are visited.
 //!
+//! Two loops compute the same result: the general one (`sim.rs`: flits and
+//! credits in flight on a timing wheel, routers visited when marked, paced
+//! links, relays) and, for networks whose channels all take one cycle and
+//! one flit per cycle and whose messages never stop at a relay (the torus),
+//! a cheaper one (`unit.rs`: buffers as counts with the cycles of their last
+//! flit in and out, no flit or credit events). [`run`] picks; the tests run
+//! both on the same scenarios and compare every counter.
+//!
 //! Plug-ins, all generic parameters of [`run`] (one compiled loop per choice):
 //! - [`Topology`]: routers, output ports, and where each output channel leads;
 //! - [`Routing`]: which output VC a header takes, given which are free;
@@ -26,6 +34,7 @@ mod bounds;
 mod sim;
 pub mod torus;
 pub mod traffic;
+mod unit;
 
 pub use bounds::{state_bytes, StateBytes};
 pub use sim::{run, Counters, Finish};
@@ -184,6 +193,13 @@ pub trait Destinations {
     fn next_leg(&self, _at: u32, _leg: &mut Leg) -> bool {
         false
     }
+    /// Whether [`Destinations::next_leg`] may ever return true. A plug-in
+    /// without relays says false, so that a network of unit channels runs
+    /// on the engine's cheaper loop (`unit.rs`); the default is the safe
+    /// answer.
+    fn relays(&self) -> bool {
+        true
+    }
     /// Relays forward cut-through (true) or store-and-forward (false).
     fn cut_through(&self) -> bool {
         true
@@ -296,3 +312,5 @@ pub struct Scenario {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod unit_tests;

@@ -23,13 +23,13 @@
 mod relay;
 
 use super::torus::below;
-use super::{Destinations, Injection, LinkTiming, Routing, Scenario, Source, Topology};
+use super::{Destinations, Injection, Leg, LinkTiming, Routing, Scenario, Source, Topology};
 use crate::des::{ci95, Stream};
 use crate::traffic::sources::{ArrivalSource, Mmpp2Source, PoissonSource};
 use crate::{SolveError, TaskContext};
 use std::collections::VecDeque;
 
-const NONE: u32 = u32::MAX;
+pub(super) const NONE: u32 = u32::MAX;
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -110,6 +110,34 @@ pub struct Counters {
 }
 
 impl Counters {
+    /// Empty counters of a run with `n_ch` channels and `n_slots` relay
+    /// statistic slots.
+    pub(super) fn new(n_ch: usize, n_slots: usize) -> Counters {
+        Counters {
+            finish: Finish::Completed,
+            latency: Vec::new(),
+            network_latency: Vec::new(),
+            hops: Vec::new(),
+            throughput: Vec::new(),
+            cycles: 0,
+            measured_cycles: 0,
+            channel_flits: vec![0; n_ch],
+            msgs_generated: 0,
+            msgs_delivered: 0,
+            msgs_waiting: 0,
+            flits_injected: 0,
+            flits_delivered: 0,
+            flits_in_network: 0,
+            flits_at_sources: 0,
+            flits_relayed: 0,
+            group_latency: Vec::new(),
+            group_wait: Vec::new(),
+            relay_wait: Vec::new(),
+            relay_max_queue: vec![0; n_slots],
+            stepped_cycles: 0,
+        }
+    }
+
     /// (mean, 95% half-width) over batches.
     pub fn ci(v: &[f64]) -> (f64, f64) {
         ci95(v)
@@ -117,15 +145,15 @@ impl Counters {
 }
 
 #[derive(Debug, Clone, Copy)]
-struct Msg {
+pub(super) struct Msg {
     /// Target of the current leg.
-    dst: u32,
-    tag: u32,
-    group: u32,
-    aux: u32,
-    gen: u64,
-    inject: u64,
-    hops: u32,
+    pub(super) dst: u32,
+    pub(super) tag: u32,
+    pub(super) group: u32,
+    pub(super) aux: u32,
+    pub(super) gen: u64,
+    pub(super) inject: u64,
+    pub(super) hops: u32,
     /// Relays still absorbing this message's flits (NONE = free slot) and
     /// the flits landed at each: a relay injects only flits that landed. A
     /// long message may span two relays at once (a concentrator and the
@@ -133,7 +161,7 @@ struct Msg {
     rel: [u32; 2],
     got: [u32; 2],
     /// Legs started (0 until the header leaves the node).
-    legs: u32,
+    pub(super) legs: u32,
     /// When it joined a relay's FIFO.
     enq: u64,
 }
@@ -155,11 +183,121 @@ pub(super) const GEN_BYTES: usize = {
     }
 };
 
-enum Gen {
+/// The message sources of every node.
+pub(super) enum Gen {
     Bernoulli(f64),
     OnOff(Vec<super::onoff::OnOff>),
     Poisson(Vec<PoissonSource>),
     Mmpp(Vec<Mmpp2Source>),
+}
+
+impl Msg {
+    /// A message generated in cycle `gen` whose first leg is `leg`.
+    pub(super) fn new(leg: &Leg, gen: u64) -> Msg {
+        Msg {
+            dst: leg.dst,
+            tag: leg.tag,
+            group: leg.group,
+            aux: leg.aux,
+            gen,
+            inject: 0,
+            hops: 0,
+            rel: [NONE; 2],
+            got: [0; 2],
+            legs: 0,
+            enq: 0,
+        }
+    }
+}
+
+impl Gen {
+    /// The sources of nodes `0..n_src` and the time of each one's first
+    /// message (Bernoulli: integer cycles; the draws come from `rng`).
+    pub(super) fn new<D: Destinations>(
+        sc: &Scenario,
+        dests: &D,
+        n_src: usize,
+        rng: &mut Stream,
+    ) -> Result<(Gen, Vec<f64>), SolveError> {
+        let mut gen = match sc.source {
+            Source::Bernoulli { p } => Gen::Bernoulli(p),
+            Source::Poisson { rate } => Gen::Poisson(
+                (0..n_src)
+                    .map(|i| {
+                        let s = dests.rate_scale(i as u32);
+                        PoissonSource::new(rate * s, Stream::new(sc.seed, 1 + i as u64))
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+            Source::Mmpp {
+                phi1,
+                phi2,
+                lambda1,
+                lambda2,
+            } if lambda2 == 0.0 && lambda1 > 0.0 => {
+                crate::traffic::mmpp::Mmpp2::new(phi1, phi2, lambda1, lambda2)?;
+                Gen::OnOff(
+                    (0..n_src)
+                        .map(|i| {
+                            let s = dests.rate_scale(i as u32);
+                            super::onoff::OnOff::new(
+                                phi1,
+                                phi2,
+                                lambda1 * s,
+                                Stream::new(sc.seed, 1 + i as u64),
+                            )
+                        })
+                        .collect(),
+                )
+            }
+            Source::Mmpp {
+                phi1,
+                phi2,
+                lambda1,
+                lambda2,
+            } => Gen::Mmpp(
+                (0..n_src)
+                    .map(|i| {
+                        let s = dests.rate_scale(i as u32);
+                        Mmpp2Source::new(
+                            phi1,
+                            phi2,
+                            lambda1 * s,
+                            lambda2 * s,
+                            Stream::new(sc.seed, 1 + i as u64),
+                        )
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+        };
+        // Next generation time of each node (Bernoulli: integer cycles).
+        let next_t: Vec<f64> = match &mut gen {
+            Gen::Bernoulli(p) => {
+                if (0..n_src as u32).any(|i| dests.rate_scale(i) != 1.0) {
+                    return Err(SolveError::param(
+                        "source",
+                        "per-node rate scaling needs a Poisson or MMPP source",
+                    ));
+                }
+                (0..n_src).map(|_| (rng.geometric(*p) - 1) as f64).collect()
+            }
+            Gen::Poisson(s) => s.iter_mut().map(|x| x.next_arrival()).collect(),
+            Gen::Mmpp(s) => s.iter_mut().map(|x| x.next_arrival()).collect(),
+            Gen::OnOff(s) => s.iter_mut().map(|x| x.next_arrival()).collect(),
+        };
+        Ok((gen, next_t))
+    }
+
+    /// The time of node `n`'s message after the one at `t`.
+    #[inline]
+    pub(super) fn next(&mut self, n: usize, t: f64, rng: &mut Stream) -> f64 {
+        match self {
+            Gen::Bernoulli(p) => t + rng.geometric(*p) as f64,
+            Gen::Poisson(s) => s[n].next_arrival(),
+            Gen::Mmpp(s) => s[n].next_arrival(),
+            Gen::OnOff(s) => s[n].next_arrival(),
+        }
+    }
 }
 
 /// Runs the network until `sc.run` is satisfied, the network saturates or
@@ -172,6 +310,35 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     timing: &L,
     dests: &D,
     ctx: &TaskContext,
+) -> Result<Counters, SolveError> {
+    run_with(sc, topo, routing, timing, dests, ctx, false)
+}
+
+/// The channel layout of a run: router r's ports are channels `base[r] ..
+/// base[r + 1]`, output VC o = channel · V + v feeds input VC `down[o]`,
+/// input VC i is fed by output VC `up[i]` (`NONE`: no link).
+pub(super) struct Wiring {
+    pub(super) n_r: usize,
+    /// Routers `0..n_src` carry a processing element.
+    pub(super) n_src: usize,
+    pub(super) base: Vec<usize>,
+    pub(super) down: Vec<u32>,
+    pub(super) up: Vec<u32>,
+    /// VCs per channel and injection VCs per router.
+    pub(super) v_n: usize,
+    pub(super) inj_per: usize,
+}
+
+/// [`run`]; `general` keeps networks of unit channels on this loop instead
+/// of `unit.rs`'s (the tests compare the two).
+pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
+    sc: &Scenario,
+    topo: &T,
+    routing: &R,
+    timing: &L,
+    dests: &D,
+    ctx: &TaskContext,
+    general: bool,
 ) -> Result<Counters, SolveError> {
     let n_r = topo.routers();
     // Routers 0..n_src carry a processing element; the rest only switch.
@@ -263,6 +430,18 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     // Whole latencies and one flit per cycle everywhere: no virtual times.
     let paced = lat.iter().any(|x| x.fract() != 0.0) || period.iter().any(|&t| t != 1.0);
     let lat_cycles: Vec<usize> = lat.iter().map(|x| (x.ceil() as usize).max(1)).collect();
+    if !general && !paced && lat_cycles.iter().all(|&l| l == 1) && !dests.relays() {
+        let w = Wiring {
+            n_r,
+            n_src,
+            base,
+            down,
+            up,
+            v_n,
+            inj_per,
+        };
+        return super::unit::run(sc, w, routing, dests, ctx);
+    }
     // Paced: a landing is at most ⌈latency⌉ + 1 cycles ahead.
     let wheel_len = lat_cycles.iter().copied().max().unwrap_or(1) + if paced { 2 } else { 1 };
     // Virtual start of each channel's next flit (paced only).
@@ -349,96 +528,8 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     let mut credit_next: Vec<u32> = Vec::new();
 
     let mut rng = Stream::new(sc.seed, 0);
-    let mut gen = match sc.source {
-        Source::Bernoulli { p } => Gen::Bernoulli(p),
-        Source::Poisson { rate } => Gen::Poisson(
-            (0..n_src)
-                .map(|i| {
-                    let s = dests.rate_scale(i as u32);
-                    PoissonSource::new(rate * s, Stream::new(sc.seed, 1 + i as u64))
-                })
-                .collect::<Result<_, _>>()?,
-        ),
-        Source::Mmpp {
-            phi1,
-            phi2,
-            lambda1,
-            lambda2,
-        } if lambda2 == 0.0 && lambda1 > 0.0 => {
-            crate::traffic::mmpp::Mmpp2::new(phi1, phi2, lambda1, lambda2)?;
-            Gen::OnOff(
-                (0..n_src)
-                    .map(|i| {
-                        let s = dests.rate_scale(i as u32);
-                        super::onoff::OnOff::new(
-                            phi1,
-                            phi2,
-                            lambda1 * s,
-                            Stream::new(sc.seed, 1 + i as u64),
-                        )
-                    })
-                    .collect(),
-            )
-        }
-        Source::Mmpp {
-            phi1,
-            phi2,
-            lambda1,
-            lambda2,
-        } => Gen::Mmpp(
-            (0..n_src)
-                .map(|i| {
-                    let s = dests.rate_scale(i as u32);
-                    Mmpp2Source::new(
-                        phi1,
-                        phi2,
-                        lambda1 * s,
-                        lambda2 * s,
-                        Stream::new(sc.seed, 1 + i as u64),
-                    )
-                })
-                .collect::<Result<_, _>>()?,
-        ),
-    };
-    // Next generation time of each node (Bernoulli: integer cycles).
-    let mut next_t: Vec<f64> = match &mut gen {
-        Gen::Bernoulli(p) => {
-            if (0..n_src as u32).any(|i| dests.rate_scale(i) != 1.0) {
-                return Err(SolveError::param(
-                    "source",
-                    "per-node rate scaling needs a Poisson or MMPP source",
-                ));
-            }
-            (0..n_src).map(|_| (rng.geometric(*p) - 1) as f64).collect()
-        }
-        Gen::Poisson(s) => s.iter_mut().map(|x| x.next_arrival()).collect(),
-        Gen::Mmpp(s) => s.iter_mut().map(|x| x.next_arrival()).collect(),
-        Gen::OnOff(s) => s.iter_mut().map(|x| x.next_arrival()).collect(),
-    };
-
-    let mut c = Counters {
-        finish: Finish::Completed,
-        latency: Vec::new(),
-        network_latency: Vec::new(),
-        hops: Vec::new(),
-        throughput: Vec::new(),
-        cycles: 0,
-        measured_cycles: 0,
-        channel_flits: vec![0; n_ch],
-        msgs_generated: 0,
-        msgs_delivered: 0,
-        msgs_waiting: 0,
-        flits_injected: 0,
-        flits_delivered: 0,
-        flits_in_network: 0,
-        flits_at_sources: 0,
-        flits_relayed: 0,
-        group_latency: Vec::new(),
-        group_wait: Vec::new(),
-        relay_wait: Vec::new(),
-        relay_max_queue: vec![0; n_slots],
-        stepped_cycles: 0,
-    };
+    let (mut gen, mut next_t) = Gen::new(sc, dests, n_src, &mut rng)?;
+    let mut c = Counters::new(n_ch, n_slots);
     let mut b_group = vec![(0.0f64, 0u64); if n_groups > 1 { n_groups } else { 0 }];
     let mut b_gwait = vec![0.0f64; b_group.len()];
     let mut b_wait = vec![(0.0f64, 0u64); n_slots];
@@ -583,64 +674,24 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         }
         // Generation: messages generated before this cycle start.
         let now = cycle as f64;
-        if now > next_min {
-            next_min = f64::INFINITY;
-            'gen: for n in 0..n_src {
-                while next_t[n] < now {
-                    // Past the backlog limit the run ends below as
-                    // saturated: generate no more (a source far past
-                    // saturation would otherwise fill memory within one
-                    // cycle).
-                    if c.msgs_waiting > sc.backlog_limit {
-                        break 'gen;
-                    }
-                    let g = next_t[n].floor() as u64;
-                    let leg = dests.route(n as u32, &mut rng);
-                    debug_assert!(leg.dst as usize != n && (leg.dst as usize) < n_r);
-                    let msg = Msg {
-                        dst: leg.dst,
-                        tag: leg.tag,
-                        group: leg.group,
-                        aux: leg.aux,
-                        gen: g,
-                        inject: 0,
-                        hops: 0,
-                        rel: [NONE; 2],
-                        got: [0; 2],
-                        legs: 0,
-                        enq: 0,
-                    };
-                    let id = match free_msgs.pop() {
-                        Some(id) => {
-                            msgs[id as usize] = msg;
-                            id
-                        }
-                        None => {
-                            msgs.push(msg);
-                            (msgs.len() - 1) as u32
-                        }
-                    };
-                    let q = match sc.injection {
-                        Injection::PerVc => n * v_n + below(&mut rng, v_n),
-                        Injection::Shared => n,
-                        Injection::Classes(k) => n * k + (leg.class as usize).min(k - 1),
-                    };
-                    queue[q].push_back(id);
-                    c.msgs_generated += 1;
-                    c.msgs_waiting += 1;
-                    work[n] += 1;
-                    queued[n] += 1;
-                    act[n >> 6] |= 1 << (n & 63);
-                    next_t[n] = match &mut gen {
-                        Gen::Bernoulli(p) => next_t[n] + rng.geometric(*p) as f64,
-                        Gen::Poisson(s) => s[n].next_arrival(),
-                        Gen::Mmpp(s) => s[n].next_arrival(),
-                        Gen::OnOff(s) => s[n].next_arrival(),
-                    };
-                }
-                next_min = next_min.min(next_t[n]);
-            }
-        }
+        generate(
+            cycle,
+            &mut next_t,
+            &mut next_min,
+            &mut gen,
+            sc,
+            dests,
+            &mut rng,
+            &mut c,
+            &mut msgs,
+            &mut free_msgs,
+            &mut queue,
+            |n| {
+                work[n] += 1;
+                queued[n] += 1;
+                act[n >> 6] |= 1 << (n & 63);
+            },
+        );
         if c.msgs_waiting > sc.backlog_limit {
             c.finish = Finish::Saturated(format!(
                 "{} messages waiting at the sources at cycle {cycle} (limit {})",
@@ -979,6 +1030,65 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     Ok(c)
 }
 
+/// Generation: the messages of every source generated before cycle `cycle`
+/// join their queues (pooled in `msgs`), `queued(node)` once for each; stops
+/// past the backlog limit (the run then ends as saturated: a source far
+/// past saturation would otherwise fill memory within one cycle).
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(super) fn generate<D: Destinations>(
+    cycle: u64,
+    next_t: &mut [f64],
+    next_min: &mut f64,
+    gen: &mut Gen,
+    sc: &Scenario,
+    dests: &D,
+    rng: &mut Stream,
+    c: &mut Counters,
+    msgs: &mut Vec<Msg>,
+    free_msgs: &mut Vec<u32>,
+    queue: &mut [VecDeque<u32>],
+    mut queued: impl FnMut(usize),
+) {
+    let now = cycle as f64;
+    if now <= *next_min {
+        return;
+    }
+    *next_min = f64::INFINITY;
+    for (n, t) in next_t.iter_mut().enumerate() {
+        while *t < now {
+            if c.msgs_waiting > sc.backlog_limit {
+                return;
+            }
+            let g = t.floor() as u64;
+            let leg = dests.route(n as u32, rng);
+            debug_assert!(leg.dst as usize != n);
+            let msg = Msg::new(&leg, g);
+            let id = match free_msgs.pop() {
+                Some(id) => {
+                    msgs[id as usize] = msg;
+                    id
+                }
+                None => {
+                    msgs.push(msg);
+                    (msgs.len() - 1) as u32
+                }
+            };
+            let q = match sc.injection {
+                Injection::PerVc => n * sc.vcs + below(rng, sc.vcs),
+                Injection::Shared => n,
+                Injection::Classes(k) => n * k + (leg.class as usize).min(k - 1),
+            };
+            queue[q].push_back(id);
+            c.msgs_generated += 1;
+            c.msgs_waiting += 1;
+            queued(n);
+            *t = gen.next(n, *t, rng);
+        }
+        *next_min = next_min.min(*t);
+    }
+}
+
 /// ⌈x⌉ for 0 <= x < 2^53 (a cycle count): what `x.ceil() as u64` gives,
 /// without the libm call the baseline x86-64 target makes for `ceil`.
 #[inline]
@@ -992,7 +1102,7 @@ fn ceil_u64(x: f64) -> u64 {
 }
 
 #[inline]
-fn set_bit(words: &mut [u64], pos: usize) {
+pub(super) fn set_bit(words: &mut [u64], pos: usize) {
     words[pos >> 6] |= 1u64 << (pos & 63);
 }
 
@@ -1024,4 +1134,4 @@ macro_rules! bits_in {
         }
     }};
 }
-use bits_in;
+pub(super) use bits_in;

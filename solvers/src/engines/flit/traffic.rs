@@ -25,6 +25,9 @@ fn other_than(src: u32, nodes: u32, rng: &mut Stream) -> u32 {
 }
 
 impl Destinations for Uniform {
+    fn relays(&self) -> bool {
+        false
+    }
     fn nodes(&self) -> u32 {
         self.nodes
     }
@@ -45,6 +48,9 @@ pub struct HotSpot {
 }
 
 impl Destinations for HotSpot {
+    fn relays(&self) -> bool {
+        false
+    }
     fn nodes(&self) -> u32 {
         self.nodes
     }
@@ -167,6 +173,9 @@ impl Clustered {
 }
 
 impl Destinations for Clustered {
+    fn relays(&self) -> bool {
+        false
+    }
     fn nodes(&self) -> u32 {
         self.nodes
     }

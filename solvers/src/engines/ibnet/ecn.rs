@@ -18,16 +18,35 @@
 
 use super::cc::{CongestionControl, PortView, Reply};
 
-/// A source response function pair f_inc / f_dec (Yan §3.3.2-3.4).
+/// A source response function pair f_inc / f_dec (Yan §3.3.2-3.4). The
+/// PIPD variants are the readings of eqs (3.6)-(3.10) worked out in
+/// docs/models/ratecc.md ("The readings of PIPD"): the printed equations
+/// raise a rate to powers, which only means something once the rate is made
+/// a pure number, and each reading makes it one in another way.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Response {
-    /// PIPD in the catalogue's normalised repair (Y-5), with x = r / R_max:
+    /// N, the catalogue's normalised repair (Y-5), with x = r / R_max:
     /// f_dec(x) = max(x^m, x_min), f_inc(x) = min(x^(m^(-x_min/x)), 1).
     Pipd { m: f64 },
-    /// PIPD as printed, on absolute rates (packets/s): f_dec(r) = max(r^(1/m),
-    /// R_min), f_inc(r) = min(r^(m^(R_min/r)), R_max). With realistic rates it
+    /// P, as printed on the rate counted in a unit: r' = r * `unit` (the
+    /// unit's count per packet/s: 1 for packets/s, 2.068 for kB/s with
+    /// 2068-byte packets); f_dec(r') = max(r'^(1/m), R_min'),
+    /// f_inc(r') = min(r'^(m^(R_min/r)), R_max'). With realistic rates it
     /// switches between R_min and R_max (Y-5).
-    PipdPrinted { m: f64 },
+    PipdPrinted { m: f64, unit: f64 },
+    /// H, the printed forms applied to the headroom h = 1 - r/R_max (a pure
+    /// number that the increase must shrink): f_dec: h -> h^(1/m),
+    /// f_inc: h -> h^(m^(R_min/r)), the rate kept in [R_min, R_max].
+    PipdHeadroom { m: f64 },
+    /// S, the printed forms applied to u = r / R_min: f_dec: u -> max(u^(1/m), 1),
+    /// f_inc: u -> u^(m^(R_min/r)), capped at R_max. From R_min (u = 1) no
+    /// increase ever happens: 1^k = 1.
+    PipdRmin { m: f64 },
+    /// Q, the printed forms applied to x = r / R_max as they stand:
+    /// f_dec(x) = max(x^(1/m), x_min) >= x and f_inc(x) = min(x^(m^(x_min/x)), 1)
+    /// <= x: a marked ACK raises the rate, an unmarked one lowers it
+    /// (without a floor: it can reach 0, and the flow then stops).
+    PipdNormalisedPrinted { m: f64 },
     /// FIMD, eqs (3.11)-(3.12) as read in Y-6: f_dec(r) = max(r/n, R_min),
     /// f_inc(r) = min(r n^(R_min/r), R_max).
     Fimd { n: f64 },
@@ -38,7 +57,10 @@ impl Response {
     pub fn dec(self, r: f64, lo: f64, hi: f64) -> f64 {
         match self {
             Response::Pipd { m } => ((r / hi).powf(m) * hi).max(lo),
-            Response::PipdPrinted { m } => r.powf(1.0 / m).max(lo),
+            Response::PipdPrinted { m, unit } => ((r * unit).powf(1.0 / m) / unit).max(lo),
+            Response::PipdHeadroom { m } => (hi * (1.0 - (1.0 - r / hi).powf(1.0 / m))).max(lo),
+            Response::PipdRmin { m } => lo * (r / lo).powf(1.0 / m).max(1.0),
+            Response::PipdNormalisedPrinted { m } => ((r / hi).powf(1.0 / m) * hi).max(lo),
             Response::Fimd { n } => (r / n).max(lo),
         }
     }
@@ -50,7 +72,19 @@ impl Response {
                 let x = r / hi;
                 (x.powf(m.powf(-(lo / hi) / x)) * hi).min(hi)
             }
-            Response::PipdPrinted { m } => r.powf(m.powf(lo / r)).min(hi),
+            Response::PipdPrinted { m, unit } => ((r * unit).powf(m.powf(lo / r)) / unit).min(hi),
+            Response::PipdHeadroom { m } => {
+                let h = (1.0 - r / hi).max(0.0);
+                (hi * (1.0 - h.powf(m.powf(lo / r)))).clamp(lo, hi)
+            }
+            Response::PipdRmin { m } => (lo * (r / lo).powf(m.powf(lo / r))).min(hi),
+            Response::PipdNormalisedPrinted { m } => {
+                let x = r / hi;
+                if x <= 0.0 {
+                    return 0.0;
+                }
+                (x.powf(m.powf((lo / hi) / x)) * hi).min(hi)
+            }
             Response::Fimd { n } => (r * n.powf(lo / r)).min(hi),
         }
     }
@@ -201,7 +235,7 @@ mod tests {
 
     #[test]
     fn pipd_as_printed_is_bang_bang_on_absolute_rates() {
-        let p = Response::PipdPrinted { m: 4.0 };
+        let p = Response::PipdPrinted { m: 4.0, unit: 1.0 };
         let lo = HI / 256.0;
         assert!(close(p.dec(lo, lo, HI), lo));
         assert!(close(p.dec(HI, lo, HI), lo), "{}", p.dec(HI, lo, HI));
@@ -209,6 +243,81 @@ mod tests {
         // The closed form itself where it stays below R_max: 2^(4^(1/2)) = 4.
         assert!(close(p.inc(2.0, 1.0, 1e9), 4.0));
         assert!(close(p.dec(81.0, 1.0, 1e9), 3.0));
+    }
+
+    /// P counted in kB/s (2.068 kB per packet) is bang-bang too: R_min is
+    /// 3,906 kB/s, far above the ~6 units below which one power-m increase
+    /// from R_min would stay under R_max = 256 R_min.
+    #[test]
+    fn pipd_as_printed_in_kb_per_s_is_bang_bang_as_well() {
+        let p = Response::PipdPrinted {
+            m: 4.0,
+            unit: 2.068,
+        };
+        let lo = HI / 256.0;
+        assert!(close(p.dec(0.5 * HI, lo, HI), lo));
+        assert!(close(p.inc(lo, lo, HI), HI));
+        // The unit only rescales the closed form: (2 x 2.068)^(4^(1/2)) / 2.068
+        // (the exponent's R_min/r is a ratio, the same in every unit).
+        assert!(close(
+            p.inc(2.0, 1.0, 1e9),
+            (2.0f64 * 2.068).powi(2) / 2.068
+        ));
+    }
+
+    /// H: the printed forms on the headroom h = 1 - r/R_max.
+    #[test]
+    fn pipd_on_the_headroom_matches_its_closed_form() {
+        let p = Response::PipdHeadroom { m: 4.0 };
+        let lo = HI / 256.0;
+        // From R_min: h = 255/256 -> h^4, r = (1 - (255/256)^4) R_max = 3.98 R_min.
+        let want = (1.0 - (255.0f64 / 256.0).powi(4)) * HI;
+        assert!(close(p.inc(lo, lo, HI), want));
+        assert!(want > 3.9 * lo && want < 4.0 * lo);
+        // A decrease takes the m-th root of the headroom: 0.5 -> 1 - 0.5^(1/4).
+        assert!(close(
+            p.dec(0.5 * HI, lo, HI),
+            (1.0 - 0.5f64.powf(0.25)) * HI
+        ));
+        // Low rates fall about n = 4-fold, like FIMD: 8 R_min -> ~2 R_min.
+        let d = p.dec(8.0 * lo, lo, HI) / lo;
+        assert!(d > 2.0 && d < 2.05, "{d}");
+        // Near the top the increase is about ln(m) R_min per ACK.
+        let step = (p.inc(0.5 * HI, lo, HI) - 0.5 * HI) / lo;
+        assert!((step - 0.96).abs() < 0.02, "{step}");
+        // Condition (3.1) wherever the decrease stays above the floor.
+        for k in 1..100 {
+            let r = HI * k as f64 / 100.0;
+            let d = p.dec(r, lo, HI);
+            if d > lo {
+                assert!(p.inc(d, lo, HI) <= r * (1.0 + 1e-12), "{r}");
+            }
+        }
+    }
+
+    /// S: on u = r/R_min the start R_min is a fixed point (1^k = 1).
+    #[test]
+    fn pipd_on_r_over_rmin_never_leaves_rmin() {
+        let p = Response::PipdRmin { m: 4.0 };
+        let lo = HI / 256.0;
+        assert!(close(p.inc(lo, lo, HI), lo));
+        assert!(close(p.dec(lo, lo, HI), lo));
+        // Above R_min it does move: 16 R_min -> 2 R_min; 2 R_min -> 2^(4^(1/2)) = 4 R_min.
+        assert!(close(p.dec(16.0 * lo, lo, HI), 2.0 * lo));
+        assert!(close(p.inc(2.0 * lo, lo, HI), 4.0 * lo));
+    }
+
+    /// Q: the printed forms on x = r/R_max raise the rate on a mark and
+    /// lower it on an unmarked ACK, down to 0.
+    #[test]
+    fn pipd_as_printed_on_normalised_rates_inverts_the_control() {
+        let p = Response::PipdNormalisedPrinted { m: 4.0 };
+        let lo = HI / 256.0;
+        assert!(p.dec(0.25 * HI, lo, HI) > 0.25 * HI);
+        assert!(close(p.dec(0.0625 * HI, lo, HI), 0.5 * HI));
+        assert!(p.inc(0.25 * HI, lo, HI) < 0.25 * HI);
+        assert!(close(p.inc(lo, lo, HI), lo / 256.0f64.powi(3)));
+        assert_eq!(p.inc(0.0, lo, HI), 0.0);
     }
 
     #[test]

@@ -162,6 +162,9 @@ pub struct Counters {
     pub acks: u64,
     pub acks_received: u64,
     pub live_acks: u64,
+    /// Switch input buffers (port, VL) that became full, per switch (counted
+    /// only for plug-ins that watch for it, `watches_input_full`).
+    pub input_full: Vec<u64>,
     pub min_credits: i64,
     pub max_in_used: u32,
     pub credit_overflow: bool,
@@ -198,6 +201,7 @@ impl Counters {
             acks: 0,
             acks_received: 0,
             live_acks: 0,
+            input_full: vec![0; switches],
             min_credits: i64::MAX,
             max_in_used: 0,
             credit_overflow: false,

@@ -1196,6 +1196,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     /// Input buffer (port `q`, `vl`) of switch `s` just filled: every output
     /// that packets in it wait for learns its count of waiting packets.
     fn input_full(&mut self, s: u32, q: u32, vl: u8) {
+        self.out.input_full[s as usize] += 1;
         let f = &self.sc.fabric;
         let radix = f.radix(s) as usize;
         let in_local = f.ports[q as usize].local as usize;

@@ -89,6 +89,14 @@ impl Solver for GeGe1nMe {
     fn name(&self) -> &'static str {
         "gege1n.me"
     }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![
+            MetricFact::fraction("U"),
+            MetricFact::fraction("P_block"),
+            MetricFact::fraction("P_full"),
+        ]
+    }
     fn version(&self) -> u32 {
         1
     }
@@ -116,6 +124,14 @@ pub struct GeGe1nCtmc;
 impl Solver for GeGe1nCtmc {
     fn name(&self) -> &'static str {
         "gege1n.ctmc"
+    }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![
+            MetricFact::fraction("U"),
+            MetricFact::fraction("P_block"),
+            MetricFact::fraction("P_full"),
+        ]
     }
     fn version(&self) -> u32 {
         1
@@ -148,6 +164,14 @@ pub struct GeGe1nSim;
 impl Solver for GeGe1nSim {
     fn name(&self) -> &'static str {
         "gege1n.sim"
+    }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![
+            MetricFact::fraction("U"),
+            MetricFact::fraction("P_block"),
+            MetricFact::fraction("P_full"),
+        ]
     }
     fn version(&self) -> u32 {
         1

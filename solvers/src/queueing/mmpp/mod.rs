@@ -52,6 +52,10 @@ impl Solver for MmppM1Mg {
     fn name(&self) -> &'static str {
         "mmpp_m1.mg"
     }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![MetricFact::fraction("P_empty")]
+    }
     fn version(&self) -> u32 {
         1
     }
@@ -95,6 +99,10 @@ struct MmppM1kCtmc;
 impl Solver for MmppM1kCtmc {
     fn name(&self) -> &'static str {
         "mmpp_m1k.ctmc"
+    }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![MetricFact::fraction("P_block")]
     }
     fn version(&self) -> u32 {
         1
@@ -215,6 +223,10 @@ struct MmppG1MeanWait;
 impl Solver for MmppG1MeanWait {
     fn name(&self) -> &'static str {
         "mmpp_g1.mean_wait"
+    }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![MetricFact::fraction("rho")]
     }
     fn version(&self) -> u32 {
         1

@@ -248,6 +248,10 @@ impl Solver for MmppM1Sim {
     fn name(&self) -> &'static str {
         "mmpp_m1.sim"
     }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![MetricFact::fraction("P_empty")]
+    }
     fn version(&self) -> u32 {
         1
     }
@@ -322,6 +326,10 @@ pub struct MmppM1kSim;
 impl Solver for MmppM1kSim {
     fn name(&self) -> &'static str {
         "mmpp_m1k.sim"
+    }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![MetricFact::fraction("P_block")]
     }
     fn version(&self) -> u32 {
         1
@@ -405,6 +413,10 @@ pub struct MmppG1Sim;
 impl Solver for MmppG1Sim {
     fn name(&self) -> &'static str {
         "mmpp_g1.sim"
+    }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![MetricFact::fraction("rho")]
     }
     fn version(&self) -> u32 {
         1

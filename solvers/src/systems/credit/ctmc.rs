@@ -89,6 +89,10 @@ impl Solver for CreditCtmc {
     fn name(&self) -> &'static str {
         "credit.ctmc"
     }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![MetricFact::fraction("P_block")]
+    }
     fn version(&self) -> u32 {
         1
     }

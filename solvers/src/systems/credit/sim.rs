@@ -226,6 +226,10 @@ impl Solver for CreditSim {
     fn name(&self) -> &'static str {
         "credit.sim"
     }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![MetricFact::fraction("P_block")]
+    }
     fn version(&self) -> u32 {
         1
     }

@@ -104,10 +104,11 @@ impl Solver for MulticlusterConfig {
             summary: "Wu Tables 4.2/5.2/5.3: cluster sizes N_i (4.2/5.1), switch counts (4.3) checked against the labels of the m-port n-tree, n_c (4.1/5.2), ξ_i (5.6), link times t_cn (4.15) and t_cs (4.17) per network",
             params,
             metrics: vec![
-                "clusters", "nodes_total", "n_c", "icn_switches", "switches_total", "nodes_<i>",
+                "clusters", "nodes_total", "n_c", "m_c", "icn_switches", "switches_total", "nodes_<i>",
                 "switches_<i>", "xi_<i>", "user_level_<i>", "acn_bandwidth_<i>", "acn_t_cn_<i>",
                 "acn_t_cs_<i>", "ecn_bandwidth", "ecn_t_cn", "ecn_t_cs", "icn_bandwidth", "icn_t_cs",
                 "icn_network_latency", "icn_switch_latency", "ecn_network_latency", "ecn_switch_latency",
+                "acn_network_latency_<i>", "acn_switch_latency_<i>",
             ],
         }
     }
@@ -179,7 +180,9 @@ impl Solver for MulticlusterModel {
         "multicluster.model"
     }
     fn version(&self) -> u32 {
-        1
+        // 2: net_in, net_out (ch.5 also W_in, W_out); a point saturated in
+        // its inter-cluster part keeps latency_in, T_in, W_in, tau_in, net_in.
+        2
     }
     fn kind(&self) -> Kind {
         Kind::Analytic
@@ -191,14 +194,22 @@ impl Solver for MulticlusterModel {
             metrics: vec![
                 "latency", "latency_in", "latency_out", "W_c", "W_d", "latency_<i> (ch.5)",
                 "rho_max", "clamped", "stage_queues", "T_in", "W_in", "tau_in", "T_out", "W_out",
-                "tau_out", "f_A", "f_E", "f_I",
+                "tau_out", "net_in", "net_out", "f_A", "f_E", "f_I",
             ],
         }
     }
     fn solve(&self, params: &serde_json::Value, _: &TaskContext) -> Result<Outcome, SolveError> {
         let sys = parse_system(params)?;
         match model::solve(&sys)? {
-            Err(why) => Ok(Outcome::saturated_because(why)),
+            Err(s) => {
+                // Saturated, with the intra-cluster metrics where they stay
+                // finite (issue 31 item 4).
+                let mut o = Outcome::saturated_because(s.why);
+                for (k, v) in &s.defined {
+                    o = o.with(k, *v);
+                }
+                o.checked("multicluster.model")
+            }
             Ok(r) => {
                 let mut o = Outcome::new()
                     .with("latency", r.latency)

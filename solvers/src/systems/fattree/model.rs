@@ -39,6 +39,16 @@ use std::collections::HashMap;
 /// Why a point has no finite latency.
 pub type Saturation = String;
 
+/// A saturated point with the metrics that stay finite there: the
+/// intra-cluster part (`latency_in`, `T_in`, `W_in`, `tau_in`, `net_in`)
+/// when only the inter-cluster part saturates (issue 31 item 4: Fig 4.7(c)
+/// plots Lat_in past the inter-cluster saturation).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Saturated {
+    pub why: Saturation,
+    pub defined: Vec<(&'static str, f64)>,
+}
+
 /// Model output.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ModelResult {
@@ -145,39 +155,55 @@ impl Chains {
     }
 
     /// Backward sweep: nodes are created children first, so creation order
-    /// is a valid evaluation order.
-    fn solve(&mut self, out: &mut ModelResult) -> Result<Result<(), Saturation>, SolveError> {
+    /// is a valid evaluation order. A stage queue at utilisation >= 1 gets
+    /// an infinite tail, as does every stage before it on its paths, and
+    /// the sweep goes on, so paths that do not pass it (another network's)
+    /// keep finite values; the first such queue in creation order is the
+    /// returned reason.
+    fn solve(&mut self, out: &mut ModelResult) -> Result<Option<Saturation>, SolveError> {
         self.tail = vec![0.0; self.nodes.len()];
+        let mut first: Option<Saturation> = None;
         for id in 0..self.nodes.len() {
             let (st, child) = self.nodes[id];
             let b = child.map_or(0.0, |c| self.tail[c as usize]);
+            if !b.is_finite() {
+                self.tail[id] = f64::INFINITY;
+                continue;
+            }
             let t = st.shift + b;
             let p = &self.procs[st.proc];
             let rho = p.rate * t;
             out.rho_max = out.rho_max.max(rho);
             if rho >= 1.0 {
-                return Ok(Err(format!(
-                    "channel utilisation {rho:.4} >= 1 (stage service {t:.4}, arrival rate {:.4e})",
-                    p.rate
-                )));
+                first.get_or_insert_with(|| {
+                    format!(
+                        "channel utilisation {rho:.4} >= 1 (stage service {t:.4}, arrival rate {:.4e})",
+                        p.rate
+                    )
+                });
+                self.tail[id] = f64::INFINITY;
+                continue;
             }
             let wb = if p.rate > 0.0 {
                 let (pb, clamped) = blocking_probability(&p.mmpp, t)?;
                 out.clamped += clamped as u32;
                 let svc = Service::new(vec![shift_exp(1.0, st.shift, b)])?;
-                let wc = match mmpp_g1(&p.mmpp, &svc) {
-                    Ok(q) => q.w,
-                    Err(SolveError::Unstable(m)) => return Ok(Err(m)),
+                match mmpp_g1(&p.mmpp, &svc) {
+                    Ok(q) => pb * q.w,
+                    Err(SolveError::Unstable(m)) => {
+                        first.get_or_insert(m);
+                        self.tail[id] = f64::INFINITY;
+                        continue;
+                    }
                     Err(e) => return Err(e),
-                };
-                pb * wc
+                }
             } else {
                 0.0
             };
             self.tail[id] = wb + b;
         }
         out.stage_queues = self.nodes.len() as u32;
-        Ok(Ok(()))
+        Ok(first)
     }
 
     /// Mean stage-0 service T_0 of a class.
@@ -427,12 +453,26 @@ macro_rules! sat {
     };
 }
 
-/// Solves the model. `Ok(Err(reason))` is a saturated point.
-pub fn solve(sys: &System) -> Result<Result<ModelResult, Saturation>, SolveError> {
-    match sys.locality {
-        Locality::Ch4 { xi, eta_in } => solve_ch4(sys, xi, eta_in),
-        Locality::Ch5 => solve_ch5(sys),
-    }
+/// Solves the model. `Ok(Err(..))` is a saturated point, with the metrics
+/// that stay finite there.
+pub fn solve(sys: &System) -> Result<Result<ModelResult, Saturated>, SolveError> {
+    let mut defined = Vec::new();
+    let r = match sys.locality {
+        Locality::Ch4 { xi, eta_in } => solve_ch4(sys, xi, eta_in, &mut defined)?,
+        Locality::Ch5 => solve_ch5(sys, &mut defined)?,
+    };
+    Ok(r.map_err(|why| Saturated { why, defined }))
+}
+
+/// The intra-cluster metrics of a point (`Saturated::defined`).
+fn intra_metrics(t_in: f64, w_in: f64, tau_in: f64) -> Vec<(&'static str, f64)> {
+    vec![
+        ("latency_in", t_in + w_in + tau_in),
+        ("T_in", t_in),
+        ("W_in", w_in),
+        ("tau_in", tau_in),
+        ("net_in", t_in + tau_in),
+    ]
 }
 
 fn channel_factor(sys: &System) -> f64 {
@@ -453,6 +493,7 @@ fn solve_ch4(
     sys: &System,
     xi: f64,
     eta_in: f64,
+    defined: &mut Vec<(&'static str, f64)>,
 ) -> Result<Result<ModelResult, Saturation>, SolveError> {
     let mut out = ModelResult::default();
     let cl = &sys.clusters[0];
@@ -502,18 +543,31 @@ fn solve_ch4(
             });
         }
     }
-    sat!(ch.solve(&mut out));
+    let net_sat = ch.solve(&mut out)?;
     let t_in = mean_of(&ch, &intra, Chains::t0);
     let tau_in = mean_of(&ch, &intra, |_, c| c.tau);
+    // (4.25): MMPP_sA = MMPP_s split by 1 − ξ; W_out's arrivals split by ξ.
+    // The intra-cluster part first: it stays defined when only the
+    // inter-cluster networks saturate (issue 31 item 4).
+    let w_in = if t_in.is_finite() {
+        queue_wait(
+            "ACN source queue",
+            &src.split(1.0 - xi),
+            &ch.mixture(&intra)?,
+            &mut out,
+        )?
+    } else {
+        Err(String::new())
+    };
+    if let Ok(w) = w_in {
+        *defined = intra_metrics(t_in, w, tau_in);
+    }
+    if let Some(why) = net_sat {
+        return Ok(Err(why));
+    }
+    let w_in = sat!(Ok::<_, SolveError>(w_in));
     let t_out = mean_of(&ch, &inter, Chains::t0);
     let tau_out = mean_of(&ch, &inter, |_, c| c.tau);
-    // (4.25): MMPP_sA = MMPP_s split by 1 − ξ; W_out's arrivals split by ξ.
-    let w_in = sat!(queue_wait(
-        "ACN source queue",
-        &src.split(1.0 - xi),
-        &ch.mixture(&intra)?,
-        &mut out
-    ));
     let w_out = sat!(queue_wait(
         "ECN source queue",
         &src.split(xi),
@@ -542,6 +596,8 @@ fn solve_ch4(
         ("T_out", t_out),
         ("W_out", w_out),
         ("tau_out", tau_out),
+        ("net_in", t_in + tau_in),
+        ("net_out", t_out + tau_out),
         ("f_A", f_a),
         ("f_E", f_e),
         ("f_I", f_i),
@@ -550,7 +606,10 @@ fn solve_ch4(
     Ok(Ok(out))
 }
 
-fn solve_ch5(sys: &System) -> Result<Result<ModelResult, Saturation>, SolveError> {
+fn solve_ch5(
+    sys: &System,
+    defined: &mut Vec<(&'static str, f64)>,
+) -> Result<Result<ModelResult, Saturation>, SolveError> {
     let mut out = ModelResult::default();
     let c = sys.num_clusters();
     let omega = sys.omega as f64;
@@ -662,7 +721,42 @@ fn solve_ch5(sys: &System) -> Result<Result<ModelResult, Saturation>, SolveError
             inter[i][v] = uniq.len() - 1;
         }
     }
-    sat!(ch.solve(&mut out));
+    let net_sat = ch.solve(&mut out)?;
+    // The intra-cluster part of every cluster first: it stays defined when
+    // only the inter-cluster networks saturate (issue 31 item 4). Its
+    // saturation reasons are reported where they were before (below).
+    let mut intra_part = Vec::with_capacity(c);
+    for i in 0..c {
+        let t_in = mean_of(&ch, &intra[i], Chains::t0);
+        let r_in = mean_of(&ch, &intra[i], |_, c| c.tau);
+        let w_in = if t_in.is_finite() {
+            queue_wait(
+                &format!("ACN source queue of cluster {i}"),
+                &src[i].split(1.0 - xi[i]),
+                &ch.mixture(&intra[i])?,
+                &mut out,
+            )?
+        } else {
+            Err(String::new())
+        };
+        intra_part.push((t_in, w_in, r_in));
+    }
+    if intra_part.iter().all(|(_, w, _)| w.is_ok()) {
+        let wt: f64 = (0..c).map(|i| nn[i] * (1.0 - xi[i])).sum();
+        let avg = |f: &dyn Fn(f64, f64, f64) -> f64| {
+            (0..c)
+                .map(|i| {
+                    let (t, w, r) = &intra_part[i];
+                    nn[i] * (1.0 - xi[i]) * f(*t, *w.as_ref().unwrap(), *r)
+                })
+                .sum::<f64>()
+                / wt
+        };
+        *defined = intra_metrics(avg(&|t, _, _| t), avg(&|_, w, _| w), avg(&|_, _, r| r));
+    }
+    if let Some(why) = net_sat {
+        return Ok(Err(why));
+    }
     // Destination weights (5.20): 1/(C − 1) printed, N_v/(N_tot − N_i) derived (W-37).
     let weight = |i: usize, v: usize| match sys.variants.weights {
         Reading::Printed => 1.0 / (c as f64 - 1.0),
@@ -711,19 +805,16 @@ fn solve_ch5(sys: &System) -> Result<Result<ModelResult, Saturation>, SolveError
         })
         .collect();
     let mut lat = vec![0.0; c];
-    let mut pair_memo: HashMap<(usize, [u64; 4]), f64> = HashMap::new();
+    // (T + R, W) of each distinct pair's inter-cluster part.
+    let mut pair_memo: HashMap<(usize, [u64; 4]), (f64, f64)> = HashMap::new();
     let (mut sum_in, mut wt_in, mut sum_out, mut wt_out) = (0.0, 0.0, 0.0, 0.0);
     let (mut sum_wc, mut sum_wd) = (0.0, 0.0);
+    let (mut sum_w_in, mut sum_net_in, mut sum_w_out, mut sum_net_out) = (0.0, 0.0, 0.0, 0.0);
     for i in 0..c {
-        let t_in = mean_of(&ch, &intra[i], Chains::t0);
-        let r_in = mean_of(&ch, &intra[i], |_, c| c.tau);
-        let w_in = sat!(queue_wait(
-            &format!("ACN source queue of cluster {i}"),
-            &src[i].split(1.0 - xi[i]),
-            &ch.mixture(&intra[i])?,
-            &mut out
-        ));
+        let (t_in, w_in, r_in) = intra_part[i].clone();
+        let w_in = sat!(Ok::<_, SolveError>(w_in));
         let lat_in = t_in + w_in + r_in;
+        let (mut net_out, mut w_out_i) = (0.0, 0.0);
         let mut lat_out = 0.0;
         for v in (0..c).filter(|&v| v != i) {
             let k = inter[i][v];
@@ -732,7 +823,7 @@ fn solve_ch5(sys: &System) -> Result<Result<ModelResult, Saturation>, SolveError
                 k,
                 [arr.phi1, arr.phi2, arr.lambda1, arr.lambda2].map(f64::to_bits),
             );
-            let part = match pair_memo.get(&key) {
+            let (net, w_out) = match pair_memo.get(&key) {
                 Some(&x) => x,
                 None => {
                     let cls = &uniq[k];
@@ -744,11 +835,13 @@ fn solve_ch5(sys: &System) -> Result<Result<ModelResult, Saturation>, SolveError
                         &ch.mixture(cls)?,
                         &mut out
                     ));
-                    pair_memo.insert(key, t_out + w_out + r_out);
-                    t_out + w_out + r_out
+                    pair_memo.insert(key, (t_out + r_out, w_out));
+                    (t_out + r_out, w_out)
                 }
             };
-            lat_out += weight(i, v) * part;
+            lat_out += weight(i, v) * (net + w_out);
+            net_out += weight(i, v) * net;
+            w_out_i += weight(i, v) * w_out;
         }
         // (5.21).
         lat[i] = (1.0 - xi[i]) * lat_in + xi[i] * (lat_out + w_c[i] + w_d[i]);
@@ -758,6 +851,10 @@ fn solve_ch5(sys: &System) -> Result<Result<ModelResult, Saturation>, SolveError
         sum_wc += nn[i] * xi[i] * w_c[i];
         sum_wd += nn[i] * xi[i] * w_d[i];
         wt_out += nn[i] * xi[i];
+        sum_w_in += nn[i] * (1.0 - xi[i]) * w_in;
+        sum_net_in += nn[i] * (1.0 - xi[i]) * (t_in + r_in);
+        sum_w_out += nn[i] * xi[i] * w_out_i;
+        sum_net_out += nn[i] * xi[i] * net_out;
     }
     // (5.22).
     out.latency = (0..c).map(|i| nn[i] * lat[i]).sum::<f64>() / n_tot;
@@ -766,6 +863,12 @@ fn solve_ch5(sys: &System) -> Result<Result<ModelResult, Saturation>, SolveError
     out.w_c = sum_wc / wt_out;
     out.w_d = sum_wd / wt_out;
     out.per_cluster = lat;
-    out.parts = vec![("d_c", d_c)];
+    out.parts = vec![
+        ("d_c", d_c),
+        ("W_in", sum_w_in / wt_in),
+        ("net_in", sum_net_in / wt_in),
+        ("W_out", sum_w_out / wt_out),
+        ("net_out", sum_net_out / wt_out),
+    ];
     Ok(Ok(out))
 }

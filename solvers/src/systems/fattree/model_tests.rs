@@ -7,7 +7,9 @@ use super::params_tests::{config_i, config_ii};
 use serde_json::{json, Value};
 
 fn run(v: Value) -> Result<super::model::ModelResult, String> {
-    solve(&parse_system(&v).unwrap()).unwrap()
+    solve(&parse_system(&v).unwrap())
+        .unwrap()
+        .map_err(|s| s.why)
 }
 
 #[test]
@@ -310,4 +312,55 @@ fn tail_time_is_the_physical_link_count_under_both_stage_maps() {
     assert!((get(&p) - want).abs() < 1e-12);
     // The stage map still changes the stage services.
     assert!((w.latency - p.latency).abs() > 1e-6);
+}
+
+/// Issue 31 item 4: a point whose inter-cluster part saturates is
+/// `saturated` but keeps its intra-cluster part, which does not depend on
+/// the inter-cluster networks: equal to that of the same system with an
+/// ECN and ICN a thousand times faster (whose inter part does not saturate).
+#[test]
+fn latency_in_survives_the_inter_cluster_saturation() {
+    let fast = json!({"bandwidth": 6.0e5, "network_latency": 1e-4, "switch_latency": 5e-5});
+    let fig47 = json!({"m": 8, "n": 3, "C": 32, "omega": 32, "phi1": 0.6, "phi2": 0.3,
+        "xi": 0.969, "eta_in": 0.6, "lambda1": 0.002});
+    let mut ch5 = config_i();
+    ch5["lambda1"] = json!(0.02);
+    for v in [fig47, ch5] {
+        let sat = solve(&parse_system(&v).unwrap()).unwrap().unwrap_err();
+        assert!(sat.why.contains(">= 1"), "{}", sat.why);
+        let mut f = v.clone();
+        f["ecn"] = fast.clone();
+        f["icn"] = fast.clone();
+        let ok = solve(&parse_system(&f).unwrap()).unwrap().unwrap();
+        let get = |k: &str| sat.defined.iter().find(|(n, _)| *n == k).unwrap().1;
+        assert!((get("latency_in") - ok.latency_in).abs() < 1e-9 * ok.latency_in);
+        let part = |k: &str| ok.parts.iter().find(|(n, _)| *n == k).unwrap().1;
+        assert!((get("W_in") - part("W_in")).abs() < 1e-9 * ok.latency_in);
+        assert!((get("net_in") - part("net_in")).abs() < 1e-9 * ok.latency_in);
+    }
+    // Saturated in the ACN itself: nothing stays defined.
+    let v = json!({"xi": 0.0, "lambda1": 0.1});
+    let sat = solve(&parse_system(&v).unwrap()).unwrap().unwrap_err();
+    assert!(sat.defined.is_empty(), "{:?}", sat.defined);
+}
+
+/// The parts the simulation measures one by one add up to the model's
+/// latencies: latency_in = W_in + net_in, latency_out = W_out + net_out +
+/// W_c + W_d (ch.4 and ch.5).
+#[test]
+fn model_parts_add_up() {
+    let mut ch5 = config_i();
+    ch5["lambda1"] = json!(0.0008);
+    for v in [json!({"lambda1": 0.002}), ch5] {
+        let r = run(v).unwrap();
+        let part = |k: &str| r.parts.iter().find(|(n, _)| *n == k).unwrap().1;
+        let tol = 1e-9 * r.latency;
+        assert!((part("W_in") + part("net_in") - r.latency_in).abs() < tol);
+        assert!(
+            (part("W_out") + part("net_out") + r.w_c + r.w_d - r.latency_out).abs() < tol,
+            "{} vs {}",
+            part("W_out") + part("net_out") + r.w_c + r.w_d,
+            r.latency_out
+        );
+    }
 }

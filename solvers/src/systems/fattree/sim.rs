@@ -7,7 +7,9 @@
 
 use super::params::{parse_with_extras, Locality as PLocality, SourceLaw, System, Variants};
 use crate::des::{ci95, RunLength};
-use crate::engines::flit::fattree::{ClusterSpec, Locality, MultiCluster, NetTiming, Spec, Tree};
+use crate::engines::flit::fattree::{
+    CdQueue, ClusterSpec, Locality, MultiCluster, NetTiming, Spec, Tree, MAX_OUTPUT_CLUSTERS,
+};
 use crate::engines::flit::{run, state_bytes, Counters, Finish, Injection, Scenario, Source};
 use crate::params::count;
 use crate::{Kind, Outcome, ParamDoc, SolveError, Solver, SolverDoc, TaskContext};
@@ -23,6 +25,7 @@ const EXTRAS: &[&str] = &[
     "relay",
     "buffer",
     "loads",
+    "cd_queue",
 ];
 
 /// Largest engine state `multicluster.sim` accepts (bytes of the flit
@@ -96,6 +99,28 @@ pub(crate) fn validate(
             }
         },
     };
+    let cd_queue = match extra.get("cd_queue") {
+        None => CdQueue::Fifo,
+        Some(v) => match v.as_str() {
+            Some("fifo") => CdQueue::Fifo,
+            Some("output") => CdQueue::Output,
+            _ => {
+                return Err(SolveError::param(
+                    "cd_queue",
+                    "fifo (default: the ICN tree, C/D FIFOs held by blocking) or output (a lane per cluster pair, output-queued dispatchers)",
+                ))
+            }
+        },
+    };
+    if cd_queue == CdQueue::Output && sys.num_clusters() as u32 > MAX_OUTPUT_CLUSTERS {
+        return Err(SolveError::param(
+            "cd_queue",
+            format!(
+                "output builds a lane per ordered cluster pair: at most {MAX_OUTPUT_CLUSTERS} clusters, got {}",
+                sys.num_clusters()
+            ),
+        ));
+    }
     let buffer = match num(&extra, "buffer")? {
         Some(x) => count("buffer", x, 1)?,
         None => 2,
@@ -139,6 +164,7 @@ pub(crate) fn validate(
         }
     };
     let mut t = build(&sys, cpf, cut_through, run_len, ctx.seed)?;
+    t.spec.cd_queue = cd_queue;
     t.sc.buffer = buffer;
     t.simulate = simulate;
     t.overload = overload(&sys);
@@ -295,6 +321,7 @@ pub(crate) fn build(
         icn_cs: cyc(sys.icn.times.t_cs),
         locality,
         cut_through,
+        cd_queue: CdQueue::Fifo,
     };
     let s = sys.source;
     if s.mean_rate() <= 0.0 {
@@ -399,6 +426,24 @@ fn group_means(c: &Counters, dt: f64, pick: impl Fn(usize) -> bool) -> Option<Ve
     slot_means(&c.group_latency, dt, pick)
 }
 
+/// Source-wait means (generation to the header leaving the node) of the
+/// destination groups selected by `pick`, per batch.
+fn source_waits(c: &Counters, dt: f64, pick: impl Fn(usize) -> bool) -> Option<Vec<f64>> {
+    c.group_latency
+        .iter()
+        .zip(&c.group_wait)
+        .map(|(b, w)| {
+            let (s, n) = b
+                .iter()
+                .zip(w)
+                .enumerate()
+                .filter(|(g, _)| pick(*g))
+                .fold((0.0, 0u64), |a, (_, (x, w))| (a.0 + w, a.1 + x.1));
+            (n > 0).then(|| s / n as f64 * dt)
+        })
+        .collect()
+}
+
 /// C/D FIFO wait means of the relay slots selected by `pick`.
 fn wait_means(c: &Counters, dt: f64, pick: impl Fn(usize) -> bool) -> Option<Vec<f64>> {
     slot_means(&c.relay_wait, dt, pick)
@@ -427,6 +472,31 @@ pub(crate) fn outcome(task: &SimTask, c: &Counters) -> Result<Outcome, SolveErro
     o = est(o, "latency_out", group_means(c, dt, |g| g % 2 == 1));
     o = est(o, "W_c", wait_means(c, dt, |s| s % 2 == 0));
     o = est(o, "W_d", wait_means(c, dt, |s| s % 2 == 1));
+    // The model's parts (docs "Metrics"): source waits W_in, W_out, and the
+    // network part net_in = latency_in − W_in, net_out = latency_out −
+    // W_out − W_c − W_d, per batch.
+    let w_in = source_waits(c, dt, |g| g % 2 == 0);
+    let w_out = source_waits(c, dt, |g| g % 2 == 1);
+    let minus = |a: Option<Vec<f64>>, parts: &[&Option<Vec<f64>>]| {
+        let mut a = a?;
+        for p in parts {
+            let p = p.as_ref()?;
+            for (x, y) in a.iter_mut().zip(p) {
+                *x -= y;
+            }
+        }
+        Some(a)
+    };
+    let net_in = minus(group_means(c, dt, |g| g % 2 == 0), &[&w_in]);
+    let (wc, wd) = (
+        wait_means(c, dt, |s| s % 2 == 0),
+        wait_means(c, dt, |s| s % 2 == 1),
+    );
+    let net_out = minus(group_means(c, dt, |g| g % 2 == 1), &[&w_out, &wc, &wd]);
+    o = est(o, "W_in", w_in);
+    o = est(o, "W_out", w_out);
+    o = est(o, "net_in", net_in);
+    o = est(o, "net_out", net_out);
     if task.ch5 {
         for i in 0..task.spec.clusters.len() {
             o = est(
@@ -507,20 +577,23 @@ impl Solver for MulticlusterSim {
     }
     fn version(&self) -> u32 {
         // 2: metrics U_c, U_d, U_icn_max, U_max; parameters buffer, loads.
-        2
+        // 3: parameter cd_queue; metrics W_in, W_out, net_in, net_out; loads
+        // with a station offered >= 1 saturated without a run; memory bound.
+        3
     }
     fn kind(&self) -> Kind {
         Kind::Simulation
     }
     fn doc(&self) -> SolverDoc {
         SolverDoc {
-            summary: "Flit-level wormhole simulation of Wu ch.4–5 multi-cluster systems (SIM-5): per-cluster ACN/ECN m-port n-trees, ICN tree, concentrator/dispatcher FIFOs, Up*/Down* d-mod-k routing, 2-flit buffers, no VCs; MMPP or Poisson sources; batch means in time units. The system parameters are multicluster.model's; its model-variant flags (channels, cd, ecn_num, stage_map, inflow, weights, dispatcher, ecn_leg2) are accepted only at their defaults",
+            summary: "Flit-level wormhole simulation of Wu ch.4–5 multi-cluster systems (SIM-5): per-cluster ACN/ECN m-port n-trees, Up*/Down* d-mod-k routing, MMPP or Poisson sources, batch means in time units. Our choices where the thesis gives none (catalogue §3.2): 2-flit buffers, no VCs, the ICN as an m_c-port n_c-tree with FIFO concentrators/dispatchers (cd_queue: fifo) or the model's output-queued C/D (cd_queue: output). The system parameters are multicluster.model's; its model-variant flags (channels, cd, ecn_num, stage_map, inflow, weights, dispatcher, ecn_leg2) are accepted only at their defaults",
             params: [
                 super::param_docs(),
                 vec![
                 ParamDoc { name: "cycles_per_flit", doc: "clock resolution: cycles per fastest per-flit link time (integer >= 1, default 8); rounding adds < 1 cycle per hop to a header" },
                 ParamDoc { name: "relay", doc: "cut_through (default: C/D forward a message while it arrives) or store_forward" },
-                ParamDoc { name: "buffer", doc: "diagnostic: flits per input buffer on every channel (integer 1..=4096, default 2 as in the thesis; >= omega makes the network virtual cut-through)" },
+                ParamDoc { name: "cd_queue", doc: "fifo (default: the ICN as an m_c-port n_c-tree, wormhole, one VC; a message blocked in it holds its concentrator) or output (the model's C/D assumption: a private lane of 2q ICN-speed channels per ordered cluster pair, so a concentrator is never held downstream and messages reach the dispatcher's FIFO without contending for an input link; docs/models/multicluster.md)" },
+                ParamDoc { name: "buffer", doc: "diagnostic: flits per input buffer on every channel (integer 1..=4096, default 2: our choice, the thesis gives no buffer size; >= omega makes the network virtual cut-through)" },
                 ParamDoc { name: "loads", doc: "simulate only where lambda1 is one of these values (relative 1e-9; default: every point); elsewhere the outcome is `undefined` (not simulated), so a manifest can show a dense model grid with the simulation at a few of its loads" },
                 ParamDoc { name: "warmup", doc: "delivered messages discarded (default 8000; quick 500)" },
                 ParamDoc { name: "batches", doc: "number of batches (default 10)" },
@@ -534,6 +607,10 @@ impl Solver for MulticlusterSim {
                 "latency_out",
                 "W_c",
                 "W_d",
+                "W_in",
+                "W_out",
+                "net_in",
+                "net_out",
                 "latency_<i> (ch.5)",
                 "W_c_<i>, W_d_<i> (ch.5)",
                 "Q_c_max",

@@ -97,11 +97,18 @@ fn saturation_beyond_the_concentrator_bound() {
     assert_eq!(o.status, crate::Status::Saturated, "{:?}", o.note);
 }
 
-#[test]
-fn conservation_no_deadlock_and_determinism_under_overload() {
-    let p = fig45a(json!({"lambda1": 0.02, "warmup": 0, "batches": 2, "batch_len": 1000000}));
+/// Fig 4.5(a) at λ = 0.02 (far past saturation) with `extra`, run for
+/// `cycles` cycles with no backlog limit: the run ends saturated, flits are
+/// conserved (injected = delivered + relayed + in the network), it moved
+/// traffic and built a backlog (no deadlock), and a second run with the same
+/// seed is identical.
+fn overloaded(extra: serde_json::Value, cycles: u64) -> Counters {
+    let mut p = fig45a(json!({"lambda1": 0.02, "warmup": 0, "batches": 2, "batch_len": 1000000}));
+    for (k, v) in extra.as_object().unwrap() {
+        p[k] = v.clone();
+    }
     let mut task = validate(&p, &ctx(5)).unwrap();
-    task.sc.max_cycles = 300_000;
+    task.sc.max_cycles = cycles;
     task.sc.backlog_limit = u64::MAX;
     let (a, _) = simulate(&task, &ctx(5)).unwrap();
     assert!(matches!(a.finish, Finish::Saturated(_)), "{:?}", a.finish);
@@ -110,12 +117,18 @@ fn conservation_no_deadlock_and_determinism_under_overload() {
         a.flits_delivered + a.flits_relayed + a.flits_in_network
     );
     assert!(a.flits_delivered > 10_000 && a.msgs_waiting > 100);
-    assert!(a.msgs_delivered <= a.msgs_generated && a.msgs_delivered * 64 <= a.flits_delivered);
     let (b, _) = simulate(&task, &ctx(5)).unwrap();
     assert_eq!(
         (a.flits_delivered, a.msgs_generated, &a.relay_max_queue),
         (b.flits_delivered, b.msgs_generated, &b.relay_max_queue)
     );
+    a
+}
+
+#[test]
+fn conservation_no_deadlock_and_determinism_under_overload() {
+    let a = overloaded(json!({}), 300_000);
+    assert!(a.msgs_delivered <= a.msgs_generated && a.msgs_delivered * 64 <= a.flits_delivered);
     // The solver: same seed, same outcome.
     let q = fig45a(json!({"lambda1": 0.002}));
     let r = Registry::with_all();
@@ -271,6 +284,8 @@ fn snapshot_tiny_run() {
         ("U_max", 0.19554749168413263),
         ("W_c", 0.3732575757575758),
         ("W_d", 0.0),
+        ("W_in", 0.0),
+        ("W_out", 0.24099330357142856),
         ("cycle_length", 0.325),
         ("cycles", 3670.0),
         ("flits", 1362.0),
@@ -278,6 +293,8 @@ fn snapshot_tiny_run() {
         ("latency", 11.326250000000002),
         ("latency_in", 7.231714285714286),
         ("latency_out", 14.572767857142857),
+        ("net_in", 7.231714285714286),
+        ("net_out", 13.958516977813854),
         ("network_latency", 11.193541666666668),
         ("stepped_cycles", 3020.0),
         ("throughput", 0.03742112607909365),
@@ -432,4 +449,88 @@ fn largest_accepted_inputs_stay_under_the_memory_bound() {
             "{p}: peak RSS {rss} B over its estimate {est}"
         );
     }
+}
+
+/// `cd_queue: output` at zero load is the same pipeline as `fifo`: the lanes
+/// have the ICN path's channel count and flit time.
+#[test]
+fn output_variant_has_the_fifo_zero_load_latency() {
+    for xi in [1.0, 0.5] {
+        let f = solve(fig45a(json!({"xi": xi, "lambda1": 2e-5})));
+        let o = solve(fig45a(
+            json!({"xi": xi, "lambda1": 2e-5, "cd_queue": "output"}),
+        ));
+        let (lf, lo) = (get(&f, "latency"), get(&o, "latency"));
+        assert!(
+            (lf - lo).abs() < 0.01 * lf,
+            "xi {xi}: fifo {lf} output {lo}"
+        );
+        let (hf, ho) = (get(&f, "hops"), get(&o, "hops"));
+        assert!((hf - ho).abs() < 0.05 * hf, "hops {hf} vs {ho}");
+        // The parts add up: latency_out = W_out + W_c + W_d + net_out.
+        let parts = ["W_out", "W_c", "W_d", "net_out"].map(|k| get(&o, k));
+        let sum: f64 = parts.iter().sum();
+        assert!(
+            (sum - get(&o, "latency_out")).abs() < 1e-6 * sum,
+            "{parts:?}"
+        );
+    }
+}
+
+/// With Poisson sources at ξ = 1 the concentrator of `output` is an M/D/1
+/// queue fed by the cluster's N·λ̄ messages and serving ω·t_cs^I each, and
+/// the dispatcher receives the same rate from 15 such concentrators: both
+/// waits against ρS/(2(1 − ρ)). The arrivals at C are Poisson delayed by
+/// the ECN ascent and those at D a superposition of 15 thinned departure
+/// streams, so the check allows 10 % besides twice the CI. `fifo` at the
+/// same load: a dispatcher that never waits and a concentrator that waits
+/// longer (head-of-line blocking in the ICN).
+#[test]
+fn output_concentrator_and_dispatcher_are_md1_queues() {
+    let t_i = 0.05 + 512.0 / 600.0;
+    let s = 64.0 * t_i;
+    let rho: f64 = 0.45;
+    // ρ = N ξ λ̄ S with N = 16, ξ = 1, Poisson at the mean λ̄.
+    let lam = rho / (16.0 * s);
+    let p = |cd: &str| {
+        fig45a(json!({"xi": 1.0, "lambda1": 2.0 * lam, "cd_queue": cd,
+            "warmup": 1000, "batches": 10, "batch_len": 3000}))
+    };
+    let o = solve(p("output"));
+    let md1 = rho * s / (2.0 * (1.0 - rho));
+    for k in ["W_c", "W_d"] {
+        let m = &o.metrics[k];
+        let (w, hw) = (m.value, m.half_width.unwrap());
+        assert!(
+            (w - md1).abs() <= 2.0 * hw + 0.1 * md1,
+            "{k} {w} ± {hw} vs M/D/1 {md1}"
+        );
+    }
+    let f = solve(p("fifo"));
+    assert!(get(&f, "W_d") < 0.05 * md1, "fifo W_d {}", get(&f, "W_d"));
+    assert!(
+        get(&f, "W_c") > get(&o, "W_c"),
+        "fifo W_c {}",
+        get(&f, "W_c")
+    );
+}
+
+/// `output` under overload: flits conserved, no deadlock, deterministic;
+/// below the concentrator bound where `fifo` saturates (0.8 of it), the
+/// output-queued system is steady and its C/D links carry λ_C·ω·t_cs^I.
+#[test]
+fn output_variant_conserves_and_reaches_past_the_fifo_saturation() {
+    overloaded(json!({"cd_queue": "output"}), 200_000);
+    let star: f64 = 2.0 / (16.0 * 0.5 * 64.0 * (0.05 + 512.0 / 600.0));
+    let q = |cd: &str| fig45a(json!({"lambda1": 0.8 * star, "cd_queue": cd, "batch_len": 600}));
+    let f = solve(q("fifo"));
+    assert_eq!(f.status, crate::Status::Saturated, "{:?}", f.note);
+    let o = solve(q("output"));
+    assert_eq!(o.status, crate::Status::Ok, "{:?}", o.note);
+    let expect = 16.0 * 0.5 * 0.8 * star / 2.0 * 64.0 * (0.05 + 512.0 / 600.0);
+    for k in ["U_c", "U_d"] {
+        let u = get(&o, k);
+        assert!((u - expect).abs() < 0.1 * expect, "{k} {u} vs {expect}");
+    }
+    assert!(get(&o, "W_d") > 0.1 * get(&o, "W_c"));
 }

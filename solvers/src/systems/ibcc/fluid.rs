@@ -24,6 +24,10 @@ impl Solver for IbccFluid {
     fn name(&self) -> &'static str {
         "ibcc.fluid"
     }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![MetricFact::fraction("share_F<k>")]
+    }
     fn version(&self) -> u32 {
         // 3: default s1s2_gbps 34.63 (was 32), as ibcc.sim 3.
         // 4: refuses what it does not model: cc off with vls > 1, and

@@ -13,6 +13,10 @@ impl Solver for IbccSim {
     fn name(&self) -> &'static str {
         "ibcc.sim"
     }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![MetricFact::fraction("share_F<k>")]
+    }
     fn version(&self) -> u32 {
         // 3: defaults of s1s2_gbps (32 -> 34.63), ccti_timer (150 -> 20)
         // and cct_step_ns (52 -> 40) are the calibrated values; a task that

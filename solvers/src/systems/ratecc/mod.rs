@@ -33,6 +33,10 @@ pub(crate) struct RawParams {
     #[serde(default)]
     function: Option<String>,
     #[serde(default)]
+    low_function: Option<String>,
+    #[serde(default)]
+    rate_unit: Option<String>,
+    #[serde(default)]
     m: Option<f64>,
     #[serde(default)]
     n: Option<f64>,
@@ -73,7 +77,9 @@ pub(crate) struct RawParams {
 pub(crate) fn param_docs() -> Vec<ParamDoc> {
     let d = |name, doc| ParamDoc { name, doc };
     vec![
-        d("function", "source response: pipd (catalogue's normalised repair of PIPD, default), pipd_printed (eqs 3.6-3.10 on absolute rates), fimd_low (r1 and the victim FIMD, r2 PIPD: Table 3.3), fimd (every flow FIMD); not taken by ibecn.claims"),
+        d("function", "source response, a reading of PIPD's eqs (3.6)-(3.10) (docs/models/ratecc.md): pipd (N: normalised repair, x = r/R_max, f_dec = x^m, f_inc = x^(m^(-x_min/x)); default), pipd_printed (P: as printed on the rate counted in rate_unit), pipd_headroom (H: as printed on the headroom 1 - r/R_max), pipd_rmin (S: as printed on r/R_min; never leaves R_min), pipd_normalised_printed (Q: as printed on r/R_max; marks raise the rate); or fimd_low (= pipd with low_function fimd: Table 3.3), fimd (every flow FIMD). ibecn.claims takes a PIPD reading only"),
+        d("low_function", "what the low SL (r1 and the victim) runs: pipd (the `function`'s PIPD reading, default) or fimd (FIMD, Table 3.3); not with function fimd_low or fimd, not taken by ibecn.claims"),
+        d("rate_unit", "unit of every reported rate: packets (packets/s, default) or kB (1000 bytes/s of whole packets); pipd_printed also computes in it"),
         d("m", "PIPD power m, 1 < m <= 64 (default 4)"),
         d("n", "FIMD factor n, 1 < n <= 64 (default 4)"),
         d("rmin_low", "R_min of the low-priority SL (r1, victim) as a fraction of R_max, 1e-6 <= rmin_low < 1 (default 1/256 = 0.00390625)"),
@@ -95,13 +101,45 @@ pub(crate) fn param_docs() -> Vec<ParamDoc> {
     ]
 }
 
-/// The source response of the low and high SL.
+/// A reading of PIPD's eqs (3.6)-(3.10) (docs/models/ratecc.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Function {
-    Pipd,
-    PipdPrinted,
-    FimdLow,
-    Fimd,
+pub enum Reading {
+    /// N: the catalogue's normalised repair (default).
+    Normalised,
+    /// P: as printed, on the rate counted in the rate unit.
+    Printed,
+    /// H: as printed, on the headroom 1 - r/R_max.
+    Headroom,
+    /// S: as printed, on r/R_min.
+    Rmin,
+    /// Q: as printed, on r/R_max.
+    NormalisedPrinted,
+}
+
+/// What the flows of each SL run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Function {
+    /// The high SL's PIPD reading (`None`: every flow FIMD).
+    pub pipd: Option<Reading>,
+    /// The low SL (r1, victim) runs FIMD instead of the PIPD reading.
+    pub low_fimd: bool,
+}
+
+impl Function {
+    /// Every flow on PIPD reading `r`.
+    pub fn pipd(r: Reading) -> Self {
+        Function {
+            pipd: Some(r),
+            low_fimd: false,
+        }
+    }
+    /// r2 on PIPD reading `r`, r1 and the victim on FIMD (Table 3.3).
+    pub fn fimd_low(r: Reading) -> Self {
+        Function {
+            pipd: Some(r),
+            low_fimd: true,
+        }
+    }
 }
 
 /// Hosts of Fig. 3.1 (0-based).
@@ -129,6 +167,8 @@ pub struct Setup {
     pub header: u32,
     pub packet_bytes: u32,
     pub buffer_packets: u32,
+    /// Reported rate units per packet/s (`rate_unit`).
+    pub unit: f64,
 }
 
 fn whole(name: &str, x: f64, lo: f64, hi: f64) -> Result<u32, SolveError> {
@@ -165,15 +205,63 @@ fn rmin(name: &str, x: f64) -> Result<f64, SolveError> {
 }
 
 impl RawParams {
+    /// The PIPD reading `function` names (`None`: fimd_low or fimd).
+    pub(crate) fn reading(&self) -> Result<Option<Reading>, SolveError> {
+        Ok(Some(match self.function.as_deref().unwrap_or("pipd") {
+            "pipd" => Reading::Normalised,
+            "pipd_printed" => Reading::Printed,
+            "pipd_headroom" => Reading::Headroom,
+            "pipd_rmin" => Reading::Rmin,
+            "pipd_normalised_printed" => Reading::NormalisedPrinted,
+            "fimd_low" | "fimd" => return Ok(None),
+            o => {
+                return Err(SolveError::param(
+                    "function",
+                    format!("`{o}`: must be pipd, pipd_printed, pipd_headroom, pipd_rmin, pipd_normalised_printed, fimd_low or fimd"),
+                ))
+            }
+        }))
+    }
+
     pub(crate) fn function(&self) -> Result<Function, SolveError> {
-        match self.function.as_deref().unwrap_or("pipd") {
-            "pipd" => Ok(Function::Pipd),
-            "pipd_printed" => Ok(Function::PipdPrinted),
-            "fimd_low" => Ok(Function::FimdLow),
-            "fimd" => Ok(Function::Fimd),
+        let low_fimd = match self.low_function.as_deref() {
+            None | Some("pipd") => false,
+            Some("fimd") => true,
+            Some(o) => {
+                return Err(SolveError::param(
+                    "low_function",
+                    format!("`{o}`: must be pipd or fimd"),
+                ))
+            }
+        };
+        match (self.reading()?, self.function.as_deref()) {
+            (Some(r), _) => Ok(Function {
+                pipd: Some(r),
+                low_fimd,
+            }),
+            (None, f) if self.low_function.is_some() => Err(SolveError::param(
+                "low_function",
+                format!(
+                    "not with function {}: it names both SLs' functions",
+                    f.unwrap_or("")
+                ),
+            )),
+            (None, Some("fimd_low")) => Ok(Function::fimd_low(Reading::Normalised)),
+            (None, _) => Ok(Function {
+                pipd: None,
+                low_fimd: true,
+            }),
+        }
+    }
+
+    /// Reported units per packet/s.
+    fn unit(&self, packet_bytes: u32) -> Result<f64, SolveError> {
+        match self.rate_unit.as_deref().unwrap_or("packets") {
+            "packets" => Ok(1.0),
+            "kB" => Ok(f64::from(packet_bytes) / 1000.0),
             o => Err(SolveError::param(
-                "function",
-                format!("`{o}`: must be pipd, pipd_printed, fimd_low or fimd"),
+                "rate_unit",
+                format!("`{o}`: must be packets or kB"),
             )),
         }
     }
@@ -259,11 +347,19 @@ impl RawParams {
                 ),
             ));
         }
-        let (low, high) = match function {
-            Function::Pipd => (Response::Pipd { m }, Response::Pipd { m }),
-            Function::PipdPrinted => (Response::PipdPrinted { m }, Response::PipdPrinted { m }),
-            Function::FimdLow => (Response::Fimd { n }, Response::Pipd { m }),
-            Function::Fimd => (Response::Fimd { n }, Response::Fimd { n }),
+        let unit = self.unit(packet)?;
+        let high = match function.pipd {
+            Some(Reading::Normalised) => Response::Pipd { m },
+            Some(Reading::Printed) => Response::PipdPrinted { m, unit },
+            Some(Reading::Headroom) => Response::PipdHeadroom { m },
+            Some(Reading::Rmin) => Response::PipdRmin { m },
+            Some(Reading::NormalisedPrinted) => Response::PipdNormalisedPrinted { m },
+            None => Response::Fimd { n },
+        };
+        let low = if function.low_fimd {
+            Response::Fimd { n }
+        } else {
+            high
         };
         let mut classes = vec![
             SlClass {
@@ -306,6 +402,7 @@ impl RawParams {
             header,
             packet_bytes: packet,
             buffer_packets,
+            unit,
         })
     }
 }

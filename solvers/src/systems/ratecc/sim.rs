@@ -13,6 +13,10 @@ use crate::{Kind, Metric, Outcome, SolveError, Solver, SolverDoc, TaskContext};
 /// FIMD step, which multiplies R_min by n = 4).
 pub const NEAR_RMIN: f64 = 2.0;
 
+/// The band of §3.4's "rate r_1 for PIPD function is most likely within the
+/// range [1x10^5, 2x10^5]", in the reported rate unit.
+pub const BAND: (f64, f64) = (1e5, 2e5);
+
 /// Stream ids (des::Stream) of the replication seeds and the start offsets.
 const STREAM_REPLICATION: u64 = 70_000;
 const STREAM_START: u64 = 71_000;
@@ -28,6 +32,12 @@ pub struct Replication {
     pub delivered: Vec<f64>,
     /// Fraction of the window with r < NEAR_RMIN x R_min of the flow's SL.
     pub near_rmin: Vec<f64>,
+    /// Fraction of the window with r in `BAND` (reported unit).
+    pub band: Vec<f64>,
+    /// Largest bin average of r among the bins inside the window.
+    pub peak: Vec<f64>,
+    /// Standard deviation / mean of those bin averages.
+    pub cv: Vec<f64>,
     /// Time average of r per bin over the whole run.
     pub series: Vec<Vec<f64>>,
     pub marks: Vec<u64>,
@@ -55,30 +65,57 @@ fn measure(s: &Setup, sc: &Scenario, c: Counters) -> Replication {
         sent: Vec::new(),
         delivered: Vec::new(),
         near_rmin: Vec::new(),
+        band: Vec::new(),
+        peak: Vec::new(),
+        cv: Vec::new(),
         series: Vec::new(),
         marks: c.flow_marks.clone(),
         counters: c.clone(),
     };
+    // Rates are kept in packets/s and reported in the rate unit.
+    let u = s.unit;
+    let in_band = |r: f64| f64::from(u8::from((BAND.0..=BAND.1).contains(&(r * u))));
     for (f, fl) in sc.flows.iter().enumerate() {
         let tr = &c.level_trace[f];
         let r_min = s.cc.classes[fl.sl as usize].r_min;
-        out.rate.push(integral(tr, a, b, |r| r) / (b - a));
+        out.rate.push(u * integral(tr, a, b, |r| r) / (b - a));
         out.near_rmin
             .push(integral(tr, a, b, |r| f64::from(u8::from(r < NEAR_RMIN * r_min))) / (b - a));
-        out.sent.push(c.window_sent[f] as f64 / (b - a));
+        out.band.push(integral(tr, a, b, in_band) / (b - a));
+        out.sent.push(u * c.window_sent[f] as f64 / (b - a));
         out.delivered
-            .push(c.window_bytes[f] / sc.mtu as f64 / (b - a));
-        out.series.push(
-            (0..nbins)
-                .map(|k| {
-                    let lo = k as f64 * s.bin;
-                    let hi = ((k + 1) as f64 * s.bin).min(sc.duration);
-                    integral(tr, lo, hi, |r| r) / (hi - lo)
-                })
-                .collect(),
-        );
+            .push(u * c.window_bytes[f] / sc.mtu as f64 / (b - a));
+        let series: Vec<f64> = (0..nbins)
+            .map(|k| {
+                let lo = k as f64 * s.bin;
+                let hi = ((k + 1) as f64 * s.bin).min(sc.duration);
+                u * integral(tr, lo, hi, |r| r) / (hi - lo)
+            })
+            .collect();
+        // The bins wholly inside the window.
+        let inside: Vec<f64> = (0..nbins)
+            .filter(|&k| k as f64 * s.bin >= a - 1e-12 && (k + 1) as f64 * s.bin <= b + 1e-12)
+            .map(|k| series[k])
+            .collect();
+        let (peak, cv) = peak_and_cv(&inside);
+        out.peak.push(peak);
+        out.cv.push(cv);
+        out.series.push(series);
     }
     out
+}
+
+/// The largest value and the coefficient of variation (population standard
+/// deviation / mean; 0 for a zero mean) of some bin averages.
+fn peak_and_cv(xs: &[f64]) -> (f64, f64) {
+    if xs.is_empty() {
+        return (0.0, 0.0);
+    }
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+    let peak = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    (peak, if mean > 0.0 { var.sqrt() / mean } else { 0.0 })
 }
 
 /// Integral of g(level) over [a, b] for a piecewise-constant trace of
@@ -133,11 +170,29 @@ impl Solver for IbecnSim {
     fn name(&self) -> &'static str {
         "ibecn.sim"
     }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![
+            MetricFact::Range("adv_<pair>", -1.0, 1.0),
+            MetricFact::fraction("near_rmin_<flow>"),
+            MetricFact::FromParams("link_gbytes_per_s"),
+            MetricFact::FromParams("header_bytes"),
+            MetricFact::FromParams("packet_bytes"),
+            MetricFact::FromParams("tx_time_us"),
+            MetricFact::FromParams("buffer_packets"),
+            MetricFact::FromParams("r_max_pps"),
+            MetricFact::FromParams("rmin_low_pps"),
+            MetricFact::FromParams("rmin_high_pps"),
+        ]
+    }
     fn version(&self) -> u32 {
         // 2: the engine's round robin over inputs keeps one pointer per
         // output and VL (issue 30); A1's VL 1 packets no longer move the VL 0
         // turn at switch A's output, which Av shares.
-        2
+        // 3: the PIPD readings (function pipd_headroom, pipd_rmin,
+        // pipd_normalised_printed; low_function; rate_unit) and the metrics
+        // band_, peak_, cv_, fills_A/B, r_max; version 2's metrics unchanged.
+        3
     }
     fn kind(&self) -> Kind {
         Kind::Simulation
@@ -147,9 +202,13 @@ impl Solver for IbecnSim {
             summary: "Yan 2012 ch.3: packet-level InfiniBand (Fig. 3.1: switches A, B; A1, B1 -> Bc in two SLs, victim Av -> Bv) with ECN marking on input-buffer-full, an ACK per packet and PIPD/FIMD rate response per ACK, WRR 2:1 admission control; average injection rates (Tables 3.2/3.3) and rate traces (Figs 3.4-3.7)",
             params: param_docs(),
             metrics: vec![
-                "r1_A, r2_A, r1_B, r2_B, r_victim (time-average rate r, packets/s, CI across replications)",
-                "sent_<flow>, delivered_<flow> (packets/s injected, delivered)",
+                "r1_A, r2_A, r1_B, r2_B, r_victim (time-average rate r in the rate unit, CI across replications)",
+                "sent_<flow>, delivered_<flow> (injected, delivered, rate unit)",
                 "near_rmin_<flow> (fraction of time with r < 2 R_min)",
+                "band_<flow> (fraction of time with 1e5 <= r <= 2e5 in the rate unit: §3.4's band)",
+                "peak_<flow>, cv_<flow> (largest 10 us average of r in the window; std/mean of those averages)",
+                "fills_A, fills_B (switch input buffers becoming full, per ms)",
+                "r_max (R_max in the rate unit)",
                 "adv_BA_r1, adv_BA_r2 ((B - A)/(B + A)), adv_21_A, adv_21_B ((r2 - r1)/(r2 + r1))",
                 "marks, acks, marks_<flow>",
                 "link_gbytes_per_s, header_bytes, packet_bytes, tx_time_us, buffer_packets, r_max_pps, rmin_low_pps, rmin_high_pps (Table 3.1)",
@@ -182,6 +241,9 @@ fn outcome(s: &Setup, reps: &[Replication]) -> Outcome {
         o.insert(&format!("sent_{name}"), per(&|r| r.sent[f]));
         o.insert(&format!("delivered_{name}"), per(&|r| r.delivered[f]));
         o.insert(&format!("near_rmin_{name}"), per(&|r| r.near_rmin[f]));
+        o.insert(&format!("band_{name}"), per(&|r| r.band[f]));
+        o.insert(&format!("peak_{name}"), per(&|r| r.peak[f]));
+        o.insert(&format!("cv_{name}"), per(&|r| r.cv[f]));
         o.insert(&format!("marks_{name}"), per(&|r| r.marks[f] as f64));
         let series = reps[0].series[f]
             .iter()
@@ -195,6 +257,10 @@ fn outcome(s: &Setup, reps: &[Replication]) -> Outcome {
     o.insert("adv_21_A", per(&|r| advantage(r.rate[1], r.rate[0])));
     o.insert("adv_21_B", per(&|r| advantage(r.rate[3], r.rate[2])));
     o.insert("marks", per(&|r| r.counters.marks as f64));
+    // Input buffers of switch A (0) and B (1) becoming full, per ms of the run.
+    let ms = s.scenario.duration * 1e3;
+    o.insert("fills_A", per(&|r| r.counters.input_full[0] as f64 / ms));
+    o.insert("fills_B", per(&|r| r.counters.input_full[1] as f64 / ms));
     o.insert("acks", per(&|r| r.counters.acks as f64));
     // Table 3.1, from the parameters: the transmission time is derived.
     let t = Metric::exact;
@@ -207,6 +273,7 @@ fn outcome(s: &Setup, reps: &[Replication]) -> Outcome {
     );
     o.insert("buffer_packets", t(s.buffer_packets as f64));
     o.insert("r_max_pps", t(s.cc.r_max));
+    o.insert("r_max", t(s.cc.r_max * s.unit));
     o.insert("rmin_low_pps", t(s.cc.classes[0].r_min));
     o.insert("rmin_high_pps", t(s.cc.classes[1].r_min));
     o
@@ -218,9 +285,13 @@ impl Solver for IbecnClaims {
     fn name(&self) -> &'static str {
         "ibecn.claims"
     }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![MetricFact::Range("adv_r2_<sw>", -1.0, 1.0)]
+    }
     fn version(&self) -> u32 {
-        // 2: as ibecn.sim's version 2 (issue 30).
-        2
+        // 2: as ibecn.sim's version 2 (issue 30). 3: takes a PIPD reading.
+        3
     }
     fn kind(&self) -> Kind {
         Kind::Simulation
@@ -232,20 +303,26 @@ impl Solver for IbecnClaims {
             metrics: vec![
                 "ratio_r1_A, ratio_r1_B (r1 under PIPD / r1 under FIMD, per replication pair)",
                 "adv_r2_A, adv_r2_B ((r2 PIPD - r2 PIPD+FIMD)/(sum): > 0 when Table 3.2's r2 exceeds Table 3.3's)",
-                "pipd_<rate>, fimd_<rate> for r1_A, r2_A, r1_B, r2_B (the two runs' averages)",
+                "pipd_<rate>, fimd_<rate> (<rate>: r1_A, r2_A, r1_B, r2_B; the two runs' averages)",
             ],
         }
     }
     fn solve(&self, params: &serde_json::Value, ctx: &TaskContext) -> Result<Outcome, SolveError> {
         let raw: RawParams = parse(params)?;
-        if raw.function.is_some() {
+        let Some(reading) = raw.reading()? else {
             return Err(SolveError::param(
                 "function",
-                "ibecn.claims runs pipd and fimd_low itself; leave `function` out",
+                "ibecn.claims runs a PIPD reading alone and with r1 on FIMD itself: give a PIPD reading or leave `function` out",
+            ));
+        };
+        if raw.low_function.is_some() {
+            return Err(SolveError::param(
+                "low_function",
+                "ibecn.claims runs both (pipd and fimd) itself; leave `low_function` out",
             ));
         }
-        let pipd = run_all(&raw.validate(Function::Pipd)?, ctx)?;
-        let fimd = run_all(&raw.validate(Function::FimdLow)?, ctx)?;
+        let pipd = run_all(&raw.validate(Function::pipd(reading))?, ctx)?;
+        let fimd = run_all(&raw.validate(Function::fimd_low(reading))?, ctx)?;
         let mut o = Outcome::new();
         let pair = |g: &dyn Fn(&Replication, &Replication) -> f64| -> Metric {
             metric(

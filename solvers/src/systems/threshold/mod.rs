@@ -127,6 +127,15 @@ impl Solver for ThresholdMe {
     fn name(&self) -> &'static str {
         "threshold.me"
     }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![
+            MetricFact::fraction("U"),
+            MetricFact::fraction("U<k>"),
+            MetricFact::fraction("P_block"),
+            MetricFact::fraction("P_full"),
+        ]
+    }
     fn version(&self) -> u32 {
         2
     }
@@ -187,6 +196,15 @@ impl Solver for ThresholdCtmc {
     fn name(&self) -> &'static str {
         "threshold.ctmc"
     }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![
+            MetricFact::fraction("U"),
+            MetricFact::fraction("U<k>"),
+            MetricFact::fraction("P_block"),
+            MetricFact::fraction("P_full"),
+        ]
+    }
     fn version(&self) -> u32 {
         1
     }
@@ -214,6 +232,15 @@ pub struct ThresholdSim;
 impl Solver for ThresholdSim {
     fn name(&self) -> &'static str {
         "threshold.sim"
+    }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![
+            MetricFact::fraction("U"),
+            MetricFact::fraction("U<k>"),
+            MetricFact::fraction("P_block"),
+            MetricFact::fraction("P_full"),
+        ]
     }
     fn version(&self) -> u32 {
         1

@@ -288,6 +288,9 @@ enum TorusTraffic {
 }
 
 impl Destinations for TorusTraffic {
+    fn relays(&self) -> bool {
+        false
+    }
     fn nodes(&self) -> u32 {
         match self {
             TorusTraffic::Uniform(u) => u.nodes,

@@ -539,6 +539,10 @@ impl Solver for AccessModelSolver {
     fn name(&self) -> &'static str {
         "wlan_access.model"
     }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![MetricFact::fraction("P_loss_<where>")]
+    }
     fn version(&self) -> u32 {
         // 2: departure counting moments in the Laplace domain (same values
         // to about 1e-10; no work bounds or long-window shortcut needed).
@@ -874,6 +878,10 @@ pub struct AccessSimSolver;
 impl Solver for AccessSimSolver {
     fn name(&self) -> &'static str {
         "wlan_access.sim"
+    }
+    fn metric_facts(&self) -> Vec<crate::MetricFact> {
+        use crate::MetricFact;
+        vec![MetricFact::fraction("P_loss_<where>")]
     }
     fn version(&self) -> u32 {
         // 2: qnet timer heaps and one-log service draws (new random streams);

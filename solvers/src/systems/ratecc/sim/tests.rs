@@ -5,6 +5,7 @@
 use super::*;
 use crate::engines::ibnet::ecn::{Response, SlClass, YanEcn};
 use crate::engines::ibnet::{Dest, Fabric, Flow, LinkSpec, NodeRef, Topology};
+use crate::systems::ratecc::Reading;
 use crate::Fidelity;
 use serde_json::json;
 
@@ -67,7 +68,7 @@ fn bad_parameters_name_the_field_and_the_rule() {
         solve(json!({"bogus": 1})),
         Err(SolveError::BadParams(m)) if m.contains("bogus")
     ));
-    let c = IbecnClaims.solve(&json!({"function": "pipd"}), &ctx(1));
+    let c = IbecnClaims.solve(&json!({"function": "fimd"}), &ctx(1));
     assert_eq!(field(c).0, "function");
     assert_eq!(field(IbecnClaims.solve(&json!({"m": 0.9}), &ctx(1))).0, "m");
 }
@@ -193,7 +194,12 @@ fn a_window_caps_unacknowledged_packets() {
 #[test]
 fn fig_3_1_conserves_packets_and_acks() {
     let raw: RawParams = parse(&json!({"duration_ms": 3, "replications": 1})).unwrap();
-    for f in [Function::Pipd, Function::PipdPrinted, Function::FimdLow] {
+    for f in [
+        Function::pipd(Reading::Normalised),
+        Function::pipd(Reading::Printed),
+        Function::fimd_low(Reading::Normalised),
+        Function::pipd(Reading::Headroom),
+    ] {
         let s = raw.validate(f).unwrap();
         let r = replicate(&s, 0, &ctx(5)).unwrap();
         assert!(r.counters.marks > 0, "{f:?}");
@@ -238,7 +244,7 @@ fn time_average_of_a_trace() {
 fn ibecn_snapshot_of_a_tiny_run() {
     let raw: RawParams =
         parse(&json!({"duration_ms": 0.5, "warmup_ms": 0.1, "replications": 1})).unwrap();
-    let s = raw.validate(Function::Pipd).unwrap();
+    let s = raw.validate(Function::pipd(Reading::Normalised)).unwrap();
     let r = replicate(&s, 0, &ctx(7)).unwrap();
     let c = &r.counters;
     let rates: Vec<u64> = r.rate.iter().map(|x| x.round() as u64).collect();
@@ -262,4 +268,67 @@ fn ibecn_snapshot_of_a_tiny_run() {
         vec![169863u64, 64268, 167776, 49288, 21425],
     );
     assert_eq!(actual, expected, "actual: {actual:?}");
+}
+
+#[test]
+fn readings_and_units_are_checked() {
+    let f = |p| field(solve(p)).0;
+    assert_eq!(f(json!({"function": "pipd_bogus"})), "function");
+    assert_eq!(f(json!({"low_function": "aimd"})), "low_function");
+    assert_eq!(
+        f(json!({"function": "fimd_low", "low_function": "fimd"})),
+        "low_function"
+    );
+    assert_eq!(f(json!({"rate_unit": "MB"})), "rate_unit");
+    let claims = |p| field(IbecnClaims.solve(&p, &ctx(3))).0;
+    assert_eq!(claims(json!({"function": "fimd_low"})), "function");
+    assert_eq!(claims(json!({"low_function": "fimd"})), "low_function");
+    // function fimd_low is pipd with low_function fimd.
+    let raw: RawParams = parse(&json!({"function": "fimd_low"})).unwrap();
+    assert_eq!(
+        raw.function().unwrap(),
+        Function::fimd_low(Reading::Normalised)
+    );
+    let raw: RawParams =
+        parse(&json!({"function": "pipd_headroom", "low_function": "fimd"})).unwrap();
+    assert_eq!(
+        raw.function().unwrap(),
+        Function::fimd_low(Reading::Headroom)
+    );
+}
+
+/// The metrics of a short run: the unit scales every rate (a unit-free
+/// reading, same seed: the same run), peaks lie above averages, fractions in
+/// [0, 1]; under S every flow stays at its R_min, so nothing is congested.
+#[test]
+fn metrics_units_and_the_fixed_point_of_reading_s() {
+    let base = json!({"duration_ms": 3, "warmup_ms": 0.5, "replications": 2});
+    let mut kb = base.clone();
+    kb["rate_unit"] = json!("kB");
+    let (p, k) = (solve(base.clone()).unwrap(), solve(kb).unwrap());
+    let g = |o: &Outcome, m: &str| o.get(m).unwrap();
+    for m in ["r1_A", "r2_B", "delivered_victim", "peak_r2_A", "r_max"] {
+        assert!((g(&k, m) / g(&p, m) - 2.068).abs() < 1e-9, "{m}");
+    }
+    for m in ["near_rmin_r1_A", "cv_r1_A", "fills_A", "marks"] {
+        assert!((g(&k, m) - g(&p, m)).abs() <= 1e-12 * g(&p, m).abs(), "{m}");
+    }
+    for fl in ["r1_A", "r2_A", "r1_B", "r2_B", "victim"] {
+        let avg = g(&p, if fl == "victim" { "r_victim" } else { fl });
+        assert!(g(&p, &format!("peak_{fl}")) >= avg);
+        let band = g(&p, &format!("band_{fl}"));
+        assert!((0.0..=1.0).contains(&band));
+        assert!(g(&p, &format!("cv_{fl}")) >= 0.0);
+    }
+    assert!(g(&p, "fills_A") > 0.0 && g(&p, "fills_B") > 0.0);
+    let mut s = base;
+    s["function"] = json!("pipd_rmin");
+    let o = solve(s).unwrap();
+    let lo = g(&o, "rmin_low_pps");
+    assert!((g(&o, "r1_A") / lo - 1.0).abs() < 1e-12);
+    assert!((g(&o, "r2_B") / g(&o, "rmin_high_pps") - 1.0).abs() < 1e-12);
+    // A constant trace: the bin averages agree up to rounding.
+    assert!(g(&o, "cv_r1_A") < 1e-12);
+    assert_eq!(g(&o, "marks"), 0.0);
+    assert_eq!(g(&o, "fills_B"), 0.0);
 }

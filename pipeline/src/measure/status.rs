@@ -1,0 +1,320 @@
+//! Entry statuses from claims. For one paper entry (or one of the project's
+//! own outputs):
+//!
+//! - **not yet**: no output and no claim is about it;
+//! - **calibrated**: a manifest's `calibrated: against` names it (its
+//!   agreement is with the numbers its parameters were fitted to), or every
+//!   claim about it is a fit;
+//! - **reference: hardware**: the paper's figure is a hardware measurement;
+//! - otherwise from its checkable claims (neither sanity checks nor fits):
+//!   **reproduced** when every one holds, **partly reproduced** when some do,
+//!   **not reproduced** when none does, and **drawn** when it has none (the
+//!   paper states nothing checkable about it, or only sanity checks read it).
+
+use crate::manifest::catalogue::covers;
+use reports::{CatalogueEntry, IndexEntryStatus, IndexExperiment};
+use verdicts::{EntryStatus, Verdict};
+
+/// What decides a status: one claim's verdict and classification.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ClaimFacts {
+    pub verdict: Verdict,
+    pub sanity: bool,
+    pub fit: bool,
+}
+
+/// An entry's status with the counts behind it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Derived {
+    pub status: EntryStatus,
+    /// Checkable claims that hold, of `checkable`.
+    pub holding: usize,
+    pub checkable: usize,
+    pub sanity: usize,
+    pub fits: usize,
+}
+
+/// Whether a claim naming `entries` is about entry `id` (by id, or by an
+/// output that stands for it).
+pub fn about(entries: &[String], id: &str) -> bool {
+    entries.iter().any(|e| e == id || covers(e, id))
+}
+
+/// The status of one entry. `has_output`: some output stands for it;
+/// `calibrated`: a `calibrated: against` names it; `hardware`: a measurement
+/// on real hardware; `claims`: the claims about it.
+pub fn derive(
+    has_output: bool,
+    calibrated: bool,
+    hardware: bool,
+    claims: &[ClaimFacts],
+) -> Derived {
+    let checkable: Vec<&ClaimFacts> = claims.iter().filter(|c| !c.sanity && !c.fit).collect();
+    let holding = checkable
+        .iter()
+        .filter(|c| c.verdict == Verdict::Holds)
+        .count();
+    let fits = claims.iter().filter(|c| c.fit).count();
+    let status = if !has_output && claims.is_empty() {
+        EntryStatus::NotYet
+    } else if calibrated {
+        EntryStatus::Calibrated
+    } else if hardware {
+        EntryStatus::ReferenceHardware
+    } else if checkable.is_empty() {
+        if fits > 0 {
+            EntryStatus::Calibrated
+        } else {
+            EntryStatus::Drawn
+        }
+    } else if holding == checkable.len() {
+        EntryStatus::Reproduced
+    } else if holding == 0 {
+        EntryStatus::NotReproduced
+    } else {
+        EntryStatus::PartlyReproduced
+    };
+    Derived {
+        status,
+        holding,
+        checkable: checkable.len(),
+        sanity: claims.iter().filter(|c| c.sanity).count(),
+        fits,
+    }
+}
+
+/// Every catalogue entry's status, and every output of the project's own
+/// studies (an output no catalogue entry stands for) by its id.
+pub fn statuses(
+    catalogue: &[CatalogueEntry],
+    experiments: &[IndexExperiment],
+) -> Vec<IndexEntryStatus> {
+    let outputs: Vec<&str> = experiments
+        .iter()
+        .flat_map(|x| {
+            x.figures
+                .iter()
+                .map(|f| f.id.as_str())
+                .chain(x.tables.iter().map(|t| t.id.as_str()))
+        })
+        .collect();
+    let facts = |id: &str| -> Vec<ClaimFacts> {
+        experiments
+            .iter()
+            .flat_map(|x| &x.claims)
+            .filter(|c| about(&c.entries, id))
+            .map(|c| ClaimFacts {
+                verdict: c.verdict,
+                sanity: c.sanity.is_some(),
+                fit: c.fit.is_some(),
+            })
+            .collect()
+    };
+    let calibrated = |id: &str| {
+        experiments
+            .iter()
+            .flat_map(|x| &x.calibrated_against)
+            .any(|a| a == id || covers(a, id))
+    };
+    let row = |id: &str, has_output: bool, hardware: bool| {
+        let d = derive(has_output, calibrated(id), hardware, &facts(id));
+        IndexEntryStatus {
+            id: id.to_string(),
+            status: d.status,
+            holding: d.holding,
+            checkable: d.checkable,
+            sanity: d.sanity,
+            fits: d.fits,
+        }
+    };
+    let mut out: Vec<IndexEntryStatus> = catalogue
+        .iter()
+        .map(|c| row(&c.id, outputs.iter().any(|o| covers(o, &c.id)), c.hardware))
+        .collect();
+    for o in outputs {
+        if !catalogue.iter().any(|c| covers(o, &c.id)) && !out.iter().any(|s| s.id == o) {
+            out.push(row(o, true, false));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(verdict: Verdict, sanity: bool, fit: bool) -> ClaimFacts {
+        ClaimFacts {
+            verdict,
+            sanity,
+            fit,
+        }
+    }
+
+    #[test]
+    fn statuses_follow_the_checkable_claims() {
+        use EntryStatus as S;
+        use Verdict::*;
+        let st = |o, cal, hw, cs: &[ClaimFacts]| derive(o, cal, hw, cs).status;
+        assert_eq!(st(false, false, false, &[]), S::NotYet);
+        assert_eq!(st(true, false, false, &[]), S::Drawn);
+        // Sanity checks alone never make an entry reproduced.
+        assert_eq!(st(true, false, false, &[c(Holds, true, false)]), S::Drawn);
+        assert_eq!(
+            st(
+                true,
+                false,
+                false,
+                &[c(Holds, false, false), c(Fails, true, false)]
+            ),
+            S::Reproduced
+        );
+        assert_eq!(
+            st(
+                true,
+                false,
+                false,
+                &[c(Holds, false, false), c(Fails, false, false)]
+            ),
+            S::PartlyReproduced
+        );
+        assert_eq!(
+            st(
+                true,
+                false,
+                false,
+                &[c(Inconclusive, false, false), c(Fails, false, false)]
+            ),
+            S::NotReproduced
+        );
+        // Fits: calibrated, never a validation.
+        assert_eq!(
+            st(true, false, false, &[c(Holds, false, true)]),
+            S::Calibrated
+        );
+        assert_eq!(
+            st(true, true, true, &[c(Holds, false, false)]),
+            S::Calibrated
+        );
+        assert_eq!(
+            st(true, false, true, &[c(Holds, false, false)]),
+            S::ReferenceHardware
+        );
+        let d = derive(
+            true,
+            false,
+            false,
+            &[
+                c(Holds, false, false),
+                c(Fails, false, false),
+                c(Holds, true, false),
+            ],
+        );
+        assert_eq!((d.holding, d.checkable, d.sanity, d.fits), (1, 2, 1, 0));
+    }
+
+    #[test]
+    fn a_claim_is_about_an_entry_or_an_output_standing_for_it() {
+        let e = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(about(&e(&["yan-3.4", "yan-3.5"]), "yan-3.5"));
+        assert!(about(&e(&["wu-3.4"]), "wu-3.4a"));
+        assert!(about(&e(&["yan-5.3-printed"]), "yan-5.3"));
+        assert!(!about(&e(&["yan-3.4"]), "yan-3.5"));
+    }
+}
+
+#[cfg(test)]
+mod statuses_tests {
+    use super::statuses;
+    use reports::{CatalogueEntry, IndexClaim, IndexExperiment, IndexFigure};
+    use verdicts::{ClaimKind, ClaimStatus, EntryStatus, Expectation, Verdict};
+
+    fn claim(id: &str, entries: &[&str], verdict: Verdict, sanity: bool) -> IndexClaim {
+        IndexClaim {
+            id: id.into(),
+            kind: ClaimKind::Predicate,
+            quote: String::new(),
+            where_: String::new(),
+            entries: entries.iter().map(|e| e.to_string()).collect(),
+            holds: "a.x > 0".into(),
+            points: None,
+            expect: Expectation::Holds,
+            why: None,
+            note: None,
+            sanity: sanity.then(|| "reads no solver output".into()),
+            fit: None,
+            verdict,
+            status: ClaimStatus::of(verdict, Expectation::Holds),
+            reason: None,
+            evaluated: 1,
+            skipped: vec![],
+            steps: vec![],
+            history: vec![],
+        }
+    }
+
+    /// A hardware entry with an output is "reference: hardware", an entry
+    /// read only by sanity checks is "drawn", one without output "not yet",
+    /// one with a claim that holds and one that fails "partly reproduced",
+    /// and an output no catalogue entry stands for gets a status by its id.
+    #[test]
+    fn statuses_come_from_claims_outputs_and_the_catalogue() {
+        let entry = |id: &str, what: &str| CatalogueEntry {
+            id: id.into(),
+            paper: "p".into(),
+            what: what.into(),
+            hardware: what.contains("hardware"),
+        };
+        let catalogue = vec![
+            entry("gran-7a", "Fig. 7(a): scenario 1, hardware, CC off"),
+            entry("gran-7c", "Fig. 7(c): scenario 1, simulation, CC off"),
+            entry("gran-8a", "Fig. 8(a): scenario 2, hardware, CC off"),
+            entry("yan-3.4", "Fig. 3.4: link utilisation"),
+        ];
+        let fig = |id: &str| IndexFigure {
+            id: id.into(),
+            title: id.into(),
+            png: String::new(),
+            svg: String::new(),
+            em: None,
+        };
+        let x = IndexExperiment {
+            id: "x".into(),
+            version: 1,
+            title: "x".into(),
+            source: String::new(),
+            manifest_hash: String::new(),
+            figures: ["gran-7a", "gran-7c", "yan-3.4", "own-study"]
+                .iter()
+                .map(|f| fig(f))
+                .collect(),
+            tables: vec![],
+            provenance: vec![],
+            em_summary: vec![],
+            docs: vec![],
+            comparison: None,
+            claims: vec![
+                claim("a", &["yan-3.4"], Verdict::Holds, false),
+                claim("b", &["yan-3.4"], Verdict::Fails, false),
+                claim("c", &["gran-7c"], Verdict::Holds, true),
+            ],
+            removed_claims: vec![],
+            calibrated_against: vec![],
+        };
+        let got: Vec<(String, EntryStatus, usize, usize, usize)> = statuses(&catalogue, &[x])
+            .into_iter()
+            .map(|s| (s.id, s.status, s.holding, s.checkable, s.sanity))
+            .collect();
+        let want = |id: &str, s, h, c, n| (id.to_string(), s, h, c, n);
+        assert_eq!(
+            got,
+            vec![
+                want("gran-7a", EntryStatus::ReferenceHardware, 0, 0, 0),
+                want("gran-7c", EntryStatus::Drawn, 0, 0, 1),
+                want("gran-8a", EntryStatus::NotYet, 0, 0, 0),
+                want("yan-3.4", EntryStatus::PartlyReproduced, 1, 2, 0),
+                want("own-study", EntryStatus::Drawn, 0, 0, 0),
+            ]
+        );
+    }
+}

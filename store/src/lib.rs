@@ -37,6 +37,7 @@
 mod claims;
 mod connect;
 mod drawn;
+mod facts;
 mod plans;
 pub mod queue;
 mod results;

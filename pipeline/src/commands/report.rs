@@ -17,10 +17,12 @@ use std::process::ExitCode;
 pub(crate) fn report(args: ReportArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     let results = &args.results.results;
     let n = runtime()?.block_on(render_all(&args.store.store, results, registry))?;
-    eprintln!(
-        "re-rendered {n} experiments into {}",
-        results.join("index.html").display()
-    );
+    if !crate::quiet() {
+        eprintln!(
+            "re-rendered {n} experiments into {}",
+            results.join("index.html").display()
+        );
+    }
     Ok(ExitCode::from(exit::OK))
 }
 
@@ -32,6 +34,7 @@ async fn render_all(
 ) -> anyhow::Result<usize> {
     let store = open_existing_store(store_loc).await?;
     let manifests = stored_manifests(&store, registry).await?;
+    let registry = &pipeline::manifest::with_declared(registry, &manifests);
     if manifests.is_empty() {
         bail!(InputError(format!(
             "the store {store_loc} holds no experiments yet; run `repro run` first"

@@ -8,7 +8,7 @@ use crate::{Executor as ExecutorName, RunArgs};
 use anyhow::Context;
 use pipeline::execute::queue::{Launch, Queued};
 use pipeline::execute::{self, ExecOptions, Executor, Local};
-use pipeline::manifest::{discover, load_or_input_error, Manifest};
+use pipeline::manifest::{self, discover, load_or_input_error, Manifest};
 use pipeline::measure;
 use pipeline::measure::compare::History;
 use pipeline::measure::stored_manifests;
@@ -69,8 +69,8 @@ pub(crate) fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOption
         return Err(InputError("--detach needs --executor queue or slurm".into()).into());
     }
     let fidelity = fidelity_of(run.quick);
-    // A bar on a terminal, plain lines otherwise (see execute/local.rs).
-    let progress = !run.no_progress;
+    // A bar on a terminal, plain lines otherwise (see execute/local.rs); none with -q.
+    let progress = !run.no_progress && !crate::quiet();
     let executor: Arc<dyn Executor> = match run.executor {
         ExecutorName::Local => Arc::new(Local(ExecOptions {
             jobs,
@@ -139,6 +139,8 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
         .into());
     }
     let manifests = load_or_input_error(&paths, registry)?;
+    // The programs the manifests declare join the compiled-in solvers.
+    let registry = &manifest::with_declared(registry, &manifests);
     // Planned before the store is opened: a run over the task limit changes nothing.
     let mut plan = plan::plan(&manifests, registry, opts.fidelity)
         .map_err(|e| InputError(format!("error: {e}; nothing was run")))?;
@@ -154,6 +156,9 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
                 manifest_text: m.text.clone(),
             })
             .await?;
+        for (key, value) in manifest::facts_of(m) {
+            store.set_fact(&key, &value).await?;
+        }
     }
     for m in &manifests {
         store
@@ -241,10 +246,12 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
         // The index lists every experiment in the store with results at this
         // fidelity; those this run did not measure are drawn again only where
         // what they show changed since they were drawn into this folder.
+        let stored = stored_manifests(&store, registry).await?;
+        let registry = &manifest::with_declared(registry, &stored);
         pages
             .add_stored(
                 &store,
-                &stored_manifests(&store, registry).await?,
+                &stored,
                 registry,
                 &out_dir,
                 opts.fidelity,
@@ -338,8 +345,13 @@ async fn rounds(
     Ok(())
 }
 
+/// The run's summary on stderr; with -q only its failed tasks.
 pub(crate) fn print_run_summary(r: &RunReport, results: &std::path::Path) {
     let e = &r.exec;
+    if crate::quiet() {
+        print_failed(&e.failed);
+        return;
+    }
     if let Some(job) = &r.detached {
         let by = if job.is_empty() {
             "for workers (start them with `repro worker`)".to_string()
@@ -372,9 +384,13 @@ pub(crate) fn print_run_summary(r: &RunReport, results: &std::path::Path) {
             hw.map_or("unknown (one replication)".into(), |h| format!("{h:.3e}"))
         );
     }
-    if !e.failed.is_empty() {
+    print_failed(&e.failed);
+}
+
+fn print_failed(failed: &[(Task, String)]) {
+    if !failed.is_empty() {
         eprintln!("failed tasks (rerun one with the command shown):");
-        for (t, err) in &e.failed {
+        for (t, err) in failed {
             eprintln!("  {}: {err}\n    {}", t.key, t.solve_command());
         }
     }
@@ -394,6 +410,7 @@ struct DryRunEntry {
 async fn plan_only(opts: &RunOptions, registry: &Registry) -> anyhow::Result<Vec<DryRunEntry>> {
     let paths = discover(&opts.targets, &opts.experiments_dir)?;
     let manifests = load_or_input_error(&paths, registry)?;
+    let registry = &manifest::with_declared(registry, &manifests);
     let store = existing_store(&opts.store).await?;
     let mut out = Vec::new();
     for m in &manifests {
@@ -446,10 +463,12 @@ pub(crate) fn dry_run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<
         "{:<28} {:>3} {:>7} {:>7} {:>12} {:>12}",
         "total", "", tasks, cached, sim, model
     );
-    eprintln!(
-        "dry run at {} fidelity: {} of {tasks} tasks would run (tasks shared between experiments count once per experiment); nothing was run or stored",
-        opts.fidelity.as_str(),
-        sim + model
-    );
+    if !crate::quiet() {
+        eprintln!(
+            "dry run at {} fidelity: {} of {tasks} tasks would run (tasks shared between experiments count once per experiment); nothing was run or stored",
+            opts.fidelity.as_str(),
+            sim + model
+        );
+    }
     Ok(ExitCode::from(exit::OK))
 }

@@ -250,6 +250,8 @@ mod statuses_tests {
             skipped: vec![],
             steps: vec![],
             history: vec![],
+            definition: String::new(),
+            first_evaluated: None,
         }
     }
 
@@ -276,6 +278,7 @@ mod statuses_tests {
             title: id.into(),
             png: String::new(),
             svg: String::new(),
+            alt: String::new(),
             em: None,
         };
         let x = IndexExperiment {

@@ -60,5 +60,7 @@ pub(super) fn index_claim(c: &ClaimResult, r: &ExperimentResults) -> IndexClaim 
             })
             .collect(),
         history: c.history.iter().map(change).collect(),
+        definition: c.definition.to_string(),
+        first_evaluated: c.first_evaluated.clone(),
     }
 }

@@ -181,6 +181,72 @@ struct ReportArgs {
     store: StoreArg,
     #[command(flatten)]
     results: ResultsArg,
+    #[command(flatten)]
+    figures: FigureArgs,
+}
+
+/// Figure options over every manifest's `layout:` (e.g. for one column of a
+/// two-column paper: --figure-width 8.5cm --font-size 8 --no-title).
+#[derive(Args, Debug, Clone)]
+#[command(next_help_heading = "Figure options (over each manifest's `layout:`)")]
+struct FigureArgs {
+    /// Figure width: a length with its unit (8.5cm, 85mm, 3.35in, 240pt).
+    #[arg(long, value_name = "LENGTH", value_parser = parse_length)]
+    figure_width: Option<reports::Length>,
+    /// Figure height (default: about 0.62 of the width, plus room for a legend below).
+    #[arg(long, value_name = "LENGTH", value_parser = parse_length)]
+    figure_height: Option<reports::Length>,
+    /// Tick and axis-label size in points (the title 10% larger, the legend 10% smaller).
+    #[arg(long, value_name = "PT", value_parser = parse_font_size)]
+    font_size: Option<f64>,
+    /// No title above the figures (a paper puts it in the caption).
+    #[arg(long)]
+    no_title: bool,
+    /// Legend position: auto, upper-right, upper-left, lower-right, lower-left, right (outside), below, none.
+    #[arg(long, value_name = "POSITION", value_parser = parse_legend)]
+    legend: Option<reports::LegendPosition>,
+    /// Logarithmic x axis in every figure.
+    #[arg(long)]
+    log_x: bool,
+    /// Logarithmic y axis in every figure.
+    #[arg(long)]
+    log_y: bool,
+}
+
+impl FigureArgs {
+    fn overrides(&self) -> reports::FigureOverrides {
+        reports::FigureOverrides {
+            width: self.figure_width,
+            height: self.figure_height,
+            font_size: self.font_size,
+            title: self.no_title.then_some(false),
+            log_x: self.log_x.then_some(true),
+            log_y: self.log_y.then_some(true),
+            legend: self.legend,
+        }
+    }
+}
+
+fn parse_length(s: &str) -> Result<reports::Length, String> {
+    s.parse()
+}
+
+fn parse_legend(s: &str) -> Result<reports::LegendPosition, String> {
+    s.parse()
+}
+
+fn parse_font_size(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches("pt")
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of points"))?;
+    reports::FigureOptions {
+        font_size: v,
+        ..Default::default()
+    }
+    .validate()?;
+    Ok(v)
 }
 
 #[derive(Args, Debug, Clone)]

@@ -41,7 +41,7 @@ pub use format::TickFormat;
 pub use format::{format_em, format_percent, format_tick, unify_number_columns};
 pub use frame::{tidy_frame, write_arrow, write_parquet, FRAME_HEAD, FRAME_TAIL};
 pub use index::{html_escape, index_html, write_index};
-pub use options::{FigureOptions, LegendPosition, Length};
+pub use options::{FigureOptions, FigureOverrides, LegendPosition, Length};
 /// The data-frame type of [`tidy_frame`] and [`compare_frame`].
 pub use polars::prelude::DataFrame;
 pub use style::{DASH_COUNT, PALETTE_LEN};

@@ -10,7 +10,7 @@ use pipeline::manifest::Manifest;
 use pipeline::measure::{self, compare::History, Measured};
 use pipeline::render::{self, render_experiment, Draw, Drawn, DrawnOutput};
 use pipeline::shared::CODE_VERSION;
-use reports::IndexExperiment;
+use reports::{FigureOverrides, IndexExperiment};
 use solvers::{Fidelity, Registry};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -21,6 +21,9 @@ use store::{DrawnRow, Store};
 pub(crate) struct Pages {
     pub entries: BTreeMap<String, IndexExperiment>,
     pub drawn: Vec<DrawnOutput>,
+    /// Figure options over every manifest's `layout:` (`repro report
+    /// --figure-width ...`; none for `run` and `check`).
+    pub layout: FigureOverrides,
 }
 
 impl Pages {
@@ -33,7 +36,7 @@ impl Pages {
         fidelity: Fidelity,
         draw: Draw<'_>,
     ) -> anyhow::Result<()> {
-        let r = render_experiment(x, registry, out_dir, fidelity, draw)?;
+        let r = render_experiment(x, registry, out_dir, fidelity, draw, &self.layout)?;
         self.entries.insert(x.manifest().id.clone(), r.entry);
         self.drawn.extend(r.drawn);
         Ok(())

@@ -16,7 +16,8 @@ use std::process::ExitCode;
 /// `repro report`: re-render from the store.
 pub(crate) fn report(args: ReportArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     let results = &args.results.results;
-    let n = runtime()?.block_on(render_all(&args.store.store, results, registry))?;
+    let layout = args.figures.overrides();
+    let n = runtime()?.block_on(render_all(&args.store.store, results, registry, &layout))?;
     if !crate::quiet() {
         eprintln!(
             "re-rendered {n} experiments into {}",
@@ -31,6 +32,7 @@ async fn render_all(
     store_loc: &str,
     results_dir: &Path,
     registry: &Registry,
+    layout: &reports::FigureOverrides,
 ) -> anyhow::Result<usize> {
     let store = open_existing_store(store_loc).await?;
     let manifests = stored_manifests(&store, registry).await?;
@@ -46,7 +48,10 @@ async fn render_all(
     let mut indexes = Vec::new();
     for fidelity in [Fidelity::Full, Fidelity::Quick] {
         let out_dir = fidelity_dir(results_dir, fidelity);
-        let mut pages = Pages::default();
+        let mut pages = Pages {
+            layout: *layout,
+            ..Pages::default()
+        };
         pages
             .add_stored(
                 &store,

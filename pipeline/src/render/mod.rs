@@ -25,7 +25,7 @@ pub use tables::tables;
 
 use crate::measure::Measured;
 use anyhow::Context;
-use reports::{IndexExperiment, IndexFigure, IndexTable};
+use reports::{FigureOverrides, IndexExperiment, IndexFigure, IndexTable};
 use solvers::{Fidelity, Kind, Registry};
 use std::path::{Component, Path, PathBuf};
 
@@ -46,14 +46,16 @@ pub struct Rendered {
 }
 
 /// Renders one measured experiment into `out_dir` (the folder of its
-/// fidelity, see [`fidelity_dir`]): its figures and tables as `draw` decides,
-/// the comparison with its previous version, and its index entry.
+/// fidelity, see [`fidelity_dir`]): its figures (laid out as its manifest's
+/// `layout:` says, with `layout`'s options over it) and tables as `draw`
+/// decides, the comparison with its previous version, and its index entry.
 pub fn render_experiment(
     x: &Measured,
     registry: &Registry,
     out_dir: &Path,
     fidelity: Fidelity,
     draw: Draw<'_>,
+    layout: &FigureOverrides,
 ) -> anyhow::Result<Rendered> {
     let (m, r) = (x.manifest(), &x.results);
     let mut drawn = Vec::new();
@@ -71,11 +73,14 @@ pub fn render_experiment(
             // Every quick figure says so on its face, wherever it is copied to.
             f.title = format!("{} [quick]", f.title);
         }
-        let hash = drawn::content_hash(&f)?;
+        let spec = m.figures.iter().find(|s| s.id == f.id);
+        let opts = layout.apply(spec.map(|s| s.layout).unwrap_or_default());
+        // What it shows includes how it is laid out.
+        let hash = drawn::content_hash(&(&f, &opts))?;
         let files =
             ["png", "svg", "pdf", "csv"].map(|x| out_dir.join(format!("figures/{}.{x}", f.id)));
         if draw.needed(&m.id, &f.id, &hash, &files) {
-            reports::render_figure(&f, &out_dir.join("figures"))
+            reports::render_figure_with(&f, &opts, &out_dir.join("figures"))
                 .with_context(|| format!("rendering figure {}", f.id))?;
         }
         record(&f.id, hash);

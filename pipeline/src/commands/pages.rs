@@ -79,7 +79,7 @@ impl Pages {
         other_coming: bool,
     ) -> anyhow::Result<Vec<DrawnOutput>> {
         let entries: Vec<IndexExperiment> = self.entries.into_values().collect();
-        let statuses = measure::status::statuses(&render::catalogue(), &entries);
+        let statuses = measure::status::index_statuses(&render::catalogue(), &entries);
         render::write_index(entries, statuses, results_dir, fidelity, other_coming)?;
         Ok(self.drawn)
     }

@@ -21,7 +21,7 @@ pub fn catalogue() -> Vec<CatalogueEntry> {
 }
 
 /// Writes the index of one fidelity into its folder (see [`super::fidelity_dir`]),
-/// with the catalogue entries' `statuses` (`measure::status::statuses`).
+/// with the catalogue entries' `statuses` (`measure::status::index_statuses`).
 /// It links the other fidelity's index when that exists or `other_coming` says
 /// it is being written too.
 pub fn write_index(

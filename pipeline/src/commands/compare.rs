@@ -155,7 +155,7 @@ pub(crate) fn compare(args: CompareArgs, registry: &Registry) -> anyhow::Result<
         CompareFormat::Csv => csv(&c, &mut w)?,
         CompareFormat::Parquet => reports::write_parquet(&mut c.frame.clone(), &mut w)?,
     }
-    w.flush()?;
+    w.finish()?;
     if args.figure {
         let name = format!("{}-vs-{}", c.a.replace('@', "-v"), c.b.replace('@', "-v"));
         let dir = fidelity_dir(&args.results.results, fidelity)

@@ -181,7 +181,7 @@ pub(crate) fn compare(args: CompareArgs, registry: &Registry) -> anyhow::Result<
 /// Every `--metric` is one that A or B has values of.
 fn check_metrics(c: &Comparison, metrics: &[String]) -> anyhow::Result<()> {
     let known: std::collections::BTreeSet<&str> = [&c.ra, &c.rb]
-        .iter()
+        .into_iter()
         .flat_map(|r| r.values.keys().map(|(_, _, m)| m.as_str()))
         .collect();
     for m in metrics {

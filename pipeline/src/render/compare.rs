@@ -24,8 +24,9 @@ pub struct Comparison {
     pub diffs: Vec<VersionDiff>,
     /// What differs between the versions, one sentence each.
     pub differences: Vec<String>,
-    ra: ExperimentResults,
-    rb: ExperimentResults,
+    /// Each side's results (`repro compare` checks `--metric` and `--figure` against them).
+    pub ra: ExperimentResults,
+    pub rb: ExperimentResults,
 }
 
 /// Two result sets joined: `ra` is A (the reference), `rb` is B; `code` maps

@@ -254,8 +254,3 @@ pub(crate) fn ratio(sum: f64, n: u64) -> f64 {
 pub(crate) fn group_sojourn(c: &Counters, g: usize) -> f64 {
     ratio(c.groups[g].sojourn_sum, c.groups[g].departures)
 }
-
-/// Per-group loss fraction.
-pub(crate) fn group_loss(c: &Counters, g: usize) -> f64 {
-    ratio(c.groups[g].drops as f64, c.groups[g].arrivals)
-}

@@ -153,7 +153,7 @@ fn compare_refuses_an_unknown_metric_and_a_figure_it_cannot_draw() {
     let err = refused(&repro(d, &args(&["m@2", "m@1", "--figure"])));
     assert!(err.contains("no figure in common"), "{err}");
     assert!(
-        !d.join("results/quick/compare").exists(),
+        !d.join("results/quick/compare/m-v2-vs-m-v1").exists(),
         "something was written"
     );
 }

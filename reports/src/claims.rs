@@ -269,7 +269,13 @@ fn change(h: &mut String, what: &str, d: &IndexClaimChange, now: Option<&IndexCl
         e(&d.first_evaluated),
         e(&d.last_evaluated),
         d.last_verdict,
-        now.map_or(String::new(), |c| format!("; now <code>{}</code>", e(&c.holds)))
+        now.map_or(String::new(), |c| format!(
+            "; now <code>{}</code>{}",
+            e(if c.definition.is_empty() { &c.holds } else { &c.definition }),
+            c.first_evaluated
+                .as_ref()
+                .map_or(String::new(), |t| format!(" (evaluated since {})", e(t)))
+        ))
     );
 }
 

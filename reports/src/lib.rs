@@ -43,7 +43,7 @@ pub use format::TickFormat;
 pub use format::{format_em, format_percent, format_tick, unify_number_columns};
 pub use frame::{tidy_frame, write_arrow, write_parquet, FRAME_HEAD, FRAME_TAIL};
 pub use index::{html_escape, index_html, write_index};
-pub use options::{FigureOptions, LegendPosition, Length};
+pub use options::{FigureOptions, FigureOverrides, LegendPosition, Length};
 /// The data-frame type of [`tidy_frame`] and [`compare_frame`].
 pub use polars::prelude::DataFrame;
 pub use style::{DASH_COUNT, PALETTE_LEN};
@@ -234,6 +234,13 @@ pub struct IndexClaim {
     pub steps: Vec<IndexClaimStep>,
     /// Earlier definitions that had results.
     pub history: Vec<IndexClaimChange>,
+    /// The current definition (canonical JSON, as the ledger keeps it).
+    #[serde(default)]
+    pub definition: String,
+    /// When the current definition was first evaluated (RFC 3339), from the
+    /// ledger; `None` before it is recorded.
+    #[serde(default)]
+    pub first_evaluated: Option<String>,
 }
 
 /// One comparison a claim made: both sides as intervals (lo, hi).

@@ -236,6 +236,7 @@ fn claim_json(c: &ClaimResult) -> serde_json::Value {
         "skipped_points": c.skipped.len(),
         "steps": c.steps,
         "definition": c.definition,
+        "first_evaluated": c.first_evaluated,
         "history": history,
     })
 }
@@ -274,14 +275,17 @@ fn print_claims(claims: &[ClaimResult], removed: &[store::ClaimDefinitionRow]) {
     for c in claims.iter().filter(|c| !c.history.is_empty()) {
         for d in &c.history {
             println!(
-                "  changed after results: {}/{}: was {} (evaluated {} to {}, last {}), now {}",
+                "  changed after results: {}/{}: was {} (evaluated {} to {}, last {}), now {}{}",
                 c.experiment,
                 c.id,
                 d.definition,
                 d.first_seen,
                 d.last_evaluated,
                 d.last_verdict,
-                c.definition
+                c.definition,
+                c.first_evaluated
+                    .as_ref()
+                    .map_or(String::new(), |t| format!(" (evaluated since {t})"))
             );
         }
     }

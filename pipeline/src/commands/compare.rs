@@ -168,12 +168,14 @@ pub(crate) fn compare(args: CompareArgs, registry: &Registry) -> anyhow::Result<
             .join("compare")
             .join(name);
         let written = write_comparison(&c, registry, &dir, "")?;
-        eprintln!(
-            "{} overlay figures and the table {} in {}",
-            written.figures.len(),
-            written.table.id,
-            dir.display()
-        );
+        if !crate::quiet() {
+            eprintln!(
+                "{} overlay figures and the table {} in {}",
+                written.figures.len(),
+                written.table.id,
+                dir.display()
+            );
+        }
     }
     Ok(ExitCode::from(exit::OK))
 }

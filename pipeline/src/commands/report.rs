@@ -7,7 +7,7 @@ use crate::ReportArgs;
 use anyhow::bail;
 use pipeline::measure::{self, collect_at, stored_manifests};
 use pipeline::render::compare::attach_comparisons;
-use pipeline::render::{fidelity_dir, render_experiment, write_index, Measured};
+use pipeline::render::{fidelity_dir, render_experiment_with, write_index, Measured};
 use pipeline::shared::{exit, open_existing_store, InputError};
 use solvers::{Fidelity, Registry};
 use std::collections::BTreeMap;
@@ -17,11 +17,14 @@ use std::process::ExitCode;
 /// `repro report`: re-render from the store.
 pub(crate) fn report(args: ReportArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     let results = &args.results.results;
-    let n = runtime()?.block_on(render_all(&args.store.store, results, registry))?;
-    eprintln!(
-        "re-rendered {n} experiments into {}",
-        results.join("index.html").display()
-    );
+    let layout = args.figures.overrides();
+    let n = runtime()?.block_on(render_all(&args.store.store, results, registry, &layout))?;
+    if !crate::quiet() {
+        eprintln!(
+            "re-rendered {n} experiments into {}",
+            results.join("index.html").display()
+        );
+    }
     Ok(ExitCode::from(exit::OK))
 }
 
@@ -30,6 +33,7 @@ async fn render_all(
     store_loc: &str,
     results_dir: &Path,
     registry: &Registry,
+    layout: &reports::FigureOverrides,
 ) -> anyhow::Result<usize> {
     let store = open_existing_store(store_loc).await?;
     let manifests = stored_manifests(&store, registry).await?;
@@ -60,7 +64,7 @@ async fn render_all(
             };
             rendered.insert(
                 m.id.clone(),
-                render_experiment(&r, &measured, registry, &out_dir, fidelity)?,
+                render_experiment_with(&r, &measured, registry, &out_dir, fidelity, layout)?,
             );
         }
         attach_comparisons(&store, registry, &out_dir, fidelity, &mut rendered).await?;

@@ -66,8 +66,8 @@ pub(crate) fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOption
         return Err(InputError("--detach needs --executor queue or slurm".into()).into());
     }
     let fidelity = fidelity_of(run.quick);
-    // A bar on a terminal, plain lines otherwise (see execute/local.rs).
-    let progress = !run.no_progress;
+    // A bar on a terminal, plain lines otherwise (see execute/local.rs); none with -q.
+    let progress = !run.no_progress && !crate::quiet();
     let executor: Arc<dyn Executor> = match run.executor {
         ExecutorName::Local => Arc::new(Local(ExecOptions {
             jobs,
@@ -330,8 +330,13 @@ async fn rounds(
     Ok(())
 }
 
+/// The run's summary on stderr; with -q only its failed tasks.
 pub(crate) fn print_run_summary(r: &RunReport, results: &std::path::Path) {
     let e = &r.exec;
+    if crate::quiet() {
+        print_failed(&e.failed);
+        return;
+    }
     if let Some(job) = &r.detached {
         let by = if job.is_empty() {
             "for workers (start them with `repro worker`)".to_string()
@@ -364,9 +369,13 @@ pub(crate) fn print_run_summary(r: &RunReport, results: &std::path::Path) {
             hw.map_or("unknown (one replication)".into(), |h| format!("{h:.3e}"))
         );
     }
-    if !e.failed.is_empty() {
+    print_failed(&e.failed);
+}
+
+fn print_failed(failed: &[(Task, String)]) {
+    if !failed.is_empty() {
         eprintln!("failed tasks (rerun one with the command shown):");
-        for (t, err) in &e.failed {
+        for (t, err) in failed {
             eprintln!("  {}: {err}\n    {}", t.key, t.solve_command());
         }
     }
@@ -439,10 +448,12 @@ pub(crate) fn dry_run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<
         "{:<28} {:>3} {:>7} {:>7} {:>12} {:>12}",
         "total", "", tasks, cached, sim, model
     );
-    eprintln!(
-        "dry run at {} fidelity: {} of {tasks} tasks would run (tasks shared between experiments count once per experiment); nothing was run or stored",
-        opts.fidelity.as_str(),
-        sim + model
-    );
+    if !crate::quiet() {
+        eprintln!(
+            "dry run at {} fidelity: {} of {tasks} tasks would run (tasks shared between experiments count once per experiment); nothing was run or stored",
+            opts.fidelity.as_str(),
+            sim + model
+        );
+    }
     Ok(ExitCode::from(exit::OK))
 }

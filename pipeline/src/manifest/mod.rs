@@ -163,6 +163,8 @@ pub struct Figure {
     pub kind: FigureKind,
     pub x_per: Option<String>,
     pub x_values: Vec<f64>,
+    /// How it is drawn (`layout:`; cosmetic: in no task key).
+    pub layout: reports::FigureOptions,
 }
 
 /// One point of the sweep: its index in sweep order and the axis values.

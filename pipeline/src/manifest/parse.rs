@@ -285,7 +285,6 @@ fn parse_as(
             precision,
         });
     }
-    declare::check_metrics(&ctx, &raw, &declared)?;
     let tasks = (points.len() as u64).saturating_mul(tasks_per_point);
     if tasks > limits::MAX_TASKS {
         return Err(ctx.err(
@@ -456,7 +455,12 @@ fn parse_as(
                 )?;
             }
         }
+        let layout = f.layout.unwrap_or_default();
+        layout
+            .validate()
+            .map_err(|msg| ctx.err(&format!("{key}.layout.font_size"), msg))?;
         figures.push(Figure {
+            layout,
             id: f.id.clone(),
             title: f.title.clone().unwrap_or_else(|| raw.title.clone()),
             x: f.x.clone(),

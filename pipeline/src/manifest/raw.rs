@@ -144,4 +144,7 @@ pub(super) struct RawFigure {
     pub(super) x_per: Option<String>,
     #[serde(default)]
     pub(super) x_values: Option<Vec<f64>>,
+    /// Size, fonts, title, log axes and legend of the drawn figure.
+    #[serde(default)]
+    pub(super) layout: Option<reports::FigureOptions>,
 }

@@ -58,6 +58,8 @@ pub struct ClaimResult {
     /// Earlier definitions of this claim that had results (the ledger),
     /// oldest first; empty when none.
     pub history: Vec<ClaimDefinitionRow>,
+    /// When this definition was first evaluated (the ledger), RFC 3339.
+    pub first_evaluated: Option<String>,
 }
 
 /// One comparison, for the reports.
@@ -266,6 +268,7 @@ fn evaluate_claim(r: &ExperimentResults, ems: &[ErrorMeasureRow], c: &Claim) -> 
         definition_hash,
         definition,
         history: Vec::new(),
+        first_evaluated: None,
     }
 }
 
@@ -296,6 +299,10 @@ pub async fn ledger(
     }
     let defs = store.claim_definitions(experiment).await?;
     for c in results.iter_mut() {
+        c.first_evaluated = defs
+            .iter()
+            .find(|d| d.claim_id == c.id && d.hash == c.definition_hash)
+            .map(|d| d.first_seen.clone());
         c.history = defs
             .iter()
             .filter(|d| d.claim_id == c.id && d.hash != c.definition_hash)

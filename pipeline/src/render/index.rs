@@ -199,6 +199,8 @@ mod tests {
             skipped: vec![],
             steps: vec![],
             history: vec![],
+            definition: String::new(),
+            first_evaluated: None,
         }
     }
 

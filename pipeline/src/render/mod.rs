@@ -22,8 +22,8 @@ use crate::manifest::predicate::interval::Truth;
 use crate::measure::claims::ClaimResult;
 use crate::measure::ExperimentResults;
 use anyhow::Context;
+use reports::{FigureOverrides, IndexExperiment, IndexFigure, IndexTable, OutputEm};
 use reports::{IndexClaim, IndexClaimChange, IndexClaimStep};
-use reports::{IndexExperiment, IndexFigure, IndexTable, OutputEm};
 use solvers::{Fidelity, Kind, Registry};
 use std::path::{Component, Path, PathBuf};
 use store::ErrorMeasureRow;
@@ -47,7 +47,27 @@ pub fn render_experiment(
     out_dir: &Path,
     fidelity: Fidelity,
 ) -> anyhow::Result<IndexExperiment> {
-    build(r, m, registry, out_dir, true, fidelity)
+    build(
+        r,
+        m,
+        registry,
+        out_dir,
+        Some(&FigureOverrides::default()),
+        fidelity,
+    )
+}
+
+/// [`render_experiment`] with figure options given over the manifests'
+/// (`repro report --figure-width 8.5cm ...`).
+pub fn render_experiment_with(
+    r: &ExperimentResults,
+    m: &Measured,
+    registry: &Registry,
+    out_dir: &Path,
+    fidelity: Fidelity,
+    layout: &FigureOverrides,
+) -> anyhow::Result<IndexExperiment> {
+    build(r, m, registry, out_dir, Some(layout), fidelity)
 }
 
 /// What the measure stage found of one experiment besides its values.
@@ -81,10 +101,7 @@ fn index_claim(c: &ClaimResult, r: &ExperimentResults) -> IndexClaim {
         quote: c.quote.clone(),
         where_: c.where_.clone(),
         entries: c.entries.clone(),
-        holds: match c.tolerance {
-            Some(_) => c.holds.clone(),
-            None => c.holds.clone(),
-        },
+        holds: c.holds.clone(),
         points: c.points_filter.clone(),
         expect: c.expect,
         why: c.why.clone(),
@@ -113,6 +130,8 @@ fn index_claim(c: &ClaimResult, r: &ExperimentResults) -> IndexClaim {
             })
             .collect(),
         history: c.history.iter().map(change).collect(),
+        definition: c.definition.to_string(),
+        first_evaluated: c.first_evaluated.clone(),
     }
 }
 
@@ -124,7 +143,7 @@ pub fn index_entry_without_files(
     out_dir: &Path,
     fidelity: Fidelity,
 ) -> anyhow::Result<IndexExperiment> {
-    build(r, m, registry, out_dir, false, fidelity)
+    build(r, m, registry, out_dir, None, fidelity)
 }
 
 /// Error measures over the rows that `keep` selects (`None` when it selects
@@ -216,12 +235,13 @@ fn build(
     measured: &Measured,
     registry: &Registry,
     out_dir: &Path,
-    write: bool,
+    // `None`: only the index entry, no files.
+    write: Option<&FigureOverrides>,
     fidelity: Fidelity,
 ) -> anyhow::Result<IndexExperiment> {
     let m = &r.manifest;
     let ems = measured.ems;
-    let results_dir = write.then_some(out_dir);
+    let results_dir = write.map(|layout| (out_dir, layout));
     let mut index_figs = Vec::new();
     for mut f in figures(r, registry) {
         let spec = m.figures.iter().find(|x| x.id == f.id);
@@ -236,8 +256,9 @@ fn build(
             // Every quick figure says so on its face, wherever it is copied to.
             f.title = format!("{} [quick]", f.title);
         }
-        if let Some(dir) = results_dir {
-            reports::render_figure(&f, &dir.join("figures"))
+        if let Some((dir, layout)) = results_dir {
+            let opts = layout.apply(spec.map(|s| s.layout).unwrap_or_default());
+            reports::render_figure_with(&f, &opts, &dir.join("figures"))
                 .with_context(|| format!("rendering figure {}", f.id))?;
         }
         index_figs.push(IndexFigure {
@@ -261,7 +282,7 @@ fn build(
                 "Quick (CI) fidelity: not the paper's numbers.".to_string(),
             );
         }
-        if let Some(dir) = results_dir {
+        if let Some((dir, _)) = results_dir {
             reports::write_table(&t, &dir.join("tables"))
                 .with_context(|| format!("writing table {}", t.id))?;
         }

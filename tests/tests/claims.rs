@@ -1,0 +1,238 @@
+//! Claims end to end: `repro check`'s exit code follows each claim's verdict
+//! against its expectation; `--format json`, JUnit and index.html show every
+//! claim; the ledger keeps a claim's earlier definitions, so a claim changed
+//! or removed after results existed is shown with its old and new definition
+//! and their dates.
+//!
+//! The claims below read exact models only (credit.ctmc), so their verdicts
+//! do not depend on simulation noise: at n = 4, 8 (lambda 5, mu1 6, m 4),
+//! L1 = 1.72, 3.28 with mu2 = 8 and 2.42, 5.77 with mu2 = 4; T = 4.27, 4.67
+//! and 3.52, 3.66.
+
+mod common;
+
+use common::{project, repro, stderr, stdout, write_manifest};
+use serde_json::Value;
+
+const MANIFEST: &str = r#"
+id: credits
+title: credit flow control, two service rates
+version: 1
+params: { lambda: 5.0, mu1: 6.0, mu2: 8.0, m: 4 }
+sweep: { n: [4, 8] }
+series:
+  model: { solver: credit.ctmc }
+  slow: { solver: credit.ctmc, params: { mu2: 4.0 } }
+figures:
+  - { id: credits-L1, x: n, y: L1, series: [model, slow] }
+claims:
+  - id: backlog-grows
+    quote: "more credits, more packets wait at node 1"
+    where: "test"
+    entries: [credits-L1]
+    holds: "increasing(model.L1)"
+  - id: slow-node-longer-queue
+    quote: "a slower node 2 keeps more packets at node 1"
+    where: "test"
+    entries: [credits-L1]
+    holds: "slow.L1 > model.L1"
+  - id: slow-node-slower
+    quote: "a slower node 2 makes the sojourn longer"
+    where: "test"
+    entries: [credits-L1]
+    holds: "slow.T > model.T"
+    expect: fails
+    why: "T is the throughput here, not a time: it falls with mu2"
+  - id: blocking-is-a-probability
+    quote: "blocking is a probability"
+    where: "test"
+    entries: [credits-L1]
+    holds: "model.P_block <= 1"
+"#;
+
+fn check_json(dir: &std::path::Path, extra: &[&str]) -> (Option<i32>, Value) {
+    let mut args = vec!["check", "--quick", "--no-progress", "--format", "json"];
+    args.extend_from_slice(extra);
+    let o = repro(dir, &args);
+    let v: Value = serde_json::from_str(&stdout(&o))
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", stdout(&o), stderr(&o)));
+    (o.status.code(), v)
+}
+
+fn claim<'a>(v: &'a Value, id: &str) -> &'a Value {
+    v["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == id)
+        .unwrap_or_else(|| panic!("no claim {id} in {v}"))
+}
+
+/// 2026-11-27T03:10:00.000Z
+fn is_date(v: &Value) -> bool {
+    v.as_str()
+        .is_some_and(|t| t.len() == 24 && t.as_bytes()[10] == b'T' && t.ends_with('Z'))
+}
+
+#[test]
+fn check_exits_by_expectation_and_reports_every_claim() {
+    let p = project(&[]);
+    write_manifest(p.path(), "credits", MANIFEST);
+    let junit = p.path().join("junit.xml");
+    let (code, v) = check_json(p.path(), &["--junit", junit.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{v}");
+    let status = |id: &str| claim(&v, id)["status"].as_str().unwrap().to_string();
+    assert_eq!(status("backlog-grows"), "holds");
+    assert_eq!(status("slow-node-longer-queue"), "holds");
+    assert_eq!(status("slow-node-slower"), "fails-as-expected");
+    assert_eq!(claim(&v, "slow-node-slower")["verdict"], "fails");
+    // A bound every probability meets is a sanity check, shown apart.
+    assert!(claim(&v, "blocking-is-a-probability")["sanity"].is_string());
+    assert!(claim(&v, "slow-node-longer-queue")["sanity"].is_null());
+    assert_eq!(v["claim_counts"]["sanity"], 1);
+    assert_eq!(claim(&v, "slow-node-longer-queue")["evaluated_points"], 2);
+    assert!(
+        is_date(&claim(&v, "backlog-grows")["first_evaluated"]),
+        "{v}"
+    );
+    assert!(v["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|c| c["history"].as_array().unwrap().is_empty()));
+
+    // JUnit: one test case per claim; the expected failure is skipped.
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("name=\"claim slow-node-longer-queue\""),
+        "{xml}"
+    );
+    assert!(xml.contains("failures=\"0\""), "{xml}");
+    assert!(
+        xml.contains("<skipped message=\"fails as expected: T is the throughput"),
+        "{xml}"
+    );
+
+    // The index lists the claims with their verdicts.
+    let html = std::fs::read_to_string(p.path().join("results/quick/index.html")).unwrap();
+    assert!(html.contains("a slower node 2 keeps more packets at node 1"));
+    assert!(html.contains("Sanity checks and fits"));
+
+    // A claim whose verdict differs from its expectation fails the check:
+    // expected to hold but fails, and expected to fail but holds.
+    let flipped = MANIFEST
+        .replace("    expect: fails\n    why: \"T is the throughput here, not a time: it falls with mu2\"\n", "")
+        .replace(
+            "    holds: \"slow.L1 > model.L1\"",
+            "    holds: \"slow.L1 > model.L1\"\n    expect: fails\n    why: \"a test of the exit code\"",
+        );
+    write_manifest(p.path(), "credits", &flipped);
+    let (code, v) = check_json(p.path(), &["--junit", junit.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{v}");
+    assert_eq!(v["passed"], false);
+    assert_eq!(claim(&v, "slow-node-slower")["status"], "fails");
+    assert_eq!(
+        claim(&v, "slow-node-longer-queue")["status"],
+        "unexpectedly-holds"
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("failures=\"2\""), "{xml}");
+    let o = repro(p.path(), &["check", "--quick", "--no-progress"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(out.contains("credits/slow-node-slower"), "{out}");
+    assert!(
+        out.contains("2 claim(s) differ from their expectation"),
+        "{out}"
+    );
+}
+
+/// A claim narrowed after it was evaluated keeps its old definition in the
+/// ledger: `check --format json` gives it under `history` with the dates it
+/// was evaluated and its last verdict, beside the new definition and the date
+/// from which that one is evaluated; a claim removed after results is listed
+/// as removed; index.html shows both.
+#[test]
+fn a_claim_changed_after_results_shows_old_and_new_definition_with_dates() {
+    let p = project(&[]);
+    write_manifest(p.path(), "credits", MANIFEST);
+    let (code, first) = check_json(p.path(), &[]);
+    assert_eq!(code, Some(0), "{first}");
+    let old_date = claim(&first, "slow-node-longer-queue")["first_evaluated"].clone();
+    assert!(is_date(&old_date), "{first}");
+
+    let changed = MANIFEST
+        .replace("holds: \"slow.L1 > model.L1\"", "holds: \"slow.L1 > 1.2 * model.L1\"")
+        .replace(
+            "  - id: blocking-is-a-probability\n    quote: \"blocking is a probability\"\n    where: \"test\"\n    entries: [credits-L1]\n    holds: \"model.P_block <= 1\"\n",
+            "",
+        );
+    assert_ne!(changed, MANIFEST);
+    write_manifest(p.path(), "credits", &changed);
+    let (code, v) = check_json(p.path(), &[]);
+    assert_eq!(code, Some(0), "{v}");
+    let c = claim(&v, "slow-node-longer-queue");
+    assert_eq!(c["holds"], "slow.L1 > 1.2 * model.L1");
+    assert_eq!(c["definition"]["holds"], "slow.L1 > 1.2 * model.L1", "{c}");
+    let history = c["history"].as_array().unwrap();
+    assert_eq!(history.len(), 1, "{c}");
+    let old = &history[0];
+    assert_eq!(old["definition"]["holds"], "slow.L1 > model.L1", "{old}");
+    assert_eq!(old["first_evaluated"], old_date);
+    assert!(is_date(&old["last_evaluated"]));
+    assert_eq!(old["last_verdict"], "holds");
+    assert_eq!(old["evaluations"], 1);
+    assert!(is_date(&c["first_evaluated"]));
+    assert!(c["first_evaluated"].as_str() >= old_date.as_str(), "{c}");
+    // Unchanged claims have no history.
+    assert!(claim(&v, "backlog-grows")["history"]
+        .as_array()
+        .unwrap()
+        .is_empty());
+    let removed = v["removed_claims"].as_array().unwrap();
+    assert_eq!(removed.len(), 1, "{v}");
+    assert_eq!(removed[0]["id"], "blocking-is-a-probability");
+    assert_eq!(removed[0]["definition"]["holds"], "model.P_block <= 1");
+    assert!(is_date(&removed[0]["last_evaluated"]));
+
+    // The text output says it too.
+    let o = repro(p.path(), &["check", "--quick", "--no-progress"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("changed after results: credits/slow-node-longer-queue")
+            && out.contains("removed after results: credits/blocking-is-a-probability"),
+        "{out}"
+    );
+
+    // index.html, written by check and again by report from the store.
+    for cmd in [None, Some("report")] {
+        if let Some(cmd) = cmd {
+            // `report` must write it again, from the store's ledger.
+            std::fs::remove_file(p.path().join("results/quick/index.html")).unwrap();
+            let o = repro(p.path(), &[cmd]);
+            assert!(o.status.success(), "{}", stderr(&o));
+        }
+        let html = std::fs::read_to_string(p.path().join("results/quick/index.html")).unwrap();
+        let block = html
+            .split("Claims changed after results existed")
+            .nth(1)
+            .unwrap_or_else(|| panic!("no changed-claims block ({cmd:?})"));
+        let block = &block[..block.find("</ul>").unwrap()];
+        let changed_line = block
+            .lines()
+            .find(|l| l.contains("<code>slow-node-longer-queue</code> changed"))
+            .unwrap_or_else(|| panic!("{block}"));
+        assert!(
+            changed_line.contains("slow.L1 &gt; model.L1")
+                && changed_line.contains("slow.L1 &gt; 1.2 * model.L1")
+                && changed_line.contains(old_date.as_str().unwrap())
+                && changed_line.contains("evaluated since"),
+            "{changed_line}"
+        );
+        assert!(
+            block.contains("<code>blocking-is-a-probability</code> removed"),
+            "{block}"
+        );
+    }
+}

@@ -4,19 +4,6 @@
 mod common;
 use common::*;
 use std::path::Path;
-use std::process::Output;
-
-/// Asserts exit code 2 (bad input) and returns stderr.
-fn refused(o: &Output) -> String {
-    let err = stderr(o);
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "stdout:\n{}\nstderr:\n{err}",
-        stdout(o)
-    );
-    err
-}
 
 const SMALL: &str = "id: m\ntitle: t\nversion: 1\nparams: { lambda: 5.0, mu: 6.0 }\nsweep:\n  K: [1, 2]\nseries:\n  model: { solver: mm1k.exact }\n";
 

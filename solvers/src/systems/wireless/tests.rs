@@ -902,9 +902,10 @@ fn access_sim_never_reports_a_mean_over_no_packets() {
         }
         other => panic!("horizon 1e-9 accepted: {other:?}"),
     }
-    // Long enough to expect a few packets, too short for every class to
-    // deliver one in every replication.
-    p["horizon"] = json!(0.2);
+    // Long enough to expect a packet per replication (19.2 packets/s
+    // offered: at least 0.052 s), too short for every group to see one in
+    // every replication (at 0.2 s all of them did, seed 1).
+    p["horizon"] = json!(0.06);
     let o = s.solve(&p, &ctx).unwrap();
     let note = o.note.clone().expect("a note naming the undefined metrics");
     assert!(note.contains("undefined"), "{note}");
@@ -926,7 +927,7 @@ fn access_sim_never_reports_a_mean_over_no_packets() {
             Some(m) => assert_eq!(m.n, Some(3), "{name}"),
         }
     }
-    assert!(left_out > 0, "nothing undefined at horizon 0.2 s: {o:?}");
+    assert!(left_out > 0, "nothing undefined at horizon 0.06 s: {o:?}");
     // Rates over the window stay defined (0 is a measured rate).
     assert!(o.metrics.contains_key("throughput") && o.metrics.contains_key("load_ring1"));
 }

@@ -9,6 +9,7 @@ pub mod compare;
 pub mod export;
 pub mod list;
 pub mod list_claims;
+mod pages;
 pub mod programs;
 pub mod report;
 pub mod run;

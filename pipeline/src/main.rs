@@ -535,10 +535,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            let (text, code) = match e.downcast_ref::<InputError>() {
-                Some(input) => (input.to_string(), exit::BAD_INPUT),
-                None => (format!("{e:#}"), exit::INTERNAL),
-            };
+            let (text, code) = commands::failure(&e);
             // Every error line starts with `error:`; manifest errors come prefixed per line.
             if text.starts_with("error:") {
                 eprintln!("{text}");

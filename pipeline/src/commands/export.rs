@@ -134,7 +134,7 @@ async fn rows(
         let r = match collect_fidelity(&store, m, registry, fidelity).await {
             Ok(r) => r,
             // Exporting everything skips what was never run at this fidelity.
-            Err(e) if ids.is_empty() && e.is::<InputError>() => {
+            Err(e) if ids.is_empty() && e.chain().any(super::user_caused) => {
                 skipped.push(e.to_string());
                 continue;
             }

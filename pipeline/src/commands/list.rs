@@ -7,7 +7,7 @@ use super::{
 use crate::{ListArgs, OutputFormat};
 use pipeline::manifest::{discover, load_or_input_error};
 use pipeline::plan;
-use pipeline::shared::{exit, open_existing_store, sqlite_file, InputError};
+use pipeline::shared::{exit, open_existing_store, sqlite_file};
 use solvers::{Fidelity, Registry};
 use std::path::Path;
 use std::process::ExitCode;
@@ -155,8 +155,7 @@ async fn entries(
         // One plan at a time, keeping only its keys: a manifest at the task
         // limit is listed within bounded memory.
         let keys = |fidelity| -> anyhow::Result<Vec<String>> {
-            let p = plan::plan(std::slice::from_ref(m), registry, fidelity)
-                .map_err(|e| InputError(format!("error: {e}")))?;
+            let p = plan::plan(std::slice::from_ref(m), registry, fidelity)?;
             Ok(p.tasks.into_iter().map(|t| t.key).collect())
         };
         let kf = keys(Fidelity::Full)?;

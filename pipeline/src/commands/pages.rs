@@ -7,6 +7,8 @@
 //! its index again only where what they show changed.
 
 use pipeline::manifest::Manifest;
+use pipeline::measure::claims::ClaimResult;
+use pipeline::measure::status::ExperimentFacts;
 use pipeline::measure::{self, compare::History, Measured};
 use pipeline::render::{self, render_experiment, Draw, Drawn, DrawnOutput};
 use pipeline::shared::CODE_VERSION;
@@ -21,6 +23,9 @@ use store::{DrawnRow, Store};
 pub(crate) struct Pages {
     pub entries: BTreeMap<String, IndexExperiment>,
     pub drawn: Vec<DrawnOutput>,
+    /// What the entries' statuses rest on, per experiment: its manifest and
+    /// evaluated claims, as measure produced them.
+    pub facts: BTreeMap<String, (Manifest, Vec<ClaimResult>)>,
     /// Figure options over every manifest's `layout:` (`repro report
     /// --figure-width ...`; none for `run` and `check`).
     pub layout: FigureOverrides,
@@ -37,8 +42,11 @@ impl Pages {
         draw: Draw<'_>,
     ) -> anyhow::Result<()> {
         let r = render_experiment(x, registry, out_dir, fidelity, draw, &self.layout)?;
-        self.entries.insert(x.manifest().id.clone(), r.entry);
+        let id = &x.manifest().id;
+        self.entries.insert(id.clone(), r.entry);
         self.drawn.extend(r.drawn);
+        self.facts
+            .insert(id.clone(), (x.manifest().clone(), x.claims.clone()));
         Ok(())
     }
 
@@ -78,8 +86,13 @@ impl Pages {
         fidelity: Fidelity,
         other_coming: bool,
     ) -> anyhow::Result<Vec<DrawnOutput>> {
+        let facts: Vec<ExperimentFacts> = self
+            .facts
+            .values()
+            .map(|(m, claims)| ExperimentFacts::of(m, claims))
+            .collect();
+        let statuses = measure::status::index_statuses(&render::catalogue(), &facts);
         let entries: Vec<IndexExperiment> = self.entries.into_values().collect();
-        let statuses = measure::status::index_statuses(&render::catalogue(), &entries);
         render::write_index(entries, statuses, results_dir, fidelity, other_coming)?;
         Ok(self.drawn)
     }

@@ -39,6 +39,12 @@ pub(crate) struct RunOptions {
     pub executor: Arc<dyn Executor>,
 }
 
+/// A run refused because its plan is over the task limit, before anything
+/// ran or was stored.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}; nothing was run")]
+pub(crate) struct NothingRun(#[source] pub plan::PlanError);
+
 /// What a run did: its tasks, and what measure made of their results.
 #[derive(Debug)]
 pub(crate) struct RunReport {
@@ -142,8 +148,7 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
     // The programs the manifests declare join the compiled-in solvers.
     let registry = &manifest::with_declared(registry, &manifests);
     // Planned before the store is opened: a run over the task limit changes nothing.
-    let mut plan = plan::plan(&manifests, registry, opts.fidelity)
-        .map_err(|e| InputError(format!("error: {e}; nothing was run")))?;
+    let mut plan = plan::plan(&manifests, registry, opts.fidelity).map_err(NothingRun)?;
     let store = open_store(&opts.store).await?;
     let run_id = store.begin_run(CODE_VERSION, &host(), &opts.args).await?;
     for m in &manifests {
@@ -320,8 +325,7 @@ async fn rounds(
             break;
         }
         more.extend(next);
-        let grown = plan::plan_with(manifests, registry, opts.fidelity, &more)
-            .map_err(|e| InputError(format!("error: {e}")))?;
+        let grown = plan::plan_with(manifests, registry, opts.fidelity, &more)?;
         let known: HashSet<&str> = plan.tasks.iter().map(|t| t.key.as_str()).collect();
         let new = plan::Plan {
             tasks: grown
@@ -414,8 +418,7 @@ async fn plan_only(opts: &RunOptions, registry: &Registry) -> anyhow::Result<Vec
     let store = existing_store(&opts.store).await?;
     let mut out = Vec::new();
     for m in &manifests {
-        let p = plan::plan(std::slice::from_ref(m), registry, opts.fidelity)
-            .map_err(|e| InputError(format!("error: {e}")))?;
+        let p = plan::plan(std::slice::from_ref(m), registry, opts.fidelity)?;
         let keys: Vec<String> = p.tasks.iter().map(|t| t.key.clone()).collect();
         let cached = match &store {
             Some(s) if !opts.force => s.cached_keys(&keys).await?,

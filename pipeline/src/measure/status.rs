@@ -14,7 +14,7 @@
 use super::claims::ClaimResult;
 use crate::manifest::catalogue::{self, covers};
 use crate::manifest::Manifest;
-use reports::{CatalogueEntry, IndexEntryStatus, IndexExperiment};
+use reports::{CatalogueEntry, IndexEntryStatus};
 use verdicts::{EntryStatus, Verdict};
 
 /// What decides a status: one claim's verdict and classification.
@@ -188,41 +188,17 @@ pub fn statuses(
     out
 }
 
-/// The statuses of index.html's entries ([`statuses`] over the experiments
-/// of the index, as rendered), in the catalogue's order.
+/// The statuses of index.html's entries: [`statuses`] over the experiments
+/// of the index, every catalogue entry in the catalogue's order.
 pub fn index_statuses(
     catalogue: &[CatalogueEntry],
-    experiments: &[IndexExperiment],
+    experiments: &[ExperimentFacts],
 ) -> Vec<IndexEntryStatus> {
-    let facts: Vec<ExperimentFacts> = experiments
-        .iter()
-        .map(|x| ExperimentFacts {
-            outputs: x
-                .figures
-                .iter()
-                .map(|f| f.id.as_str())
-                .chain(x.tables.iter().map(|t| t.id.as_str()))
-                .collect(),
-            claims: x
-                .claims
-                .iter()
-                .map(|c| {
-                    let f = ClaimFacts {
-                        verdict: c.verdict,
-                        sanity: c.sanity.is_some(),
-                        fit: c.fit.is_some(),
-                    };
-                    (c.entries.as_slice(), f)
-                })
-                .collect(),
-            calibrated_against: &x.calibrated_against,
-        })
-        .collect();
     let cat: Vec<(&str, bool)> = catalogue
         .iter()
         .map(|c| (c.id.as_str(), c.hardware))
         .collect();
-    statuses(&cat, &facts)
+    statuses(&cat, experiments)
         .into_iter()
         .map(|(id, d)| IndexEntryStatus {
             id,
@@ -321,37 +297,9 @@ mod tests {
 
 #[cfg(test)]
 mod statuses_tests {
-    use super::index_statuses as statuses;
-    use reports::{CatalogueEntry, IndexClaim, IndexExperiment, IndexFigure};
-    use verdicts::{ClaimKind, ClaimStatus, EntryStatus, Expectation, Verdict};
-
-    fn claim(id: &str, entries: &[&str], verdict: Verdict, sanity: bool) -> IndexClaim {
-        IndexClaim {
-            id: id.into(),
-            kind: ClaimKind::Predicate,
-            quote: String::new(),
-            where_: String::new(),
-            entries: entries.iter().map(|e| e.to_string()).collect(),
-            holds: "a.x > 0".into(),
-            points: None,
-            expect: Expectation::Holds,
-            why: None,
-            quick_expect: None,
-            quick_why: None,
-            note: None,
-            sanity: sanity.then(|| "reads no solver output".into()),
-            fit: None,
-            verdict,
-            status: ClaimStatus::of(verdict, Expectation::Holds),
-            reason: None,
-            evaluated: 1,
-            skipped: vec![],
-            steps: vec![],
-            history: vec![],
-            definition: String::new(),
-            first_evaluated: None,
-        }
-    }
+    use super::{index_statuses, ClaimFacts, ExperimentFacts};
+    use reports::CatalogueEntry;
+    use verdicts::{EntryStatus, Verdict};
 
     /// A hardware entry with an output is "reference: hardware", an entry
     /// read only by sanity checks is "drawn", one without output "not yet",
@@ -371,38 +319,22 @@ mod statuses_tests {
             entry("gran-8a", "Fig. 8(a): scenario 2, hardware, CC off"),
             entry("yan-3.4", "Fig. 3.4: link utilisation"),
         ];
-        let fig = |id: &str| IndexFigure {
-            id: id.into(),
-            title: id.into(),
-            png: String::new(),
-            svg: String::new(),
-            alt: String::new(),
-            em: None,
+        let claim = |verdict, sanity| ClaimFacts {
+            verdict,
+            sanity,
+            fit: false,
         };
-        let x = IndexExperiment {
-            id: "x".into(),
-            version: 1,
-            title: "x".into(),
-            source: String::new(),
-            manifest_hash: String::new(),
-            figures: ["gran-7a", "gran-7c", "yan-3.4", "own-study"]
-                .iter()
-                .map(|f| fig(f))
-                .collect(),
-            tables: vec![],
-            provenance: vec![],
-            em_summary: vec![],
-            docs: vec![],
-            comparison: None,
+        let (yan, gran) = (["yan-3.4".to_string()], ["gran-7c".to_string()]);
+        let x = ExperimentFacts {
+            outputs: vec!["gran-7a", "gran-7c", "yan-3.4", "own-study"],
             claims: vec![
-                claim("a", &["yan-3.4"], Verdict::Holds, false),
-                claim("b", &["yan-3.4"], Verdict::Fails, false),
-                claim("c", &["gran-7c"], Verdict::Holds, true),
+                (&yan[..], claim(Verdict::Holds, false)),
+                (&yan[..], claim(Verdict::Fails, false)),
+                (&gran[..], claim(Verdict::Holds, true)),
             ],
-            removed_claims: vec![],
-            calibrated_against: vec![],
+            calibrated_against: &[],
         };
-        let got: Vec<(String, EntryStatus, usize, usize, usize)> = statuses(&catalogue, &[x])
+        let got: Vec<(String, EntryStatus, usize, usize, usize)> = index_statuses(&catalogue, &[x])
             .into_iter()
             .map(|s| (s.id, s.status, s.holding, s.checkable, s.sanity))
             .collect();

@@ -97,7 +97,8 @@ pub(crate) fn export(args: ExportArgs, registry: &Registry) -> anyhow::Result<Ex
             ExportFormat::Parquet => reports::write_parquet(&mut table.frame()?, &mut w)?,
             ExportFormat::Arrow => reports::write_arrow(&mut table.frame()?, &mut w)?,
         }
-        w.flush()?;
+        // Renames the written file into place (a flush alone leaves it aside).
+        w.finish()?;
         return Ok(ExitCode::from(exit::OK));
     }
     let rows = runtime()?.block_on(rows(&args.store.store, &args.ids, registry, fidelity))?;

@@ -97,6 +97,7 @@ pub(crate) fn export(args: ExportArgs, registry: &Registry) -> anyhow::Result<Ex
             ExportFormat::Parquet => reports::write_parquet(&mut table.frame()?, &mut w)?,
             ExportFormat::Arrow => reports::write_arrow(&mut table.frame()?, &mut w)?,
         }
+        // Renames the written file into place (a flush alone leaves it aside).
         w.finish()?;
         return Ok(ExitCode::from(exit::OK));
     }

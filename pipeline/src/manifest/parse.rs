@@ -127,9 +127,7 @@ fn parse_as(
     registry: &Registry,
     files: Files,
 ) -> Result<Manifest, ManifestError> {
-    // A UTF-8 byte order mark (some Windows editors write one) is no part of
-    // the first key (issue 32: it gave "missing field `title`").
-    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text); // a UTF-8 BOM: no part of a key
     if text.len() as u64 > limits::MAX_FILE_BYTES {
         return Err(too_big(path, text.len() as u64));
     }

@@ -358,6 +358,36 @@ impl Access {
         (2.0 * drain).max(10.0)
     }
 
+    /// The default warm-up is derived from the slot times: when it alone
+    /// makes a run too long (issue 32: `t_wlan: 1e308` gave an infinite
+    /// warm-up and blamed `horizon`), the error names the slot time behind
+    /// the longer drain, `t_wlan` (stations and APs) or `t_mesh` (rings).
+    fn check_default_warmup(&self, len: &SimLength, offered: f64) -> Result<(), SolveError> {
+        let no_warmup = SimLength {
+            warmup: 0.0,
+            ..*len
+        };
+        if len.check_work(offered).is_ok() || no_warmup.check_work(offered).is_err() {
+            return Ok(());
+        }
+        let wlan = self.k_s as f64 / self.mu_station() + self.k_a as f64 / self.mu_ap();
+        let mesh: f64 = (1..=self.rings)
+            .map(|i| self.k_r as f64 / self.mu_mr(i))
+            .sum();
+        let (field, t) = if wlan >= mesh {
+            ("t_wlan", self.t_wlan)
+        } else {
+            ("t_mesh", self.t_mesh)
+        };
+        Err(SolveError::param(
+            field,
+            format!(
+                "{field} = {t:e} s makes the default warm-up (twice the time full buffers take to drain) {:.3e} s, too long for the packet limit of a run; give a smaller {field} or a `warmup`",
+                len.warmup
+            ),
+        ))
+    }
+
     pub fn station_flow(&self) -> Flow {
         match self.source {
             SourceKind::Mmpp => Flow::Mmpp(self.mmpp),
@@ -948,6 +978,9 @@ impl Solver for AccessSimSolver {
             },
         )?;
         let offered = ((a.n * a.n - 1) * a.stations) as f64 * a.mmpp.mean_rate();
+        if p.warmup.is_none() {
+            a.check_default_warmup(&len, offered)?;
+        }
         len.check_work(offered)?;
         len.check_not_empty(offered)?;
         let layout = access_layout(&a, routing)?;

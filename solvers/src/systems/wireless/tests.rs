@@ -977,3 +977,35 @@ fn mesh_sim_never_reports_a_mean_over_no_packets() {
     // A rate over the window stays defined (0 is a measured rate).
     assert!(o.metrics.contains_key("throughput"));
 }
+
+/// Issue 32 item 5: `wlan_access.sim` with `t_wlan: 1e308` blamed `horizon`
+/// (the default warm-up, derived from the slot times, was infinite). The
+/// slot time behind it is named; a warm-up given by the user is not
+/// derived, so `horizon` or `warmup` stay the ones named then.
+#[test]
+fn access_sim_names_the_slot_time_behind_a_long_default_warmup() {
+    let r = Registry::with_all();
+    let s = r.get("wlan_access.sim").unwrap();
+    let ctx = TaskContext::new(1, crate::Fidelity::Quick);
+    let base = json!({
+        "grid": 3, "stations": 2, "K_s": 4, "K_a": 6, "K_r": 8,
+        "t_wlan": 7.27e-4, "t_mesh": 1.48e-4, "p_station": 2.5e-3, "p_ap": 7e-3,
+        "p_mr": [8.2e-2], "phi1": 0.8, "phi2": 0.2, "lambda1": 6.0, "lambda2": 0.0,
+    });
+    for (key, field) in [("t_wlan", "t_wlan"), ("t_mesh", "t_mesh")] {
+        let mut p = base.clone();
+        p[key] = json!(1e308);
+        match s.solve(&p, &ctx) {
+            Err(SolveError::InvalidParam { param, rule }) => {
+                assert_eq!(param, field, "{rule}");
+                assert!(rule.contains("default warm-up"), "{rule}");
+            }
+            other => panic!("{key} = 1e308: {other:?}"),
+        }
+    }
+    let mut p = base.clone();
+    p["t_wlan"] = json!(1e308);
+    p["warmup"] = json!(1.0);
+    p["horizon"] = json!(1.0);
+    assert!(s.solve(&p, &ctx).is_ok());
+}

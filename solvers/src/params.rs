@@ -93,16 +93,29 @@ pub fn plain_serde_message(msg: &str) -> String {
     out
 }
 
+/// A number as a message shows it: plain in [1e-4, 1e9), else in
+/// scientific notation (Rust prints 1e308 with 309 digits).
+pub fn show(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-4..1e9).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
 /// `x` must be finite and > 0.
 pub fn positive(name: &str, x: f64) -> Result<f64, SolveError> {
     if !x.is_finite() {
         return Err(SolveError::param(
             name,
-            format!("must be a finite number, got {x}"),
+            format!("must be a finite number, got {}", show(x)),
         ));
     }
     if x <= 0.0 {
-        return Err(SolveError::param(name, format!("must be > 0, got {x}")));
+        return Err(SolveError::param(
+            name,
+            format!("must be > 0, got {}", show(x)),
+        ));
     }
     Ok(x)
 }
@@ -112,7 +125,7 @@ pub fn non_negative(name: &str, x: f64) -> Result<f64, SolveError> {
     if !x.is_finite() || x < 0.0 {
         return Err(SolveError::param(
             name,
-            format!("must be a finite number >= 0, got {x}"),
+            format!("must be a finite number >= 0, got {}", show(x)),
         ));
     }
     Ok(x)
@@ -123,7 +136,7 @@ pub fn at_least(name: &str, x: f64, min: f64) -> Result<f64, SolveError> {
     if !x.is_finite() || x < min {
         return Err(SolveError::param(
             name,
-            format!("must be a finite number >= {min}, got {x}"),
+            format!("must be a finite number >= {min}, got {}", show(x)),
         ));
     }
     Ok(x)
@@ -134,7 +147,7 @@ pub fn probability(name: &str, x: f64) -> Result<f64, SolveError> {
     if !x.is_finite() || !(0.0..=1.0).contains(&x) {
         return Err(SolveError::param(
             name,
-            format!("must lie in [0, 1], got {x}"),
+            format!("must lie in [0, 1], got {}", show(x)),
         ));
     }
     Ok(x)
@@ -146,13 +159,13 @@ pub fn count(name: &str, x: f64, min: u64) -> Result<usize, SolveError> {
     if !x.is_finite() || x.fract() != 0.0 {
         return Err(SolveError::param(
             name,
-            format!("must be a whole number, got {x}"),
+            format!("must be a whole number, got {}", show(x)),
         ));
     }
     if x < min as f64 {
         return Err(SolveError::param(
             name,
-            format!("must be >= {min}, got {x}"),
+            format!("must be >= {min}, got {}", show(x)),
         ));
     }
     if x > 1e9 {

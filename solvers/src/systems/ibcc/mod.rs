@@ -14,7 +14,7 @@ use crate::engines::ibnet::topology::{folded_clos, gran_testbed, RouteSpec};
 use crate::engines::ibnet::{
     Dest, Fabric, Flow, LinkSpec, NodeRef, Scenario, Topology, VlArbEntry, VlArbitration,
 };
-use crate::params::{non_negative, positive};
+use crate::params::{non_negative, positive, show};
 use crate::{ParamDoc, Registry, SolveError};
 use serde::Deserialize;
 
@@ -385,7 +385,10 @@ fn gbps(name: &str, x: f64) -> Result<f64, SolveError> {
     if !x.is_finite() || x <= 0.0 || x > MAX_GBPS {
         return Err(SolveError::param(
             name,
-            format!("must be a rate > 0 and <= {MAX_GBPS:.0} Gbit/s, got {x}"),
+            format!(
+                "must be a rate > 0 and <= {MAX_GBPS:.0} Gbit/s, got {}",
+                show(x)
+            ),
         ));
     }
     Ok(x)
@@ -395,7 +398,7 @@ fn whole(name: &str, x: f64, lo: f64, hi: f64) -> Result<u32, SolveError> {
     if !x.is_finite() || x.fract() != 0.0 || x < lo || x > hi {
         return Err(SolveError::param(
             name,
-            format!("must be a whole number in {lo}..={hi}, got {x}"),
+            format!("must be a whole number in {lo}..={hi}, got {}", show(x)),
         ));
     }
     Ok(x as u32)
@@ -533,7 +536,10 @@ impl RawParams {
         if !duration.is_finite() {
             return Err(SolveError::param(
                 "interval",
-                format!("intervals x interval = {intervals} x {interval} s is not a finite time"),
+                format!(
+                    "intervals x interval = {intervals} x {} s is not a finite time",
+                    show(interval)
+                ),
             ));
         }
         let bin = positive("bin", self.bin.unwrap_or(interval / 100.0))?;

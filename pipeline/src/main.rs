@@ -321,6 +321,16 @@ struct ExportArgs {
     /// Write to FILE instead of stdout (required for parquet and arrow).
     #[arg(long, value_name = "FILE")]
     out: Option<PathBuf>,
+    /// Export one row per paper entry the experiments show or make claims
+    /// about (and per output of the project's own studies) with its status
+    /// (reproduced, partly reproduced, not reproduced, calibrated, reference:
+    /// hardware, drawn) and the claim counts behind it, instead of values.
+    #[arg(long, conflicts_with = "claims")]
+    statuses: bool,
+    /// Export one row per claim (verdict, expectation, status, sanity/fit,
+    /// predicate, quote) instead of values.
+    #[arg(long)]
+    claims: bool,
     #[command(flatten)]
     store: StoreArg,
 }

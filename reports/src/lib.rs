@@ -27,6 +27,7 @@ mod frame;
 mod index;
 mod legend;
 mod options;
+mod records;
 mod style;
 mod table;
 mod vector;
@@ -44,6 +45,7 @@ pub use index::{html_escape, index_html, write_index};
 pub use options::{FigureOptions, FigureOverrides, LegendPosition, Length};
 /// The data-frame type of [`tidy_frame`] and [`compare_frame`].
 pub use polars::prelude::DataFrame;
+pub use records::{Records, Values};
 pub use style::{DASH_COUNT, PALETTE_LEN};
 pub use table::{table_csv, table_markdown, write_table};
 pub use vector::PNG_SCALE;

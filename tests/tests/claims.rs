@@ -101,6 +101,69 @@ fn check_exits_by_expectation_and_reports_every_claim() {
         .iter()
         .all(|c| c["history"].as_array().unwrap().is_empty()));
 
+    // The entry's status: two of its three checkable claims hold (the one
+    // that fails as expected counts as not holding); the sanity check apart.
+    assert_eq!(
+        v["entry_statuses"],
+        serde_json::json!([{
+            "entry": "credits-L1", "paper": null, "status": "partly-reproduced",
+            "claims_holding": 2, "claims_checkable": 3, "sanity_checks": 1, "fits": 0
+        }]),
+        "{v}"
+    );
+
+    // export: the same status, and one row per claim.
+    let o = repro(p.path(), &["export", "--quick", "--statuses"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        stdout(&o),
+        "entry,paper,status,claims_holding,claims_checkable,sanity_checks,fits\n\
+         credits-L1,,partly-reproduced,2,3,1,0\n"
+    );
+    let o = repro(
+        p.path(),
+        &["export", "--quick", "--claims", "--format", "json"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let rows: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 4);
+    let row = rows
+        .iter()
+        .find(|r| r["claim"] == "slow-node-slower")
+        .unwrap();
+    assert_eq!(
+        (
+            &row["verdict"],
+            &row["expect"],
+            &row["status"],
+            &row["entries"]
+        ),
+        (
+            &Value::from("fails"),
+            &Value::from("fails"),
+            &Value::from("fails-as-expected"),
+            &Value::from("credits-L1")
+        )
+    );
+    let parquet = p.path().join("claims.parquet");
+    let o = repro(
+        p.path(),
+        &[
+            "export",
+            "--quick",
+            "--claims",
+            "--format",
+            "parquet",
+            "--out",
+            parquet.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(std::fs::read(&parquet).unwrap().starts_with(b"PAR1"));
+    let o = repro(p.path(), &["export", "--statuses", "--claims"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+
     // JUnit: one test case per claim; the expected failure is skipped.
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(
@@ -145,6 +208,8 @@ fn check_exits_by_expectation_and_reports_every_claim() {
         out.contains("2 claim(s) differ from their expectation"),
         "{out}"
     );
+    // Two of three checkable claims hold (one of them against expectation).
+    assert!(out.contains("entries: 1 partly reproduced"), "{out}");
 }
 
 /// A claim narrowed after it was evaluated keeps its old definition in the

@@ -1,16 +1,17 @@
 //! `repro check`: `run`, then a verdict over every compared point.
 
-use super::run::{drive, dry_run, print_run_summary, run_options};
+use super::run::{drive, dry_run, print_run_summary, run_options, RunReport};
 use super::runtime;
 use crate::{CheckArgs, OutputFormat};
 use anyhow::Context;
 use pipeline::measure::claims::ClaimResult;
+use pipeline::measure::status::{statuses_of, Derived, ExperimentFacts};
 use pipeline::measure::verdict_of;
 use pipeline::render::fidelity_dir;
 use pipeline::shared::exit;
 use solvers::Registry;
 use std::process::ExitCode;
-use verdicts::{ClaimStatus, PointVerdict as Verdict};
+use verdicts::{ClaimStatus, EntryStatus, PointVerdict as Verdict};
 
 /// `repro check`: `run`, then a verdict over every compared point.
 pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
@@ -105,8 +106,23 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
             .iter()
             .map(|d| serde_json::json!({"experiment": d.experiment, "id": d.claim_id, "definition": definition(&d.definition), "last_evaluated": d.last_evaluated, "last_verdict": d.last_verdict}))
             .collect();
+        let entries: Vec<serde_json::Value> = entry_statuses(&report)
+            .into_iter()
+            .map(|(id, paper, d)| {
+                serde_json::json!({
+                    "entry": id,
+                    "paper": paper,
+                    "status": d.status,
+                    "claims_holding": d.holding,
+                    "claims_checkable": d.checkable,
+                    "sanity_checks": d.sanity,
+                    "fits": d.fits,
+                })
+            })
+            .collect();
         let out = serde_json::json!({
             "passed": code == exit::OK,
+            "entry_statuses": entries,
             "claims": claims,
             "removed_claims": removed,
             "claim_counts": counts(&report.claims),
@@ -127,6 +143,7 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
         return Ok(ExitCode::from(code));
     }
     print_claims(&report.claims, &report.removed_claims);
+    print_statuses(&entry_statuses(&report));
     if bad.is_empty() && unexpected.is_empty() {
         println!(
             "check passed: {checked} compared points within tolerance; every claim as expected"
@@ -177,6 +194,31 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
         );
     }
     Ok(ExitCode::from(exit::CHECK_FAILED))
+}
+
+/// The statuses of the entries the checked experiments show or make claims
+/// about.
+fn entry_statuses(report: &RunReport) -> Vec<(String, Option<&'static str>, Derived)> {
+    let facts: Vec<ExperimentFacts> = report
+        .manifests
+        .iter()
+        .map(|m| ExperimentFacts::of(m, &report.claims))
+        .collect();
+    statuses_of(&facts)
+}
+
+/// One line: how many entries have each status.
+fn print_statuses(rows: &[(String, Option<&'static str>, Derived)]) {
+    let counts: Vec<String> = EntryStatus::ALL
+        .iter()
+        .filter_map(|s| {
+            let n = rows.iter().filter(|(_, _, d)| d.status == *s).count();
+            (n > 0).then(|| format!("{n} {}", s.label()))
+        })
+        .collect();
+    if !counts.is_empty() {
+        println!("entries: {}", counts.join(", "));
+    }
 }
 
 /// Claims per status, for the summary line and the JSON.

@@ -11,7 +11,9 @@
 //!   **not reproduced** when none does, and **drawn** when it has none (the
 //!   paper states nothing checkable about it, or only sanity checks read it).
 
-use crate::manifest::catalogue::covers;
+use super::claims::ClaimResult;
+use crate::manifest::catalogue::{self, covers};
+use crate::manifest::Manifest;
 use verdicts::{EntryStatus, Verdict};
 
 /// What decides a status: one claim's verdict and classification.
@@ -80,6 +82,109 @@ pub fn derive(
         sanity: claims.iter().filter(|c| c.sanity).count(),
         fits,
     }
+}
+
+/// One experiment as the statuses read it: its output ids (figures and
+/// tables), its claims (the entries each names, and its facts) and the
+/// entries or references its `calibrated: against` names.
+pub struct ExperimentFacts<'a> {
+    pub outputs: Vec<&'a str>,
+    pub claims: Vec<(&'a [String], ClaimFacts)>,
+    pub calibrated_against: &'a [String],
+}
+
+impl<'a> ExperimentFacts<'a> {
+    /// A manifest's outputs and calibration with its evaluated claims (those
+    /// of other experiments in `claims` are left out).
+    pub fn of(m: &'a Manifest, claims: &'a [ClaimResult]) -> ExperimentFacts<'a> {
+        const NONE: &[String] = &[];
+        ExperimentFacts {
+            outputs: m
+                .figures
+                .iter()
+                .map(|f| f.id.as_str())
+                .chain(m.tables.iter().map(|t| t.id.as_str()))
+                .collect(),
+            claims: claims
+                .iter()
+                .filter(|c| c.experiment == m.id)
+                .map(|c| {
+                    let f = ClaimFacts {
+                        verdict: c.verdict,
+                        sanity: c.sanity.is_some(),
+                        fit: c.fit.is_some(),
+                    };
+                    (c.entries.as_slice(), f)
+                })
+                .collect(),
+            calibrated_against: m.calibrated.as_ref().map_or(NONE, |c| &c.against),
+        }
+    }
+}
+
+/// The statuses of the entries that the given experiments show or make
+/// claims about (entries none of them touches are left out, rather than
+/// called "not yet"), with each entry's paper (`None` for an output of the
+/// project's own studies).
+pub fn statuses_of(
+    experiments: &[ExperimentFacts],
+) -> Vec<(String, Option<&'static str>, Derived)> {
+    let cat: Vec<(&str, bool)> = catalogue::shipped()
+        .entries
+        .iter()
+        .map(|e| (e.id.as_str(), e.hardware))
+        .collect();
+    statuses(&cat, experiments)
+        .into_iter()
+        .filter(|(_, d)| d.status != EntryStatus::NotYet)
+        .map(|(id, d)| {
+            let paper = catalogue::shipped().get(&id).map(|e| e.paper.as_str());
+            (id, paper, d)
+        })
+        .collect()
+}
+
+/// Every catalogue entry's status (`catalogue`: id and whether it is a
+/// hardware measurement, in the catalogue's order), then every output of the
+/// project's own studies (an output no catalogue entry stands for) by its id.
+pub fn statuses(
+    catalogue: &[(&str, bool)],
+    experiments: &[ExperimentFacts],
+) -> Vec<(String, Derived)> {
+    let outputs: Vec<&str> = experiments
+        .iter()
+        .flat_map(|x| x.outputs.iter().copied())
+        .collect();
+    let facts = |id: &str| -> Vec<ClaimFacts> {
+        experiments
+            .iter()
+            .flat_map(|x| &x.claims)
+            .filter(|(entries, _)| about(entries, id))
+            .map(|(_, f)| *f)
+            .collect()
+    };
+    let calibrated = |id: &str| {
+        experiments
+            .iter()
+            .flat_map(|x| x.calibrated_against)
+            .any(|a| a == id || covers(a, id))
+    };
+    let row = |id: &str, has_output: bool, hardware: bool| {
+        (
+            id.to_string(),
+            derive(has_output, calibrated(id), hardware, &facts(id)),
+        )
+    };
+    let mut out: Vec<(String, Derived)> = catalogue
+        .iter()
+        .map(|&(id, hardware)| row(id, outputs.iter().any(|o| covers(o, id)), hardware))
+        .collect();
+    for o in outputs {
+        if !catalogue.iter().any(|&(id, _)| covers(o, id)) && !out.iter().any(|(id, _)| id == o) {
+            out.push(row(o, true, false));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

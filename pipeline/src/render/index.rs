@@ -115,61 +115,52 @@ pub async fn write_full_index(
 }
 
 /// Every catalogue entry's status, and every output of the project's own
-/// studies (an output no catalogue entry stands for) by its id.
+/// studies (an output no catalogue entry stands for) by its id
+/// ([`crate::measure::status::statuses`]).
 fn statuses(
     catalogue: &[CatalogueEntry],
     experiments: &[IndexExperiment],
 ) -> Vec<IndexEntryStatus> {
-    use crate::manifest::catalogue::covers;
-    use crate::measure::status::{about, derive, ClaimFacts};
-    let outputs: Vec<&str> = experiments
+    use crate::measure::status::{self, ClaimFacts, ExperimentFacts};
+    let facts: Vec<ExperimentFacts> = experiments
         .iter()
-        .flat_map(|x| {
-            x.figures
+        .map(|x| ExperimentFacts {
+            outputs: x
+                .figures
                 .iter()
                 .map(|f| f.id.as_str())
                 .chain(x.tables.iter().map(|t| t.id.as_str()))
+                .collect(),
+            claims: x
+                .claims
+                .iter()
+                .map(|c| {
+                    let f = ClaimFacts {
+                        verdict: c.verdict,
+                        sanity: c.sanity.is_some(),
+                        fit: c.fit.is_some(),
+                    };
+                    (c.entries.as_slice(), f)
+                })
+                .collect(),
+            calibrated_against: &x.calibrated_against,
         })
         .collect();
-    let facts = |id: &str| -> Vec<ClaimFacts> {
-        experiments
-            .iter()
-            .flat_map(|x| &x.claims)
-            .filter(|c| about(&c.entries, id))
-            .map(|c| ClaimFacts {
-                verdict: c.verdict,
-                sanity: c.sanity.is_some(),
-                fit: c.fit.is_some(),
-            })
-            .collect()
-    };
-    let calibrated = |id: &str| {
-        experiments
-            .iter()
-            .flat_map(|x| &x.calibrated_against)
-            .any(|a| a == id || covers(a, id))
-    };
-    let row = |id: &str, has_output: bool, hardware: bool| {
-        let d = derive(has_output, calibrated(id), hardware, &facts(id));
-        IndexEntryStatus {
-            id: id.to_string(),
+    let cat: Vec<(&str, bool)> = catalogue
+        .iter()
+        .map(|c| (c.id.as_str(), c.hardware))
+        .collect();
+    status::statuses(&cat, &facts)
+        .into_iter()
+        .map(|(id, d)| IndexEntryStatus {
+            id,
             status: d.status,
             holding: d.holding,
             checkable: d.checkable,
             sanity: d.sanity,
             fits: d.fits,
-        }
-    };
-    let mut out: Vec<IndexEntryStatus> = catalogue
-        .iter()
-        .map(|c| row(&c.id, outputs.iter().any(|o| covers(o, &c.id)), c.hardware))
-        .collect();
-    for o in outputs {
-        if !catalogue.iter().any(|c| covers(o, &c.id)) && !out.iter().any(|s| s.id == o) {
-            out.push(row(o, true, false));
-        }
-    }
-    out
+        })
+        .collect()
 }
 
 #[cfg(test)]

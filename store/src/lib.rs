@@ -36,6 +36,7 @@
 
 mod claims;
 mod connect;
+mod drawn;
 mod facts;
 mod plans;
 pub mod queue;
@@ -52,6 +53,7 @@ use sqlx::postgres::PgPool;
 use sqlx::sqlite::SqlitePool;
 
 pub use claims::{ClaimDefinitionRow, ClaimRecord};
+pub use drawn::DrawnRow;
 pub use queue::{now_ms, Claimed, Enqueue, QueueCounts, QueueRow, WorkerId, MAX_ATTEMPTS};
 pub use rows::{
     ErrorMeasureRow, ExperimentRow, MetricRow, PlanRow, RunRow, SeriesPointRow, TaskRecord,

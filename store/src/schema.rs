@@ -9,8 +9,8 @@ use sqlx::SqlSafeStr;
 use crate::{on_pool, Backend, Result, Store, StoreError};
 
 /// Schema version this binary understands. A store with a higher version is refused.
-/// 2: the task queue.
-pub const SCHEMA_VERSION: i64 = 3;
+/// 2: the task queue. 3: the claim ledger. 4: the record of what was drawn.
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// The migrations of one backend, embedded at compile time. Version and
 /// description follow the file names (`0001_init.sql` -> 1, "init"), as
@@ -50,6 +50,11 @@ fn sqlite_migrator() -> Migrator {
             "claims",
             include_str!("../migrations/sqlite/0003_claims.sql"),
         ),
+        (
+            4,
+            "drawn",
+            include_str!("../migrations/sqlite/0004_drawn.sql"),
+        ),
     ])
 }
 
@@ -69,6 +74,11 @@ fn postgres_migrator() -> Migrator {
             3,
             "claims",
             include_str!("../migrations/postgres/0003_claims.sql"),
+        ),
+        (
+            4,
+            "drawn",
+            include_str!("../migrations/postgres/0004_drawn.sql"),
         ),
     ])
 }

@@ -4,8 +4,9 @@
 use super::export::output;
 use super::{fidelity_of, runtime};
 use crate::{CompareArgs, CompareFormat};
+use pipeline::measure::compare::{join, Comparison};
 use pipeline::measure::{code_versions, collect_fidelity, stored_manifest};
-use pipeline::render::compare::{join, write_comparison, Comparison};
+use pipeline::render::compare::write_comparison;
 use pipeline::render::fidelity_dir;
 use pipeline::shared::{exit, open_existing_store};
 use reports::{format_em, format_tick, Value, VersionDiff};

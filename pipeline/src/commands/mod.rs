@@ -8,6 +8,7 @@ pub mod check;
 pub mod compare;
 pub mod export;
 pub mod list;
+mod pages;
 pub mod programs;
 pub mod report;
 pub mod run;

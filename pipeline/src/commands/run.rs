@@ -2,6 +2,7 @@
 //! render; and `--dry-run` (the plan per experiment, what is cached, what would
 //! run). `repro check` runs the same [`drive`] and then judges its verdicts.
 
+use super::pages::{drawn_into, record_drawn, Pages};
 use super::{existing_store, fidelity_of, runtime};
 use crate::{Executor as ExecutorName, RunArgs};
 use anyhow::Context;
@@ -9,8 +10,10 @@ use pipeline::execute::queue::{Launch, Queued};
 use pipeline::execute::{self, ExecOptions, Executor, Local};
 use pipeline::manifest::{self, discover, load_or_input_error, Manifest};
 use pipeline::measure;
+use pipeline::measure::compare::History;
+use pipeline::measure::stored_manifests;
 use pipeline::plan::{self, plan_rows, plan_rows_iter, Task};
-use pipeline::render::{self, fidelity_dir, write_full_index};
+use pipeline::render::{fidelity_dir, Draw};
 use pipeline::shared::{exit, host, open_store, InputError, CODE_VERSION};
 use solvers::{Fidelity, Kind, Registry};
 use std::collections::{BTreeMap, HashSet};
@@ -207,48 +210,60 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
     } else {
         RunStatus::FailedTasks
     };
-    // Measure and render what is there, also after an interruption. A failure
-    // here (disk full, unwritable results folder) loses no task result: say so,
-    // and how to render again without solving anything.
+    // Measure, then render, what is there, also after an interruption. A
+    // failure here (disk full, unwritable results folder) loses no task
+    // result: say so, and how to render again without solving anything.
     let out_dir = fidelity_dir(&opts.results_dir, opts.fidelity);
     let mut all_em = Vec::new();
     let mut all_claims = Vec::new();
     let mut removed_claims = Vec::new();
     let (mut replications, mut unmet) = (BTreeMap::new(), Vec::new());
-    let measured: anyhow::Result<()> = async {
-        let mut rendered = BTreeMap::new();
+    let published: anyhow::Result<()> = async {
+        let history = History::read(&store).await?;
+        let drawn = drawn_into(&store, &out_dir).await?;
+        let mut pages = Pages::default();
         for m in &manifests {
-            let r = measure::collect_plan(&store, m, &plan_rows(&plan, m)).await?;
-            let ems = measure::error_measures(&r);
-            let (reps, not_met) = measure::precision::report(&r, registry, opts.fidelity);
-            replications.extend(reps);
-            unmet.extend(not_met);
-            store.replace_error_measures(&m.id, m.version, &ems).await?;
-            let mut claims = measure::claims::evaluate_claims(&r, &ems);
-            let removed = measure::claims::ledger(
+            let x = measure::planned(
                 &store,
-                Some(run_id),
-                opts.fidelity.as_str(),
-                &m.id,
-                &mut claims,
+                m,
+                &plan_rows(&plan, m),
+                registry,
+                opts.fidelity,
+                &history,
+                run_id,
             )
             .await?;
-            let measured = render::Measured {
-                ems: &ems,
-                claims: &claims,
-                removed: &removed,
-            };
-            let entry =
-                render::render_experiment(&r, &measured, registry, &out_dir, opts.fidelity)?;
-            removed_claims.extend(removed);
-            rendered.insert(m.id.clone(), entry);
-            all_em.extend(ems);
-            all_claims.extend(claims);
+            store
+                .replace_error_measures(&m.id, m.version, &x.error_measures)
+                .await?;
+            pages.add(&x, registry, &out_dir, opts.fidelity, Draw::Always)?;
+            replications.extend(x.replications);
+            unmet.extend(x.unmet);
+            all_em.extend(x.error_measures);
+            all_claims.extend(x.claims);
+            removed_claims.extend(x.removed_claims);
         }
-        write_full_index(&store, registry, &opts.results_dir, opts.fidelity, rendered).await
+        // The index lists every experiment in the store with results at this
+        // fidelity; those this run did not measure are drawn again only where
+        // what they show changed since they were drawn into this folder.
+        let stored = stored_manifests(&store, registry).await?;
+        let registry = &manifest::with_declared(registry, &stored);
+        pages
+            .add_stored(
+                &store,
+                &stored,
+                registry,
+                &out_dir,
+                opts.fidelity,
+                &history,
+                Draw::IfChanged(&drawn),
+            )
+            .await?;
+        let drawn = pages.write_index(&opts.results_dir, opts.fidelity, false)?;
+        record_drawn(&store, &out_dir, &drawn).await
     }
     .await;
-    measured.with_context(|| {
+    published.with_context(|| {
         format!(
             "rendering failed after the tasks ran; their results are stored in {}: once the cause below is fixed, render them again with `repro report --store {} --results {}`",
             opts.store,

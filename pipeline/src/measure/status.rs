@@ -14,6 +14,7 @@
 use super::claims::ClaimResult;
 use crate::manifest::catalogue::{self, covers};
 use crate::manifest::Manifest;
+use reports::{CatalogueEntry, IndexEntryStatus, IndexExperiment};
 use verdicts::{EntryStatus, Verdict};
 
 /// What decides a status: one claim's verdict and classification.
@@ -187,6 +188,53 @@ pub fn statuses(
     out
 }
 
+/// The statuses of index.html's entries ([`statuses`] over the experiments
+/// of the index, as rendered), in the catalogue's order.
+pub fn index_statuses(
+    catalogue: &[CatalogueEntry],
+    experiments: &[IndexExperiment],
+) -> Vec<IndexEntryStatus> {
+    let facts: Vec<ExperimentFacts> = experiments
+        .iter()
+        .map(|x| ExperimentFacts {
+            outputs: x
+                .figures
+                .iter()
+                .map(|f| f.id.as_str())
+                .chain(x.tables.iter().map(|t| t.id.as_str()))
+                .collect(),
+            claims: x
+                .claims
+                .iter()
+                .map(|c| {
+                    let f = ClaimFacts {
+                        verdict: c.verdict,
+                        sanity: c.sanity.is_some(),
+                        fit: c.fit.is_some(),
+                    };
+                    (c.entries.as_slice(), f)
+                })
+                .collect(),
+            calibrated_against: &x.calibrated_against,
+        })
+        .collect();
+    let cat: Vec<(&str, bool)> = catalogue
+        .iter()
+        .map(|c| (c.id.as_str(), c.hardware))
+        .collect();
+    statuses(&cat, &facts)
+        .into_iter()
+        .map(|(id, d)| IndexEntryStatus {
+            id,
+            status: d.status,
+            holding: d.holding,
+            checkable: d.checkable,
+            sanity: d.sanity,
+            fits: d.fits,
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,5 +316,104 @@ mod tests {
         assert!(about(&e(&["wu-3.4"]), "wu-3.4a"));
         assert!(about(&e(&["yan-5.3-printed"]), "yan-5.3"));
         assert!(!about(&e(&["yan-3.4"]), "yan-3.5"));
+    }
+}
+
+#[cfg(test)]
+mod statuses_tests {
+    use super::index_statuses as statuses;
+    use reports::{CatalogueEntry, IndexClaim, IndexExperiment, IndexFigure};
+    use verdicts::{ClaimKind, ClaimStatus, EntryStatus, Expectation, Verdict};
+
+    fn claim(id: &str, entries: &[&str], verdict: Verdict, sanity: bool) -> IndexClaim {
+        IndexClaim {
+            id: id.into(),
+            kind: ClaimKind::Predicate,
+            quote: String::new(),
+            where_: String::new(),
+            entries: entries.iter().map(|e| e.to_string()).collect(),
+            holds: "a.x > 0".into(),
+            points: None,
+            expect: Expectation::Holds,
+            why: None,
+            note: None,
+            sanity: sanity.then(|| "reads no solver output".into()),
+            fit: None,
+            verdict,
+            status: ClaimStatus::of(verdict, Expectation::Holds),
+            reason: None,
+            evaluated: 1,
+            skipped: vec![],
+            steps: vec![],
+            history: vec![],
+            definition: String::new(),
+            first_evaluated: None,
+        }
+    }
+
+    /// A hardware entry with an output is "reference: hardware", an entry
+    /// read only by sanity checks is "drawn", one without output "not yet",
+    /// one with a claim that holds and one that fails "partly reproduced",
+    /// and an output no catalogue entry stands for gets a status by its id.
+    #[test]
+    fn statuses_come_from_claims_outputs_and_the_catalogue() {
+        let entry = |id: &str, what: &str| CatalogueEntry {
+            id: id.into(),
+            paper: "p".into(),
+            what: what.into(),
+            hardware: what.contains("hardware"),
+        };
+        let catalogue = vec![
+            entry("gran-7a", "Fig. 7(a): scenario 1, hardware, CC off"),
+            entry("gran-7c", "Fig. 7(c): scenario 1, simulation, CC off"),
+            entry("gran-8a", "Fig. 8(a): scenario 2, hardware, CC off"),
+            entry("yan-3.4", "Fig. 3.4: link utilisation"),
+        ];
+        let fig = |id: &str| IndexFigure {
+            id: id.into(),
+            title: id.into(),
+            png: String::new(),
+            svg: String::new(),
+            alt: String::new(),
+            em: None,
+        };
+        let x = IndexExperiment {
+            id: "x".into(),
+            version: 1,
+            title: "x".into(),
+            source: String::new(),
+            manifest_hash: String::new(),
+            figures: ["gran-7a", "gran-7c", "yan-3.4", "own-study"]
+                .iter()
+                .map(|f| fig(f))
+                .collect(),
+            tables: vec![],
+            provenance: vec![],
+            em_summary: vec![],
+            docs: vec![],
+            comparison: None,
+            claims: vec![
+                claim("a", &["yan-3.4"], Verdict::Holds, false),
+                claim("b", &["yan-3.4"], Verdict::Fails, false),
+                claim("c", &["gran-7c"], Verdict::Holds, true),
+            ],
+            removed_claims: vec![],
+            calibrated_against: vec![],
+        };
+        let got: Vec<(String, EntryStatus, usize, usize, usize)> = statuses(&catalogue, &[x])
+            .into_iter()
+            .map(|s| (s.id, s.status, s.holding, s.checkable, s.sanity))
+            .collect();
+        let want = |id: &str, s, h, c, n| (id.to_string(), s, h, c, n);
+        assert_eq!(
+            got,
+            vec![
+                want("gran-7a", EntryStatus::ReferenceHardware, 0, 0, 0),
+                want("gran-7c", EntryStatus::Drawn, 0, 0, 1),
+                want("gran-8a", EntryStatus::NotYet, 0, 0, 0),
+                want("yan-3.4", EntryStatus::PartlyReproduced, 1, 2, 0),
+                want("own-study", EntryStatus::Drawn, 0, 0, 0),
+            ]
+        );
     }
 }

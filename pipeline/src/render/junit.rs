@@ -12,7 +12,7 @@ use reports::html_escape;
 use store::ErrorMeasureRow;
 
 fn bad(r: &ErrorMeasureRow) -> bool {
-    crate::measure::verdict_of(r).is_bad()
+    r.verdict.is_bad()
 }
 
 /// One offending point, as a line of the failure text.

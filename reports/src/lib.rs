@@ -17,6 +17,7 @@
 //! `cargo run --release -p reports --example demo [dir]` renders samples of all.
 
 mod aggregate;
+mod atomic;
 mod axis;
 mod claims;
 mod export;
@@ -34,6 +35,7 @@ mod vector;
 mod versions;
 
 pub use aggregate::{em_summary_lines, output_em, pivot_cells, EmPoint, LongCell};
+pub use atomic::{copy_atomic, write_atomic, AtomicFile};
 pub use claims::interval as format_interval;
 pub use export::{axis_columns, tidy_json, write_tidy_csv, TIDY_HEADER, TIDY_TAIL};
 pub use figure::{figure_alt, figure_csv, figure_size_px, render_figure, render_figure_with};

@@ -23,7 +23,7 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
     let report = runtime()?.block_on(drive(&opts, registry))?;
     print_run_summary(&report, &fidelity_dir(&opts.results_dir, opts.fidelity));
     if let Some(path) = &args.junit {
-        std::fs::write(
+        reports::write_atomic(
             path,
             pipeline::render::junit::junit_xml(
                 &report.manifests,

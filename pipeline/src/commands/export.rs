@@ -21,18 +21,52 @@ use std::process::ExitCode;
 use store::Store;
 
 /// Where the output goes: `--out FILE` or stdout; binary formats need a file.
-pub(crate) fn output(out: Option<&Path>, binary: Option<&str>) -> anyhow::Result<Box<dyn Write>> {
+/// A file is written beside its target and renamed by [`Output::finish`]: a
+/// failure before that leaves an existing `--out` file as it was.
+pub(crate) enum Output {
+    File(reports::AtomicFile, std::path::PathBuf),
+    Stdout(std::io::StdoutLock<'static>),
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Output::File(f, _) => f.write(buf),
+            Output::Stdout(s) => s.write(buf),
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Output::File(f, _) => f.flush(),
+            Output::Stdout(s) => s.flush(),
+        }
+    }
+}
+
+impl Output {
+    /// Flushes; a file is put in place only now.
+    pub(crate) fn finish(self) -> anyhow::Result<()> {
+        match self {
+            Output::File(f, path) => f
+                .commit()
+                .with_context(|| format!("cannot write {}", path.display())),
+            Output::Stdout(mut s) => Ok(s.flush()?),
+        }
+    }
+}
+
+pub(crate) fn output(out: Option<&Path>, binary: Option<&str>) -> anyhow::Result<Output> {
     match (out, binary) {
         (Some(path), _) => {
-            let f = std::fs::File::create(path)
+            let f = reports::AtomicFile::create(path)
                 .with_context(|| format!("cannot create {}", path.display()))?;
-            Ok(Box::new(std::io::BufWriter::new(f)))
+            Ok(Output::File(f, path.to_path_buf()))
         }
         (None, Some(format)) => Err(InputError(format!(
             "--format {format} writes a binary file: give it with --out FILE"
         ))
         .into()),
-        (None, None) => Ok(Box::new(std::io::stdout().lock())),
+        (None, None) => Ok(Output::Stdout(std::io::stdout().lock())),
     }
 }
 
@@ -76,7 +110,7 @@ pub(crate) fn export(args: ExportArgs, registry: &Registry) -> anyhow::Result<Ex
         ExportFormat::Parquet => reports::write_parquet(&mut reports::tidy_frame(&rows)?, &mut w)?,
         ExportFormat::Arrow => reports::write_arrow(&mut reports::tidy_frame(&rows)?, &mut w)?,
     }
-    w.flush()?;
+    w.finish()?;
     Ok(ExitCode::from(exit::OK))
 }
 

@@ -3,11 +3,11 @@
 
 use super::claims::{self, ClaimScope};
 use super::locate::{yaml_error, Ctx};
-use super::metrics::{known_metric, some_series_makes, MetricKnowledge};
+use super::metrics::{known_metric, reference_metrics, some_series_makes, MetricKnowledge};
 use super::programs::{self as declare, Files};
 use super::raw::{OneOrMany, RawManifest, RawPrecision, RawQuick};
 use super::sweep::build_sweep;
-use super::validate::check_schema;
+use super::validate::{check_schema, check_types};
 use super::values::{check_id, check_name, check_text, mapping_to_params, shorten};
 use super::{figure, limits, reference, Figure, Manifest, ManifestError, Series, TableKind};
 use super::{Precision, PrecisionTarget};
@@ -258,6 +258,17 @@ fn parse_as(
             &axes,
             &raw.sweep,
         )?;
+        check_types(
+            &ctx,
+            name,
+            solver.as_ref(),
+            &params,
+            &sparams,
+            &qparams,
+            &axes,
+            &raw.sweep,
+            &points,
+        )?;
         let mut sparams = sparams;
         sparams.extend(declare::check_series(
             &ctx, name, &declared, &s.solver, &params, &sparams, &qparams, &axes, &points,
@@ -312,6 +323,7 @@ fn parse_as(
     let series_names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
     let references = reference::parse(path, text, &raw.reference_data, &series_names)?;
     let knowledge = MetricKnowledge::new(&series, registry);
+    reference_metrics(&ctx, &knowledge, &references)?;
     for s in &series {
         if let Some(p) = &s.precision {
             let key = format!("series.{}.precision.metric", s.name);

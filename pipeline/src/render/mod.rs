@@ -215,7 +215,7 @@ fn model_docs(m: &crate::manifest::Manifest, out_dir: &Path) -> Vec<(String, Str
             }
             let copy = out_dir.join("models").join(&file);
             let copied = std::fs::create_dir_all(out_dir.join("models"))
-                .and_then(|()| std::fs::copy(&src, &copy))
+                .and_then(|()| reports::copy_atomic(&src, &copy))
                 .is_ok();
             // Unwritable results folder: link the source instead.
             let href = if copied {

@@ -21,8 +21,8 @@
 
 use super::flow::{Flow, OutputMethod, OutputRule};
 use super::{
-    access_probability, access_rate, group_loss, group_sojourn, mmpp_docs, ratio, service_kind,
-    sim_length_docs, source_kind, source_mmpp, ServiceKind, SimLength, SourceKind,
+    access_probability, access_rate, mmpp_docs, service_kind, sim_length_docs, source_kind,
+    source_mmpp, ServiceKind, SimLength, SourceKind,
 };
 use crate::des::BatchStats;
 use crate::engines::qnet::{self, Entity, EntityId, Hop, Markov, Source};
@@ -945,7 +945,9 @@ impl Solver for AccessSimSolver {
                 horizon: 40.0,
             },
         )?;
-        len.check_work(((a.n * a.n - 1) * a.stations) as f64 * a.mmpp.mean_rate())?;
+        let offered = ((a.n * a.n - 1) * a.stations) as f64 * a.mmpp.mean_rate();
+        len.check_work(offered)?;
+        len.check_not_empty(offered)?;
         let layout = access_layout(&a, routing)?;
         simulate(&a, &layout, service, len, ctx)
     }
@@ -966,33 +968,64 @@ fn simulate(
         max_packets: u32::MAX,
     };
     let sizes = a.ring_sizes();
+    // A mean over no packets is no number: NaN here, and the metric is left
+    // out (with a note) if any replication observed none.
+    let mean = |sum: f64, n: u64| if n == 0 { f64::NAN } else { sum / n as f64 };
+    let group = |c: &qnet::Counters, g: usize, loss: bool| {
+        let k = &c.groups[g];
+        if loss {
+            mean(k.drops as f64, k.arrivals)
+        } else {
+            mean(k.sojourn_sum, k.departures)
+        }
+    };
+    let mut empty = vec![false; names.len()];
     for rep in 0..len.replications {
         ctx.check_cancel()?;
         let c = service.run(&layout.scenario, &layout.routing, run_len, ctx, rep)?;
         let delivered: u64 = c.classes.iter().map(|k| k.delivered).sum();
         let delay_sum: f64 = c.classes.iter().map(|k| k.delay_sum).sum();
         let mut v = vec![
-            ratio(delay_sum, delivered),
+            mean(delay_sum, delivered),
             delivered as f64 / c.window,
-            group_sojourn(&c, G_STATION),
-            group_sojourn(&c, G_AP),
-            group_loss(&c, G_STATION),
-            group_loss(&c, G_AP),
+            group(&c, G_STATION, false),
+            group(&c, G_AP, false),
+            group(&c, G_STATION, true),
+            group(&c, G_AP, true),
         ];
         for k in &c.classes {
-            v.push(ratio(k.delay_sum, k.delivered));
+            v.push(mean(k.delay_sum, k.delivered));
         }
         for i in 1..=a.rings {
-            v.push(group_loss(&c, ring_group(i)));
+            v.push(group(&c, ring_group(i), true));
         }
         for (i, size) in sizes.iter().enumerate().skip(1) {
             v.push(c.groups[ring_group(i)].arrivals as f64 / c.window / *size as f64);
         }
+        for (e, x) in empty.iter_mut().zip(&v) {
+            *e |= x.is_nan();
+        }
         stats.push(&v);
     }
-    stats
-        .into_outcome(Outcome::new())
-        .checked("wlan_access.sim")
+    let mut out = stats.into_outcome(Outcome::new());
+    let undefined: Vec<&str> = names
+        .iter()
+        .zip(&empty)
+        .filter(|(_, e)| **e)
+        .map(|(n, _)| *n)
+        .collect();
+    if !undefined.is_empty() {
+        for n in &undefined {
+            out.metrics.remove(*n);
+        }
+        out.note = Some(format!(
+            "undefined (a mean over no packets, not 0): {} observed nothing in at least one of {} replications of {} s after warmup",
+            undefined.join(", "),
+            len.replications,
+            len.horizon
+        ));
+    }
+    out.checked("wlan_access.sim")
 }
 
 #[cfg(test)]

@@ -173,6 +173,23 @@ impl SimLength {
         })
     }
 
+    /// Refuses a horizon in which a replication expects no packet at all: its
+    /// statistics would be means over nothing.
+    pub(crate) fn check_not_empty(&self, packets_per_second: f64) -> Result<(), SolveError> {
+        let expected = self.horizon * packets_per_second;
+        if expected < 1.0 {
+            return Err(SolveError::param(
+                "horizon",
+                format!(
+                    "must be >= {:.3e} s: a replication of {} s expects {expected:.3e} packets at the offered {packets_per_second:.3e} packets/s (at least 1 needed)",
+                    1.0 / packets_per_second,
+                    self.horizon
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Refuses runs whose expected number of generated packets exceeds the
     /// bound (the work of a simulation is proportional to it).
     pub(crate) fn check_work(&self, packets_per_second: f64) -> Result<(), SolveError> {
@@ -236,9 +253,4 @@ pub(crate) fn ratio(sum: f64, n: u64) -> f64 {
 /// Per-group mean sojourn.
 pub(crate) fn group_sojourn(c: &Counters, g: usize) -> f64 {
     ratio(c.groups[g].sojourn_sum, c.groups[g].departures)
-}
-
-/// Per-group loss fraction.
-pub(crate) fn group_loss(c: &Counters, g: usize) -> f64 {
-    ratio(c.groups[g].drops as f64, c.groups[g].arrivals)
 }

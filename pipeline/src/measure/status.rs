@@ -336,6 +336,8 @@ mod statuses_tests {
             points: None,
             expect: Expectation::Holds,
             why: None,
+            quick_expect: None,
+            quick_why: None,
             note: None,
             sanity: sanity.then(|| "reads no solver output".into()),
             fit: None,

@@ -144,8 +144,9 @@ enum OutputFormat {
 struct CheckArgs {
     #[command(flatten)]
     run: RunArgs,
-    /// Also write JUnit XML to FILE: one test case per compared quantity and per
-    /// figure, failures listing the offending points.
+    /// Also write JUnit XML to FILE: one test case per compared quantity, figure
+    /// and claim, failures listing the offending points; and one per paper entry
+    /// in the class `entries.<status>` (skipped unless reproduced).
     #[arg(long, value_name = "FILE", help_heading = "Check options")]
     junit: Option<PathBuf>,
     /// Format of the verdict on stdout.

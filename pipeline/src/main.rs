@@ -255,6 +255,11 @@ struct ListArgs {
     /// programs the manifests of --experiments declare.
     #[arg(long)]
     solvers: bool,
+    /// List every claim of the manifests (kind, expectation, `quick:` mark,
+    /// sanity check or fit) with the last verdict the store holds for its
+    /// current definition at each fidelity; nothing is run or evaluated.
+    #[arg(long, conflicts_with = "solvers")]
+    claims: bool,
     /// Manifest ids, files or folders (default: all).
     targets: Vec<String>,
     /// Output format.

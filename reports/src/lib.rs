@@ -36,7 +36,7 @@ mod versions;
 
 pub use aggregate::{em_summary_lines, output_em, pivot_cells, EmPoint, LongCell};
 pub use atomic::{copy_atomic, write_atomic, AtomicFile};
-pub use claims::interval as format_interval;
+pub use claims::{interval as format_interval, quick_counts};
 pub use export::{axis_columns, tidy_json, write_tidy_csv, TIDY_HEADER, TIDY_TAIL};
 pub use figure::{figure_alt, figure_csv, figure_size_px, render_figure, render_figure_with};
 pub use fonts::{ensure_fonts, FAMILY as FONT_FAMILY};
@@ -222,6 +222,12 @@ pub struct IndexClaim {
     pub points: Option<String>,
     pub expect: verdicts::Expectation,
     pub why: Option<String>,
+    /// `quick:` mark: the verdict expected at `--quick` (inconclusive) and
+    /// why (the quick numbers); shown beside `expect`.
+    #[serde(default)]
+    pub quick_expect: Option<verdicts::Verdict>,
+    #[serde(default)]
+    pub quick_why: Option<String>,
     pub note: Option<String>,
     /// Why it cannot fail (a sanity check), if so.
     pub sanity: Option<String>,

@@ -53,7 +53,7 @@ use std::time::Duration;
 use sqlx::postgres::PgPool;
 use sqlx::sqlite::SqlitePool;
 
-pub use claims::{ClaimDefinitionRow, ClaimRecord};
+pub use claims::{ClaimDefinitionRow, ClaimLastVerdict, ClaimRecord};
 pub use drawn::DrawnRow;
 pub use error::{OpenError, Result, StoreError};
 pub use queue::{now_ms, Claimed, Enqueue, QueueCounts, QueueRow, WorkerId, MAX_ATTEMPTS};

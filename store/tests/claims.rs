@@ -117,3 +117,46 @@ async fn each_fidelity_of_a_run_is_an_evaluation() {
     assert_eq!(defs.len(), 1);
     assert_eq!(defs[0].evaluations, 2);
 }
+
+/// The last verdict of each definition per fidelity: a later run replaces an
+/// earlier one at its fidelity only; each definition keeps its own. (A run
+/// evaluates one definition of a claim per fidelity.)
+#[tokio::test]
+async fn the_last_verdict_of_each_definition_per_fidelity() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open_in(&dir).await;
+    let r1 = s.begin_run("v", "h", "check").await.unwrap();
+    s.record_claims(r1, "quick", &[record("c", "a", Verdict::Inconclusive)])
+        .await
+        .unwrap();
+    s.record_claims(r1, "full", &[record("c", "a", Verdict::Fails)])
+        .await
+        .unwrap();
+    let r2 = s.begin_run("v", "h", "check").await.unwrap();
+    s.record_claims(r2, "quick", &[record("c", "a", Verdict::Holds)])
+        .await
+        .unwrap();
+    // Changed later: its new definition has its own last verdict.
+    let r3 = s.begin_run("v", "h", "check").await.unwrap();
+    s.record_claims(r3, "quick", &[record("c", "b", Verdict::Fails)])
+        .await
+        .unwrap();
+    let got: Vec<(String, String, String, Verdict)> = s
+        .claim_last_verdicts("x")
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|v| (v.claim_id, v.hash, v.fidelity, v.verdict))
+        .collect();
+    let row = |h: &str, f: &str, v| ("c".to_string(), format!("h-{h}"), f.to_string(), v);
+    let mut want = vec![
+        row("a", "full", Verdict::Fails),
+        row("a", "quick", Verdict::Holds),
+        row("b", "quick", Verdict::Fails),
+    ];
+    let mut got = got;
+    got.sort_by(|a, b| (&a.1, &a.2).cmp(&(&b.1, &b.2)));
+    want.sort_by(|a, b| (&a.1, &a.2).cmp(&(&b.1, &b.2)));
+    assert_eq!(got, want);
+    assert!(s.claim_last_verdicts("y").await.unwrap().is_empty());
+}

@@ -301,3 +301,211 @@ fn a_claim_changed_after_results_shows_old_and_new_definition_with_dates() {
         );
     }
 }
+
+/// `quick: { expect: inconclusive, why }`: at `--quick` a marked claim is
+/// expected to be inconclusive (check passes, JSON/JUnit/index show the mark);
+/// a marked claim that a quick run decides fails the check with "remove
+/// `quick:`"; at full fidelity the mark is ignored, so the same inconclusive
+/// claim fails the check. Adding the mark after results is a definition
+/// change in the ledger.
+///
+/// `sim.L1 >= sim.L1` is inconclusive by construction whenever the CI has a
+/// width: a name written twice is two independent intervals, which overlap.
+/// The simulation's run length is fixed in the manifest, so quick and full
+/// runs cost the same here.
+#[test]
+fn a_quick_mark_expects_inconclusive_at_quick_and_is_ignored_at_full_fidelity() {
+    const NOISY: &str = r#"
+id: noisy
+title: a claim a short simulation cannot decide
+version: 1
+params: { lambda: 5.0, mu1: 6.0, mu2: 8.0, m: 4 }
+sweep: { n: [4] }
+series:
+  model: { solver: credit.ctmc }
+  sim: { solver: credit.sim, replications: 2, params: { warmup: 500, batches: 4, batch_len: 500 } }
+figures:
+  - { id: noisy-L1, x: n, y: L1, series: [model, sim] }
+claims:
+  - id: model-queue
+    quote: "node 1 holds packets"
+    where: "test"
+    entries: [noisy-L1]
+    holds: "model.L1 > 1"
+  - id: straddles
+    quote: "the simulation agrees with itself"
+    where: "test"
+    entries: [noisy-L1]
+    holds: "sim.L1 >= sim.L1"
+"#;
+    const MARK: &str = "    quick:\n      expect: inconclusive\n      why: \"at --quick sim.L1 is compared with itself: the CIs overlap\"\n";
+    let p = project(&[]);
+    // Unmarked: inconclusive at quick is a failed check.
+    write_manifest(p.path(), "noisy", NOISY);
+    let (code, v) = check_json(p.path(), &[]);
+    assert_eq!(code, Some(1), "{v}");
+    assert_eq!(claim(&v, "straddles")["status"], "inconclusive");
+    assert!(claim(&v, "straddles")["quick_expect"].is_null(), "{v}");
+
+    // Marked: inconclusive at quick as expected.
+    let marked = format!("{NOISY}{MARK}");
+    write_manifest(p.path(), "noisy", &marked);
+    let junit = p.path().join("junit.xml");
+    let (code, v) = check_json(p.path(), &["--junit", junit.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{v}");
+    let c = claim(&v, "straddles");
+    assert_eq!(
+        (
+            &c["verdict"],
+            &c["status"],
+            &c["expect"],
+            &c["quick_expect"]
+        ),
+        (
+            &Value::from("inconclusive"),
+            &Value::from("inconclusive-at-quick"),
+            &Value::from("holds"),
+            &Value::from("inconclusive")
+        ),
+        "{c}"
+    );
+    assert!(c["quick_why"].as_str().unwrap().contains("CIs overlap"));
+    assert_eq!(v["claim_counts"]["inconclusive-at-quick"], 1, "{v}");
+    // The mark is part of the definition: added after results, it shows.
+    assert_eq!(c["history"].as_array().unwrap().len(), 1, "{c}");
+    assert!(c["history"][0]["definition"]["quick"].is_null(), "{c}");
+    assert_eq!(c["definition"]["quick"]["expect"], "inconclusive");
+    // The entry's status comes from verdicts as before: one of two holds.
+    assert_eq!(v["entry_statuses"][0]["status"], "partly-reproduced", "{v}");
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("failures=\"0\""), "{xml}");
+    assert!(
+        xml.contains("<skipped message=\"inconclusive at --quick as marked: at --quick sim.L1"),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("name=\"quick_expect\" value=\"inconclusive\""),
+        "{xml}"
+    );
+    let html = std::fs::read_to_string(p.path().join("results/quick/index.html")).unwrap();
+    assert!(
+        html.contains("at --quick: expected inconclusive")
+            && html.contains("inconclusive at --quick, as marked"),
+        "index.html lacks the mark"
+    );
+    let o = repro(p.path(), &["check", "--quick", "--no-progress"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("1 inconclusive at --quick as marked"),
+        "{}",
+        stdout(&o)
+    );
+
+    // A marked claim that a quick run decides fails the check.
+    let decided = marked.replace(
+        "    holds: \"model.L1 > 1\"\n",
+        &format!("    holds: \"model.L1 > 1\"\n{MARK}"),
+    );
+    write_manifest(p.path(), "noisy", &decided);
+    let (code, v) = check_json(p.path(), &["--junit", junit.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{v}");
+    let c = claim(&v, "model-queue");
+    assert_eq!(
+        (&c["verdict"], &c["status"]),
+        (&Value::from("holds"), &Value::from("decided-at-quick")),
+        "{c}"
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("failures=\"1\"") && xml.contains("remove `quick:`"),
+        "{xml}"
+    );
+    let o = repro(p.path(), &["check", "--quick", "--no-progress"]);
+    assert_eq!(o.status.code(), Some(1));
+    let out = stdout(&o);
+    assert!(
+        out.contains("noisy/model-queue") && out.contains("decided at --quick: remove `quick:`"),
+        "{out}"
+    );
+
+    // Full fidelity ignores the mark: the inconclusive claim fails the check,
+    // the decided one holds.
+    write_manifest(p.path(), "noisy", &decided);
+    let o = repro(p.path(), &["check", "--no-progress", "--format", "json"]);
+    let v: Value =
+        serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{e}: {}", stderr(&o)));
+    assert_eq!(o.status.code(), Some(1), "{v}");
+    assert_eq!(v["fidelity"], "full");
+    assert_eq!(claim(&v, "straddles")["status"], "inconclusive", "{v}");
+    assert_eq!(claim(&v, "model-queue")["status"], "holds", "{v}");
+    assert_eq!(claim(&v, "straddles")["quick_expect"], "inconclusive");
+}
+
+/// `repro list --claims`: every claim as written, with the last verdict the
+/// ledger holds for its current definition at each fidelity; a claim changed
+/// since is listed without a verdict and says so. Nothing is evaluated.
+#[test]
+fn list_claims_shows_each_claim_with_its_last_verdicts() {
+    let p = project(&[]);
+    write_manifest(p.path(), "credits", MANIFEST);
+    let list_json = |dir: &std::path::Path| -> Vec<Value> {
+        let o = repro(dir, &["list", "--claims", "--format", "json"]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        serde_json::from_str::<Value>(&stdout(&o))
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    let row = |rows: &[Value], id: &str| {
+        rows.iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("no {id}"))
+            .clone()
+    };
+    // No store yet: listed, never evaluated, and no store is created.
+    let o = repro(p.path(), &["list", "--claims"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("slow-node-slower")
+            && out.contains("4 claims in 1 manifests: 1 expected to fail, 0 marked inconclusive at --quick, 1 sanity checks, 0 fits"),
+        "{out}"
+    );
+    assert!(!p.path().join("results/repro.sqlite").exists());
+    let rows = list_json(p.path());
+    assert_eq!(rows.len(), 4);
+    assert!(row(&rows, "backlog-grows")["last_quick"].is_null());
+
+    let (code, _) = check_json(p.path(), &[]);
+    assert_eq!(code, Some(0));
+    let rows = list_json(p.path());
+    let r = row(&rows, "slow-node-slower");
+    assert_eq!(
+        (&r["expect"], &r["last_quick"]["verdict"], &r["last_full"]),
+        (&Value::from("fails"), &Value::from("fails"), &Value::Null),
+        "{r}"
+    );
+    assert!(row(&rows, "blocking-is-a-probability")["sanity"].is_string());
+
+    // Changed after results: the old definition's verdict is not shown as its.
+    let changed = MANIFEST.replace(
+        "holds: \"slow.L1 > model.L1\"",
+        "holds: \"slow.L1 > 1.2 * model.L1\"",
+    );
+    write_manifest(p.path(), "credits", &changed);
+    let rows = list_json(p.path());
+    let r = row(&rows, "slow-node-longer-queue");
+    assert!(r["last_quick"].is_null(), "{r}");
+    assert_eq!(r["earlier_definition_evaluated"], true);
+    assert_eq!(
+        row(&rows, "backlog-grows")["last_quick"]["verdict"],
+        "holds"
+    );
+    let out = stdout(&repro(p.path(), &["list", "--claims"]));
+    let line = out
+        .lines()
+        .find(|l| l.contains("slow-node-longer-queue"))
+        .unwrap();
+    assert!(line.contains("— (changed)"), "{line}");
+}

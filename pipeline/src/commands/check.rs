@@ -268,6 +268,8 @@ fn claim_json(c: &ClaimResult) -> serde_json::Value {
         "tolerance": c.tolerance,
         "verdict": c.verdict,
         "expect": c.expect,
+        "quick_expect": c.quick_expect,
+        "quick_why": c.quick_why,
         "status": c.status,
         "why": c.why,
         "note": c.note,
@@ -292,16 +294,32 @@ fn print_claims(claims: &[ClaimResult], removed: &[store::ClaimDefinitionRow]) {
     }
     let n = |s: ClaimStatus| claims.iter().filter(|c| c.status == s).count();
     println!(
-        "claims: {} holds, {} fails as expected, {} FAIL, {} inconclusive, {} UNEXPECTEDLY HOLD ({} sanity checks, {} fits)",
+        "claims: {} holds, {} fails as expected, {} FAIL, {} inconclusive, {} UNEXPECTEDLY HOLD{} ({} sanity checks, {} fits)",
         n(ClaimStatus::Holds),
         n(ClaimStatus::FailsAsExpected),
         n(ClaimStatus::Fails),
         n(ClaimStatus::Inconclusive),
         n(ClaimStatus::UnexpectedlyHolds),
+        reports::quick_counts(
+            n(ClaimStatus::InconclusiveAtQuick),
+            n(ClaimStatus::DecidedAtQuick)
+        ),
         claims.iter().filter(|c| c.sanity.is_some()).count(),
         claims.iter().filter(|c| c.fit.is_some()).count(),
     );
     for c in claims.iter().filter(|c| c.status.is_unexpected()) {
+        if c.status == ClaimStatus::DecidedAtQuick {
+            println!(
+                "  {} {}/{}: {} {} at --quick although marked `quick: {{ expect: inconclusive }}`: decided at --quick: remove `quick:` (it said: {})",
+                c.status.label(),
+                c.experiment,
+                c.id,
+                c.holds,
+                c.verdict,
+                c.quick_why.as_deref().unwrap_or("")
+            );
+            continue;
+        }
         println!(
             "  {} {}/{}: {} (expected {}){}",
             c.status.label(),

@@ -209,7 +209,7 @@ async fn claims(
             continue;
         };
         let ems = error_measures(&r);
-        claims.extend(evaluate_claims(&r, &ems));
+        claims.extend(evaluate_claims(&r, &ems, fidelity));
         run.push(m);
     }
     store.close().await;
@@ -266,6 +266,11 @@ fn claims_table(claims: &[ClaimResult]) -> Records {
         .text("entries", text(&|c| Some(c.entries.join(" "))))
         .text("verdict", text(&|c| Some(c.verdict.to_string())))
         .text("expect", text(&|c| Some(c.expect.to_string())))
+        .text(
+            "quick_expect",
+            text(&|c| c.quick_expect.map(|v| v.to_string())),
+        )
+        .text("quick_why", text(&|c| c.quick_why.clone()))
         .text("status", text(&|c| Some(c.status.to_string())))
         .text("sanity", text(&|c| c.sanity.clone()))
         .text("fit", text(&|c| c.fit.clone()))

@@ -30,6 +30,16 @@ pub(crate) fn list(args: ListArgs, registry: &Registry) -> anyhow::Result<ExitCo
         }
         return Ok(ExitCode::from(exit::OK));
     }
+    if args.claims {
+        runtime()?.block_on(super::list_claims::list_claims(
+            &args.experiments.experiments,
+            &args.targets,
+            &args.store.store,
+            registry,
+            args.format,
+        ))?;
+        return Ok(ExitCode::from(exit::OK));
+    }
     let entries = runtime()?.block_on(entries(
         &args.experiments.experiments,
         &args.targets,

@@ -311,7 +311,7 @@ async fn rounds(
         for m in manifests {
             let r = measure::collect_plan(store, m, &plan_rows(plan, m)).await?;
             let ems = measure::error_measures(&r);
-            let claims = measure::claims::evaluate_claims(&r, &ems);
+            let claims = measure::claims::evaluate_claims(&r, &ems, opts.fidelity);
             let undecided = measure::claims::undecided(&claims, &r);
             next.extend(measure::precision::next_round(
                 &r,

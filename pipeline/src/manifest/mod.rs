@@ -12,6 +12,7 @@
 
 pub mod catalogue;
 pub mod claims;
+mod classify;
 mod discover;
 pub mod figure;
 pub mod limits;
@@ -26,7 +27,7 @@ mod sweep;
 mod validate;
 mod values;
 
-pub use claims::{Calibrated, Claim};
+pub use claims::{Calibrated, Claim, QuickMark};
 pub use discover::{discover, load_all, load_or_input_error, unknown_id_message};
 pub use figure::FigureKind;
 pub use locate::locate;

@@ -144,7 +144,7 @@ pub fn measured(
     let (replications, unmet) = precision::report(&r, registry, fidelity);
     Ok(Measured {
         em_summary: em_summary(&ems)?,
-        claims: evaluate_claims(&r, &ems),
+        claims: evaluate_claims(&r, &ems, fidelity),
         removed_claims: Vec::new(),
         error_measures: ems,
         figure_ems,

@@ -35,6 +35,8 @@ pub(super) fn index_claim(c: &ClaimResult, r: &ExperimentResults) -> IndexClaim 
         points: c.points_filter.clone(),
         expect: c.expect,
         why: c.why.clone(),
+        quick_expect: c.quick_expect,
+        quick_why: c.quick_why.clone(),
         note: c.note.clone(),
         sanity: c.sanity.clone(),
         fit: c.fit.clone(),

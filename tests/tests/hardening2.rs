@@ -144,3 +144,51 @@ fn compare_refuses_an_unknown_metric_and_a_figure_it_cannot_draw() {
         "something was written"
     );
 }
+
+/// Item 5: a UTF-8 byte order mark gave "missing field `title`"; serde's
+/// internal type names (`RawManifest`, `RawQuick`, `f64`) reached users;
+/// a type error in a solver parameter named no parameter.
+#[test]
+fn a_bom_is_read_and_messages_name_no_internal_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_manifest(d, "m", &format!("\u{feff}{SMALL}"));
+    ok(&repro(d, &["list", "--store", "s.sqlite", "m"]));
+    for (text, key) in [
+        ("- a\n- b\n".to_string(), "a manifest: a mapping"),
+        (
+            SMALL.replace("mm1k.exact }", "mm1k.exact, quick: 4 }"),
+            "`series.model.quick`",
+        ),
+        (
+            SMALL.replace("mm1k.exact }", "mm1k.exact, precision: 3 }"),
+            "`series.model.precision`",
+        ),
+        (
+            format!("{SMALL}figures:\n  - {{ id: f, x: K, y: {{ a: 1 }}, series: [model] }}\n"),
+            "`figures.0`: y must be a metric name or a list of metric names",
+        ),
+        (format!("{SMALL}figures: 3\n"), "`figures`"),
+    ] {
+        write_manifest(d, "m", &text);
+        let err = refused(&repro(d, &["list", "--store", "s.sqlite", "m"]));
+        assert!(err.contains(key), "{key} not in {err}");
+        for leak in ["Raw", "struct ", "enum ", "f64", "u32"] {
+            assert!(!err.contains(leak), "`{leak}` in {err}");
+        }
+    }
+    let o = repro(
+        d,
+        &[
+            "solve",
+            "mm1k.exact",
+            "--params",
+            r#"{"K": "NaN", "lambda": 1, "mu": 2}"#,
+        ],
+    );
+    let err = refused(&o);
+    assert!(
+        err.contains("parameter `K`") && err.contains("expected a number"),
+        "{err}"
+    );
+}

@@ -19,6 +19,7 @@ pub mod limits;
 mod locate;
 pub mod metrics;
 mod parse;
+mod precision;
 pub mod predicate;
 mod programs;
 mod raw;

@@ -114,14 +114,6 @@ impl Env for ResultsEnv<'_> {
     }
 }
 
-fn truth_verdict(t: Truth) -> Verdict {
-    match t {
-        Truth::True => Verdict::Holds,
-        Truth::False => Verdict::Fails,
-        Truth::Unknown => Verdict::Inconclusive,
-    }
-}
-
 /// A claim's tolerance (tolerance claims), its definition as the ledger keeps
 /// it ([`Claim::definition`]) and that definition's SHA-256 (hex).
 pub fn definition_of(m: &Manifest, c: &Claim) -> (Option<f64>, Json, String) {
@@ -202,7 +194,7 @@ fn evaluate_claim(
                 }
             }
             let (truth, raw_steps) = evaluate(e, &ResultsEnv(r), &points, &m.axes);
-            let verdict = truth_verdict(truth);
+            let verdict = Verdict::from(truth);
             let reason = points
                 .is_empty()
                 .then(|| "no point left to judge (every selected point left out)".to_string());

@@ -1,7 +1,6 @@
 //! Claims as the index shows them: the measure stage's [`ClaimResult`]s and
 //! the ledger's definitions of removed or changed claims, as `reports` types.
 
-use crate::manifest::predicate::interval::Truth;
 use crate::measure::claims::ClaimResult;
 use crate::measure::ExperimentResults;
 use reports::{IndexClaim, IndexClaimChange, IndexClaimStep};
@@ -20,11 +19,6 @@ pub(super) fn change(d: &store::ClaimDefinitionRow) -> IndexClaimChange {
 
 /// A claim result as the index shows it.
 pub(super) fn index_claim(c: &ClaimResult, r: &ExperimentResults) -> IndexClaim {
-    let truth = |t: Truth| match t {
-        Truth::True => Verdict::Holds,
-        Truth::False => Verdict::Fails,
-        Truth::Unknown => Verdict::Inconclusive,
-    };
     IndexClaim {
         id: c.id.clone(),
         kind: c.kind,
@@ -58,7 +52,7 @@ pub(super) fn index_claim(c: &ClaimResult, r: &ExperimentResults) -> IndexClaim 
                 lhs: (s.lhs.lo, s.lhs.hi),
                 op: s.op.clone(),
                 rhs: (s.rhs.lo, s.rhs.hi),
-                verdict: truth(s.truth),
+                verdict: Verdict::from(s.truth),
             })
             .collect(),
         history: c.history.iter().map(change).collect(),

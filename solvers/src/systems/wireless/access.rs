@@ -21,10 +21,9 @@
 
 use super::flow::{Flow, OutputMethod, OutputRule};
 use super::{
-    access_probability, access_rate, mmpp_docs, service_kind, sim_length_docs, source_kind,
-    source_mmpp, ServiceKind, SimLength, SourceKind,
+    access_probability, access_rate, group_loss, group_sojourn, mmpp_docs, ratio, service_kind,
+    sim_length_docs, source_kind, source_mmpp, Replications, ServiceKind, SimLength, SourceKind,
 };
-use crate::des::BatchStats;
 use crate::engines::qnet::{self, Entity, EntityId, Hop, Markov, Source};
 use crate::params::{count, parse, positive};
 use crate::traffic::mmpp::Mmpp2;
@@ -357,6 +356,36 @@ impl Access {
                 .map(|i| self.k_r as f64 / self.mu_mr(i))
                 .sum::<f64>();
         (2.0 * drain).max(10.0)
+    }
+
+    /// The default warm-up is derived from the slot times: when it alone
+    /// makes a run too long (issue 32: `t_wlan: 1e308` gave an infinite
+    /// warm-up and blamed `horizon`), the error names the slot time behind
+    /// the longer drain, `t_wlan` (stations and APs) or `t_mesh` (rings).
+    fn check_default_warmup(&self, len: &SimLength, offered: f64) -> Result<(), SolveError> {
+        let no_warmup = SimLength {
+            warmup: 0.0,
+            ..*len
+        };
+        if len.check_work(offered).is_ok() || no_warmup.check_work(offered).is_err() {
+            return Ok(());
+        }
+        let wlan = self.k_s as f64 / self.mu_station() + self.k_a as f64 / self.mu_ap();
+        let mesh: f64 = (1..=self.rings)
+            .map(|i| self.k_r as f64 / self.mu_mr(i))
+            .sum();
+        let (field, t) = if wlan >= mesh {
+            ("t_wlan", self.t_wlan)
+        } else {
+            ("t_mesh", self.t_mesh)
+        };
+        Err(SolveError::param(
+            field,
+            format!(
+                "{field} = {t:e} s makes the default warm-up (twice the time full buffers take to drain) {:.3e} s, too long for the packet limit of a run; give a smaller {field} or a `warmup`",
+                len.warmup
+            ),
+        ))
     }
 
     pub fn station_flow(&self) -> Flow {
@@ -891,7 +920,10 @@ impl Solver for AccessSimSolver {
         // service on large networks).
         // 4: qnet draws each service time one service ahead, which changes
         // the order of an entity's service and routing draws.
-        4
+        // 5: a mean over no packets is undefined with a note (was 0), and a
+        // horizon expecting no packet is refused (issue 32); every run in
+        // which each metric saw a packet gives the results of version 4.
+        5
     }
     fn kind(&self) -> Kind {
         Kind::Simulation
@@ -946,6 +978,9 @@ impl Solver for AccessSimSolver {
             },
         )?;
         let offered = ((a.n * a.n - 1) * a.stations) as f64 * a.mmpp.mean_rate();
+        if p.warmup.is_none() {
+            a.check_default_warmup(&len, offered)?;
+        }
         len.check_work(offered)?;
         len.check_not_empty(offered)?;
         let layout = access_layout(&a, routing)?;
@@ -961,71 +996,38 @@ fn simulate(
     ctx: &TaskContext,
 ) -> Result<Outcome, SolveError> {
     let names = ring_metrics(a.rings);
-    let mut stats = BatchStats::new(&names);
+    let mut reps = Replications::new(&names);
     let run_len = qnet::RunLength {
         warmup: len.warmup,
         horizon: len.horizon,
         max_packets: u32::MAX,
     };
     let sizes = a.ring_sizes();
-    // A mean over no packets is no number: NaN here, and the metric is left
-    // out (with a note) if any replication observed none.
-    let mean = |sum: f64, n: u64| if n == 0 { f64::NAN } else { sum / n as f64 };
-    let group = |c: &qnet::Counters, g: usize, loss: bool| {
-        let k = &c.groups[g];
-        if loss {
-            mean(k.drops as f64, k.arrivals)
-        } else {
-            mean(k.sojourn_sum, k.departures)
-        }
-    };
-    let mut empty = vec![false; names.len()];
     for rep in 0..len.replications {
         ctx.check_cancel()?;
         let c = service.run(&layout.scenario, &layout.routing, run_len, ctx, rep)?;
         let delivered: u64 = c.classes.iter().map(|k| k.delivered).sum();
         let delay_sum: f64 = c.classes.iter().map(|k| k.delay_sum).sum();
         let mut v = vec![
-            mean(delay_sum, delivered),
+            ratio(delay_sum, delivered),
             delivered as f64 / c.window,
-            group(&c, G_STATION, false),
-            group(&c, G_AP, false),
-            group(&c, G_STATION, true),
-            group(&c, G_AP, true),
+            group_sojourn(&c, G_STATION),
+            group_sojourn(&c, G_AP),
+            group_loss(&c, G_STATION),
+            group_loss(&c, G_AP),
         ];
         for k in &c.classes {
-            v.push(mean(k.delay_sum, k.delivered));
+            v.push(ratio(k.delay_sum, k.delivered));
         }
         for i in 1..=a.rings {
-            v.push(group(&c, ring_group(i), true));
+            v.push(group_loss(&c, ring_group(i)));
         }
         for (i, size) in sizes.iter().enumerate().skip(1) {
             v.push(c.groups[ring_group(i)].arrivals as f64 / c.window / *size as f64);
         }
-        for (e, x) in empty.iter_mut().zip(&v) {
-            *e |= x.is_nan();
-        }
-        stats.push(&v);
+        reps.push(&v);
     }
-    let mut out = stats.into_outcome(Outcome::new());
-    let undefined: Vec<&str> = names
-        .iter()
-        .zip(&empty)
-        .filter(|(_, e)| **e)
-        .map(|(n, _)| *n)
-        .collect();
-    if !undefined.is_empty() {
-        for n in &undefined {
-            out.metrics.remove(*n);
-        }
-        out.note = Some(format!(
-            "undefined (a mean over no packets, not 0): {} observed nothing in at least one of {} replications of {} s after warmup",
-            undefined.join(", "),
-            len.replications,
-            len.horizon
-        ));
-    }
-    out.checked("wlan_access.sim")
+    reps.into_outcome(&len, "wlan_access.sim")
 }
 
 #[cfg(test)]

@@ -169,7 +169,8 @@ struct ReportArgs {
 
 #[derive(Args, Debug, Clone)]
 struct ListArgs {
-    /// List the registered solvers with their parameters and metrics.
+    /// List the solvers with their parameters and metrics: the built-in ones, then the
+    /// programs the manifests of --experiments declare.
     #[arg(long)]
     solvers: bool,
     /// Manifest ids, files or folders (default: all).
@@ -255,6 +256,10 @@ struct SolveArgs {
     /// Quick (CI) fidelity for simulations.
     #[arg(long)]
     quick: bool,
+    /// Where to look for a solver that is not built in: the manifests of this
+    /// folder that declare programs (`solvers:`).
+    #[command(flatten)]
+    experiments: ExperimentsArg,
 }
 
 #[derive(Args, Debug, Clone)]

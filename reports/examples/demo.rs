@@ -26,6 +26,9 @@ fn main() {
     // Deterministic pseudo-noise for the "simulation".
     let noise = |i: usize| ((i as f64 * 12.9898).sin() * 43758.5453).fract() - 0.5;
     let model = FigureSeries {
+        name: String::new(),
+        metric: String::new(),
+        point_metrics: Vec::new(),
         colour: None,
         variant: 0,
         label: "model (mm1k.exact)".into(),
@@ -39,12 +42,16 @@ fn main() {
                     (l != 5.0).then_some(Value {
                         value: v,
                         half_width: None,
+                        n: None,
                     }),
                 )
             })
             .collect(),
     };
     let sim = FigureSeries {
+        name: String::new(),
+        metric: String::new(),
+        point_metrics: Vec::new(),
         colour: None,
         variant: 0,
         label: "simulation (mm1k.sim), 95% CI".into(),
@@ -60,12 +67,16 @@ fn main() {
                     Some(Value {
                         value: v + hw * noise(i),
                         half_width: Some(hw),
+                        n: None,
                     }),
                 )
             })
             .collect(),
     };
     let paper = FigureSeries {
+        name: String::new(),
+        metric: String::new(),
+        point_metrics: Vec::new(),
         colour: None,
         variant: 0,
         label: "paper (Table 3)".into(),
@@ -79,6 +90,7 @@ fn main() {
                     Some(Value {
                         value: mm1k_l(l / mu, k) * 1.04,
                         half_width: None,
+                        n: None,
                     }),
                 )
             })
@@ -90,6 +102,7 @@ fn main() {
         xlabel: "arrival rate λ (1/s)".into(),
         ylabel: "mean number in system L".into(),
         log_y: false,
+        log_x: false,
         series: vec![model, sim, paper],
     };
     let t = std::time::Instant::now();
@@ -104,6 +117,9 @@ fn main() {
             let rho = lam / mu;
             [
                 FigureSeries {
+                    name: String::new(),
+                    metric: String::new(),
+                    point_metrics: Vec::new(),
                     colour: None,
                     variant: 0,
                     label: format!("model ρ = {rho}"),
@@ -116,12 +132,16 @@ fn main() {
                                 Some(Value {
                                     value: mm1k_block(rho, k),
                                     half_width: None,
+                                    n: None,
                                 }),
                             )
                         })
                         .collect(),
                 },
                 FigureSeries {
+                    name: String::new(),
+                    metric: String::new(),
+                    point_metrics: Vec::new(),
                     colour: None,
                     variant: 0,
                     label: format!("simulation ρ = {rho}"),
@@ -143,6 +163,7 @@ fn main() {
                                 Some(Value {
                                     value: val,
                                     half_width: Some(hw),
+                                    n: None,
                                 }),
                             )
                         })
@@ -157,6 +178,7 @@ fn main() {
         xlabel: "buffer size K (packets)".into(),
         ylabel: "blocking probability P_block".into(),
         log_y: true,
+        log_x: false,
         series,
     };
     let t = std::time::Instant::now();
@@ -169,7 +191,11 @@ fn main() {
         xlabel: "x".into(),
         ylabel: "y".into(),
         log_y: true,
+        log_x: false,
         series: vec![FigureSeries {
+            name: String::new(),
+            metric: String::new(),
+            point_metrics: Vec::new(),
             colour: None,
             variant: 0,
             label: "model".into(),
@@ -186,8 +212,12 @@ fn main() {
         xlabel: "time t (s)".into(),
         ylabel: "utilisation U".into(),
         log_y: false,
+        log_x: false,
         series: (0..4)
             .map(|j| FigureSeries {
+                name: String::new(),
+                metric: String::new(),
+                point_metrics: Vec::new(),
                 colour: None,
                 variant: 0,
                 label: format!("station {j} (tandem.ctmc)"),
@@ -205,6 +235,7 @@ fn main() {
                             Some(Value {
                                 value: y,
                                 half_width: (j % 2 == 1).then_some(0.03),
+                                n: None,
                             }),
                         )
                     })
@@ -220,7 +251,11 @@ fn main() {
         xlabel: "load ρ".into(),
         ylabel: "delay (ms)".into(),
         log_y: true,
+        log_x: false,
         series: vec![FigureSeries {
+            name: String::new(),
+            metric: String::new(),
+            point_metrics: Vec::new(),
             colour: None,
             variant: 0,
             label: "model".into(),
@@ -233,6 +268,7 @@ fn main() {
                         Some(Value {
                             value: 2.0 / (1.0 - r),
                             half_width: None,
+                            n: None,
                         }),
                     )
                 })
@@ -273,6 +309,7 @@ fn main() {
     };
     out.extend(write_table(&table, &dir).expect("table"));
     let figure = |id: &str, title: &str| IndexFigure {
+        alt: String::new(),
         id: id.into(),
         title: title.into(),
         png: format!("{id}.png"),

@@ -176,6 +176,11 @@ fn log_ticks(lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>) {
         .filter(|d| in_range(10f64.powi(*d), lo, hi))
         .collect();
     let all: Vec<f64> = with_mults(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
+    // Up to three decades: label 1, 2 and 5 of each (10, 20, 50, 100, ..).
+    if (2..=3).contains(&decades.len()) {
+        let bold = with_mults(&[1.0, 2.0, 5.0]);
+        return (bold, all);
+    }
     if decades.len() >= 2 {
         let stride = decades.len().div_ceil(8);
         let bold = decades

@@ -4,9 +4,11 @@
 //! It answers at a glance: a summary table at the top has one row per paper
 //! figure and table (the catalogue of paper entries, in the papers' order)
 //! with its status, mean and max EM and verdicts, then the project's own
-//! studies; the run's date, code version and fidelity sit above it. Below, one
-//! section per experiment; provenance and per-point tables are collapsed
-//! (`<details>`) so the page stays short.
+//! studies; the run's date, code version and fidelity sit above it, and a
+//! table of contents below them. Then one section per experiment, each with a
+//! link back to the top; provenance is collapsed (`<details>`), short tables
+//! are shown and long per-point tables only linked (CSV, Markdown), so the
+//! page of a full run stays under a megabyte.
 
 use crate::format::{format_em, format_percent};
 use crate::table::{n_cols, numeric_columns};
@@ -97,9 +99,13 @@ td.warn { color: var(--inc); font-weight: 700; }
 .badge.inconclusive { background: var(--inc-bg); color: var(--inc); }
 .badge.pass { background: var(--pass-bg); color: var(--pass); }
 .badge.unchecked { background: #eee; color: #555; }
-.figs { display: grid; grid-template-columns: repeat(auto-fill, minmax(520px, 1fr)); gap: 1rem; }
+.figs { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(100%, 480px), 1fr)); gap: 1rem; align-items: start; }
 figure { margin: 0; }
-figure img { width: 100%; height: auto; border: 1px solid #e4e4e4; background: #fff; }
+figure img { width: 100%; max-width: 640px; height: auto; border: 1px solid #e4e4e4; background: #fff; }
+nav.toc { font-size: .88rem; }
+nav.toc ol { columns: 3 14rem; margin: .3rem 0; padding-left: 1.6rem; }
+a.top { float: right; font-size: .8rem; font-weight: normal; }
+a.totop { position: fixed; right: 1rem; bottom: 1rem; background: #fff; border: 1px solid #ccc; border-radius: 1rem; padding: .15rem .7rem; font-size: .85rem; text-decoration: none; }
 figcaption { font-size: .88rem; color: #444; }
 .scroll { overflow-x: auto; }
 .notes { color: #444; font-size: .88rem; margin: .2rem 0; }
@@ -144,7 +150,9 @@ pub fn index_html(index: &Index) -> String {
     h.push_str("<title>repro: reproduction results</title>\n<style>");
     h.push_str(CSS);
     h.push_str(crate::claims::CSS);
-    h.push_str("</style>\n</head>\n<body>\n<main>\n<header>\n<h1>Reproduction results</h1>\n");
+    h.push_str(
+        "</style>\n</head>\n<body>\n<main id=\"top\">\n<header>\n<h1>Reproduction results</h1>\n",
+    );
     let _ = writeln!(
         h,
         "<p class=\"meta\">Generated {} by {} · code version <code>{}</code> · fidelity <strong>{}</strong></p>",
@@ -167,12 +175,29 @@ pub fn index_html(index: &Index) -> String {
     );
     h.push_str("</header>\n");
 
+    contents(&mut h, index);
     summary_table(&mut h, index);
     for x in &index.experiments {
         experiment(&mut h, x);
     }
-    h.push_str("</main>\n</body>\n</html>\n");
+    h.push_str("<a class=\"totop\" href=\"#top\">↑ top</a>\n</main>\n</body>\n</html>\n");
     h
+}
+
+/// The table of contents: the summary, then every experiment section.
+fn contents(h: &mut String, index: &Index) {
+    let e = html_escape;
+    h.push_str("<nav class=\"toc\" aria-label=\"Contents\"><strong>Contents</strong>: <a href=\"#summary\">Summary</a>\n<ol>\n");
+    for x in &index.experiments {
+        let _ = writeln!(
+            h,
+            "<li><a href=\"#{}\">{}</a> {}</li>",
+            e(&anchor(&x.id)),
+            e(&x.id),
+            badge(status(&x.em_summary))
+        );
+    }
+    h.push_str("</ol>\n</nav>\n");
 }
 
 fn experiment(h: &mut String, x: &IndexExperiment) {
@@ -180,7 +205,7 @@ fn experiment(h: &mut String, x: &IndexExperiment) {
     let _ = writeln!(h, "<section class=\"exp\" id=\"{}\">", e(&anchor(&x.id)));
     let _ = writeln!(
         h,
-        "<h2>{} <span class=\"version\">v{}</span> {}</h2>",
+        "<h2>{} <span class=\"version\">v{}</span> {}<a class=\"top\" href=\"#top\">↑ top</a></h2>",
         e(&x.id),
         x.version,
         badge(status(&x.em_summary))
@@ -252,12 +277,21 @@ fn figures_block(h: &mut String, figures: &[IndexFigure]) {
     let e = html_escape;
     h.push_str("<div class=\"figs\">\n");
     for f in figures {
+        let alt = if f.alt.is_empty() { &f.title } else { &f.alt };
+        let sibling = |ext: &str| match f.png.strip_suffix(".png") {
+            Some(stem) => format!("{stem}.{ext}"),
+            None => format!("{}.{ext}", f.png),
+        };
         let _ = writeln!(
             h,
-            "<figure id=\"{anchor}\"><a href=\"{svg}\"><img src=\"{png}\" alt=\"{title}\" width=\"960\" height=\"640\" loading=\"lazy\"></a>\
-             <figcaption><strong>{id}</strong> — {title} (<a href=\"{png}\">PNG</a> · <a href=\"{svg}\">SVG</a>)</figcaption></figure>",
+            "<figure id=\"{anchor}\"><a href=\"{svg}\"><img src=\"{png}\" alt=\"{alt}\" loading=\"lazy\"></a>\
+             <figcaption><strong>{id}</strong> — {title} (<a href=\"{png}\">PNG</a> · <a href=\"{svg}\">SVG</a>, values on hover · \
+             <a href=\"{pdf}\">PDF</a> · <a href=\"{csv}\">data CSV</a>)</figcaption></figure>",
             svg = e(&url(&f.svg)),
             png = e(&url(&f.png)),
+            pdf = e(&url(&sibling("pdf"))),
+            csv = e(&url(&sibling("csv"))),
+            alt = e(alt),
             title = e(&f.title),
             id = e(&f.id),
             anchor = e(&output_anchor(&f.id)),
@@ -334,17 +368,16 @@ fn inline_table(h: &mut String, t: &IndexTable) {
         e(&output_anchor(&t.id)),
         e(title)
     );
-    let tab = &t.table;
+    let shown = crate::table::display(&t.table);
+    let tab = &shown;
     let n = n_cols(tab);
     let numeric = numeric_columns(tab);
     let cell = |row: &[String], i: usize| e(row.get(i).map_or("", String::as_str));
-    if n > 0 {
-        // Per-point tables are long: collapsed by default, their notes stay visible.
-        let _ = write!(
-            h,
-            "<details class=\"points\"><summary>{} rows, per point</summary>\n<div class=\"scroll\"><table>\n<thead><tr>",
-            tab.rows.len()
-        );
+    // A short table (a paper's table, a few points) is shown; a long
+    // per-point table is only linked, so the page stays light.
+    let inline = n > 0 && tab.rows.len() <= INLINE_ROWS && tab.rows.len() * n <= INLINE_CELLS;
+    if inline {
+        h.push_str("<div class=\"scroll\"><table>\n<thead><tr>");
         for (i, num) in numeric.iter().enumerate() {
             let class = if *num { " class=\"num\"" } else { "" };
             let _ = write!(h, "<th{class}>{}</th>", cell(&tab.header, i));
@@ -371,19 +404,38 @@ fn inline_table(h: &mut String, t: &IndexTable) {
             }
             h.push_str("</tr>\n");
         }
-        h.push_str("</tbody></table></div>\n</details>\n");
+        h.push_str("</tbody></table></div>\n");
     }
-    for note in &tab.notes {
+    for note in tab.notes.iter().take(INLINE_NOTES) {
         let _ = writeln!(h, "<p class=\"notes\">{}</p>", e(note));
     }
+    if tab.notes.len() > INLINE_NOTES {
+        let _ = writeln!(
+            h,
+            "<p class=\"notes\">… and {} more notes in the Markdown table.</p>",
+            tab.notes.len() - INLINE_NOTES
+        );
+    }
+    let size = if inline || n == 0 {
+        String::new()
+    } else {
+        format!("{} rows × {n} columns, ", tab.rows.len())
+    };
     let _ = writeln!(
         h,
-        "<p class=\"links\"><strong>{}</strong>: <a href=\"{}\">Markdown</a> · <a href=\"{}\">CSV</a></p>",
+        "<p class=\"links\"><strong>{}</strong>: {size}<a href=\"{}\">CSV</a> (numbers, with half-widths in their own columns) · <a href=\"{}\">Markdown</a></p>",
         e(&t.id),
-        e(&url(&t.markdown)),
-        e(&url(&t.csv))
+        e(&url(&t.csv)),
+        e(&url(&t.markdown))
     );
 }
+
+/// Tables up to this many rows and cells are shown in the page; longer ones
+/// are linked (their CSV and Markdown files hold every row).
+const INLINE_ROWS: usize = 16;
+const INLINE_CELLS: usize = 160;
+/// Notes shown under a table (the Markdown file has them all).
+const INLINE_NOTES: usize = 6;
 
 /// Fragment id of a figure or table.
 fn output_anchor(id: &str) -> String {

@@ -25,22 +25,31 @@ mod fonts;
 mod format;
 mod frame;
 mod index;
+mod legend;
+mod options;
+mod style;
 mod table;
+mod vector;
 mod versions;
 
 pub use aggregate::{em_summary_lines, output_em, pivot_cells, EmPoint, LongCell};
 pub use claims::interval as format_interval;
 pub use export::{axis_columns, tidy_json, write_tidy_csv, TIDY_HEADER, TIDY_TAIL};
-pub use figure::{render_figure, FIGURE_SIZE};
+pub use figure::{figure_alt, figure_csv, figure_size_px, render_figure, render_figure_with};
 pub use fonts::{ensure_fonts, FAMILY as FONT_FAMILY};
+pub use format::TickFormat;
 pub use format::{format_em, format_percent, format_tick, unify_number_columns};
 pub use frame::{tidy_frame, write_arrow, write_parquet, FRAME_HEAD, FRAME_TAIL};
 pub use index::{html_escape, index_html, write_index};
+pub use options::{FigureOptions, LegendPosition, Length};
 /// The data-frame type of [`tidy_frame`] and [`compare_frame`].
 pub use polars::prelude::DataFrame;
+pub use style::{DASH_COUNT, PALETTE_LEN};
 pub use table::{table_csv, table_markdown, write_table};
+pub use vector::PNG_SCALE;
 pub use versions::{
-    compare_frame, compare_table, overlay_figure, version_diffs, VersionDiff, VersionValue,
+    compare_frame, compare_table, full_percent, overlay_figure, version_diffs, VersionDiff,
+    VersionValue,
 };
 
 use serde::{Deserialize, Serialize};
@@ -85,6 +94,20 @@ pub(crate) fn write_err(path: &Path, e: impl std::fmt::Display) -> ReportError {
 pub struct Value {
     pub value: f64,
     pub half_width: Option<f64>,
+    /// Replications (or batches) behind the value, when known.
+    #[serde(default)]
+    pub n: Option<i64>,
+}
+
+impl Value {
+    /// A value without a CI.
+    pub fn exact(value: f64) -> Value {
+        Value {
+            value,
+            half_width: None,
+            n: None,
+        }
+    }
 }
 
 /// How a series is drawn: models as lines, simulations as markers with CI bars,
@@ -102,6 +125,16 @@ pub enum SeriesStyle {
 pub struct FigureSeries {
     /// Legend label, e.g. "model (credit.ctmc)".
     pub label: String,
+    /// The series' name in its manifest (the figure's CSV `series` column).
+    #[serde(default)]
+    pub name: String,
+    /// The metric drawn (the CSV's `metric` column).
+    #[serde(default)]
+    pub metric: String,
+    /// When each point is a different metric (a `metrics` figure): their
+    /// names, point by point, for the CSV.
+    #[serde(default)]
+    pub point_metrics: Vec<String>,
     pub style: SeriesStyle,
     /// (x, value). `None` = no value at that x (failed or saturated point).
     pub points: Vec<(f64, Option<Value>)>,
@@ -110,7 +143,7 @@ pub struct FigureSeries {
     #[serde(default)]
     pub colour: Option<usize>,
     /// Within a colour: the dash pattern of a line (0 solid, 1 dashed, 2
-    /// dotted, 3 long dashes) or the shape of markers.
+    /// dotted, 3 dash-dot, ..; [`DASH_COUNT`] of them) or the shape of markers.
     #[serde(default)]
     pub variant: usize,
 }
@@ -122,6 +155,8 @@ pub struct Figure {
     pub xlabel: String,
     pub ylabel: String,
     pub log_y: bool,
+    #[serde(default)]
+    pub log_x: bool,
     pub series: Vec<FigureSeries>,
 }
 
@@ -294,6 +329,9 @@ pub struct IndexFigure {
     pub title: String,
     pub png: String,
     pub svg: String,
+    /// What the figure shows, for the image's alt text ([`figure_alt`]).
+    #[serde(default)]
+    pub alt: String,
     /// Error measures of the comparisons drawn in it (`None`: nothing compared).
     pub em: Option<OutputEm>,
 }

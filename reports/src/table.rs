@@ -1,5 +1,6 @@
 //! Tables: GitHub Markdown (title, table, notes) and CSV (header + rows).
 
+use crate::format::{column_kind, is_blank, parse_cell, parse_percent, ColumnKind};
 use crate::{check_id, write_err, ReportError, Result, Table};
 use std::path::{Path, PathBuf};
 
@@ -59,9 +60,19 @@ fn md_escape(s: &str) -> String {
     out
 }
 
+/// The table as people read it: numbers in one format per column
+/// ([`crate::unify_number_columns`]).
+pub(crate) fn display(t: &Table) -> Table {
+    let mut d = t.clone();
+    crate::unify_number_columns(&mut d);
+    d
+}
+
 /// The Markdown rendering written to `<id>.md`: `# title`, a pipe table with
-/// padded columns (numeric ones right-aligned), then the notes as paragraphs.
+/// padded columns (numeric ones right-aligned, in one format per column),
+/// then the notes as paragraphs.
 pub fn table_markdown(t: &Table) -> String {
+    let t = &display(t);
     let title = if t.title.trim().is_empty() {
         &t.id
     } else {
@@ -122,20 +133,83 @@ pub fn table_markdown(t: &Table) -> String {
     out
 }
 
-/// The CSV written to `<id>.csv`: header and rows (padded to equal length);
-/// notes are not part of the CSV.
+/// The CSV written to `<id>.csv`: numbers as numbers, so that pandas or
+/// polars read numeric columns. A column of `v ± h` cells becomes two, the
+/// value (its header without " (±95% CI)") and `<header> half_width`; a
+/// percentage column holds fractions (`0.00386` for 0.386%) under
+/// `<header> (fraction)`; status words in a numeric column ("saturated")
+/// move to a `<header> status` column, blanks ("—") are empty. Full
+/// precision: the cells as the table was built, not as displayed. Notes are
+/// not part of the CSV.
 pub fn table_csv(t: &Table) -> Result<String> {
     let err = |e: csv::Error| ReportError::Write {
         path: format!("{}.csv", t.id),
         reason: e.to_string(),
     };
     let n = n_cols(t);
+    let kinds: Vec<ColumnKind> = (0..n).map(|c| column_kind(t, c)).collect();
+    let has_status = |c: usize| {
+        t.rows.iter().any(|r| {
+            let s = cell(r, c);
+            !is_blank(s) && parse_cell(s).is_none()
+        })
+    };
+    let mut header: Vec<String> = Vec::new();
+    for (c, k) in kinds.iter().enumerate() {
+        let h = cell(&t.header, c);
+        match k {
+            ColumnKind::Text => header.push(h.to_string()),
+            ColumnKind::Percent => header.push(format!("{h} (fraction)")),
+            ColumnKind::Number { half_widths } => {
+                let base = h
+                    .replace(" (±95% CI)", "")
+                    .replace("(±95% CI)", "")
+                    .trim()
+                    .to_string();
+                header.push(base.clone());
+                if *half_widths {
+                    header.push(format!("{base} half_width"));
+                }
+                if has_status(c) {
+                    header.push(format!("{base} status"));
+                }
+            }
+        }
+    }
     let mut w = csv::Writer::from_writer(Vec::new());
     if n > 0 {
-        w.write_record((0..n).map(|i| cell(&t.header, i)))
-            .map_err(err)?;
+        w.write_record(&header).map_err(err)?;
         for r in &t.rows {
-            w.write_record((0..n).map(|i| cell(r, i))).map_err(err)?;
+            let mut out: Vec<String> = Vec::with_capacity(header.len());
+            for (c, k) in kinds.iter().enumerate() {
+                let s = cell(r, c);
+                match k {
+                    ColumnKind::Text => out.push(s.to_string()),
+                    ColumnKind::Percent => {
+                        out.push(parse_percent(s).map_or(String::new(), |f| f.to_string()))
+                    }
+                    ColumnKind::Number { half_widths } => {
+                        let parsed = parse_cell(s);
+                        out.push(parsed.map_or(String::new(), |p| p.0.to_string()));
+                        if *half_widths {
+                            out.push(
+                                parsed
+                                    .and_then(|p| p.1)
+                                    .map_or(String::new(), |h| h.to_string()),
+                            );
+                        }
+                        if has_status(c) {
+                            let status = if is_blank(s) || parsed.is_some() {
+                                ""
+                            } else {
+                                s.trim()
+                            };
+                            out.push(status.to_string());
+                        }
+                    }
+                }
+            }
+            w.write_record(&out).map_err(err)?;
         }
     }
     let bytes = w.into_inner().map_err(|e| ReportError::Write {

@@ -2,7 +2,7 @@
 //! the join of their values as a polars frame, the per-point difference table
 //! and the figures with both versions overlaid.
 
-use crate::format::{format_em, format_tick};
+use crate::format::format_em;
 use crate::frame::{floats, frame_err, ints, strings};
 use crate::{Figure, Result, Table, Value};
 use polars::prelude::*;
@@ -144,10 +144,11 @@ pub fn version_diffs(df: &DataFrame) -> Result<Vec<VersionDiff>> {
         ints(df, "ci_n_b")?,
     );
     let (diff, em) = (floats(df, "diff")?, floats(df, "em")?);
-    let value = |v: Option<f64>, h: Option<f64>| {
+    let value = |v: Option<f64>, h: Option<f64>, n: Option<i64>| {
         v.map(|value| Value {
             value,
             half_width: h,
+            n,
         })
     };
     Ok((0..df.height())
@@ -155,9 +156,9 @@ pub fn version_diffs(df: &DataFrame) -> Result<Vec<VersionDiff>> {
             point: point[i].clone().unwrap_or_default(),
             series: series[i].clone().unwrap_or_default(),
             metric: metric[i].clone().unwrap_or_default(),
-            a: value(va[i], ha[i]),
+            a: value(va[i], ha[i], na[i]),
             a_n: na[i],
-            b: value(vb[i], hb[i]),
+            b: value(vb[i], hb[i], nb[i]),
             b_n: nb[i],
             diff: diff[i],
             em: em[i],
@@ -170,8 +171,9 @@ fn cell(v: Option<Value>) -> String {
         Some(Value {
             value,
             half_width: Some(h),
-        }) if h.is_finite() => format!("{} ± {}", format_tick(value), format_tick(h)),
-        Some(v) => format_tick(v.value),
+            ..
+        }) if h.is_finite() => format!("{value} ± {h}"),
+        Some(v) => v.value.to_string(),
         None => "—".into(),
     }
 }
@@ -216,8 +218,8 @@ pub fn compare_table(
                 d.metric.clone(),
                 cell(d.a),
                 cell(d.b),
-                d.diff.map_or("—".into(), format_tick),
-                format_em(d.em),
+                d.diff.map_or("—".into(), |x| x.to_string()),
+                d.em.map_or("—".into(), full_percent),
             ]
         })
         .collect();
@@ -234,15 +236,20 @@ pub fn compare_table(
         diffs.iter().filter(|d| d.b.is_none()).count(),
         diffs.iter().filter(|d| d.a.is_none()).count(),
     ));
-    let mut t = Table {
+    let t = Table {
         id: id.to_string(),
         title: format!("{a} vs {b}: per-point differences"),
         header,
         rows,
         notes,
     };
-    crate::unify_number_columns(&mut t);
     t
+}
+
+/// A fraction as a percentage cell at full precision ("0.38612%"); tables are
+/// displayed rounded ([`crate::unify_number_columns`]) and exported exact.
+pub fn full_percent(fraction: f64) -> String {
+    format!("{}%", fraction * 100.0)
 }
 
 /// `a` and `b` (the same figure drawn from two versions) in one figure: each
@@ -272,6 +279,7 @@ pub fn overlay_figure(a: &Figure, b: &Figure, (label_a, label_b): (&str, &str)) 
         xlabel: a.xlabel.clone(),
         ylabel: a.ylabel.clone(),
         log_y: a.log_y,
+        log_x: a.log_x,
         series,
     }
 }

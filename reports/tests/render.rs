@@ -7,6 +7,7 @@ fn v(value: f64, hw: Option<f64>) -> Option<Value> {
     Some(Value {
         value,
         half_width: hw,
+        n: None,
     })
 }
 
@@ -18,8 +19,12 @@ fn sample_figure(id: &str) -> Figure {
         xlabel: "buffer size K (packets)".to_string(),
         ylabel: "mean delay W (ms)".to_string(),
         log_y: false,
+        log_x: false,
         series: vec![
             FigureSeries {
+                name: String::new(),
+                metric: String::new(),
+                point_metrics: Vec::new(),
                 colour: None,
                 variant: 0,
                 label: "model (mm1k.exact)".to_string(),
@@ -27,6 +32,9 @@ fn sample_figure(id: &str) -> Figure {
                 points: xs.iter().map(|&x| (x, v(x.sqrt(), None))).collect(),
             },
             FigureSeries {
+                name: String::new(),
+                metric: String::new(),
+                point_metrics: Vec::new(),
                 colour: None,
                 variant: 0,
                 label: "simulation (mm1k.sim)".to_string(),
@@ -46,6 +54,9 @@ fn sample_figure(id: &str) -> Figure {
                     .collect(),
             },
             FigureSeries {
+                name: String::new(),
+                metric: String::new(),
+                point_metrics: Vec::new(),
                 colour: None,
                 variant: 0,
                 label: "paper's table".to_string(),
@@ -92,9 +103,33 @@ fn figure_png_and_svg() {
     let out = dir.path().join("nested/figures");
     let fig = sample_figure("fig-1");
     let paths = render_figure(&fig, &out).unwrap();
-    assert_eq!(paths, vec![out.join("fig-1.png"), out.join("fig-1.svg")]);
+    assert_eq!(
+        paths,
+        ["png", "svg", "pdf", "csv"].map(|e| out.join(format!("fig-1.{e}")))
+    );
     check_png(&paths[0]);
     let svg = std::fs::read_to_string(&paths[1]).unwrap();
+    // Values on hover: one <title> per drawn point (12 + 11 + 2).
+    assert_eq!(svg.matches("<title>").count(), 25, "hover titles");
+    assert!(svg.contains("<title>simulation (mm1k.sim): x = 2, y = 1.42836 ± 0.1 (95% CI)</title>"));
+    // The PDF: one page of the default 16 cm width, DejaVu embedded as a subset.
+    let pdf = std::fs::read(&paths[2]).unwrap();
+    assert!(pdf.starts_with(b"%PDF-"));
+    let text = String::from_utf8_lossy(&pdf);
+    assert!(text.contains("/FontFile2"), "fonts not embedded");
+    assert!(text.contains("DejaVuSans"), "not the bundled font");
+    // The numeric data beside it.
+    let csv = std::fs::read_to_string(&paths[3]).unwrap();
+    let mut rows = csv.lines();
+    assert_eq!(
+        rows.next(),
+        Some("x,series,label,metric,value,half_width,n")
+    );
+    assert_eq!(csv.lines().count(), 1 + 12 + 12 + 2);
+    assert!(
+        csv.contains("\n2,,simulation (mm1k.sim),,1.4283556979968262,0.1,\n"),
+        "{csv}"
+    );
     assert!(svg.contains("<svg"));
     assert!(!svg.contains("<L>"), "unescaped title in SVG");
     for text in [
@@ -128,6 +163,9 @@ fn integer_x_axis_gets_integer_ticks() {
     let mut fig = sample_figure("ints");
     // x in 1..4: plotters' own f64 ticks would fall on halves here.
     fig.series = vec![FigureSeries {
+        name: String::new(),
+        metric: String::new(),
+        point_metrics: Vec::new(),
         colour: None,
         variant: 0,
         label: "model".to_string(),
@@ -149,17 +187,21 @@ fn integer_x_axis_gets_integer_ticks() {
 
 #[test]
 fn rendering_is_deterministic() {
-    let a = tempfile::tempdir().unwrap();
-    let b = tempfile::tempdir().unwrap();
+    // Every rendering builds fresh hash maps (new random seeds), so a file
+    // that depended on their order would differ between some of these.
     let fig = sample_figure("same");
-    render_figure(&fig, a.path()).unwrap();
-    render_figure(&fig, b.path()).unwrap();
-    for f in ["same.png", "same.svg"] {
-        assert_eq!(
-            std::fs::read(a.path().join(f)).unwrap(),
-            std::fs::read(b.path().join(f)).unwrap(),
-            "{f} differs between two renderings"
-        );
+    let first = tempfile::tempdir().unwrap();
+    render_figure(&fig, first.path()).unwrap();
+    for _ in 0..6 {
+        let again = tempfile::tempdir().unwrap();
+        render_figure(&fig, again.path()).unwrap();
+        for f in ["same.png", "same.svg", "same.pdf", "same.csv"] {
+            assert!(
+                std::fs::read(first.path().join(f)).unwrap()
+                    == std::fs::read(again.path().join(f)).unwrap(),
+                "{f} differs between two renderings of one figure"
+            );
+        }
     }
 }
 
@@ -188,7 +230,7 @@ fn log_y_with_zero_and_negative_values() {
     }
     let paths = render_figure(&fig, dir.path()).unwrap();
     let svg = std::fs::read_to_string(&paths[1]).unwrap();
-    assert!(svg.contains("linear scale"), "fallback note missing");
+    assert!(svg.contains("linear y scale"), "fallback note missing");
 }
 
 #[test]
@@ -231,6 +273,9 @@ fn single_point_and_constant_series_render() {
     let dir = tempfile::tempdir().unwrap();
     let mut fig = sample_figure("single");
     fig.series = vec![FigureSeries {
+        name: String::new(),
+        metric: String::new(),
+        point_metrics: Vec::new(),
         colour: None,
         variant: 0,
         label: "one".to_string(),
@@ -291,16 +336,50 @@ fn table_markdown_and_csv() {
     assert!(lines[2].starts_with("| lambda |"), "{}", lines[2]);
     // Separator row; numeric columns right-aligned.
     assert!(lines[3].starts_with("| -----: |"), "{}", lines[3]);
-    assert!(lines[4].contains("0.141 ± 0.002"));
+    // Shown in one format per column.
+    assert!(lines[4].contains("0.1410 ± 0.002000"), "{}", lines[4]);
     assert_eq!(lines[2].matches('|').count(), 5);
     assert_eq!(lines[4].matches('|').count(), 5);
     assert!(md.contains("\nmean EM 1.42%, max EM 1.42%\n"));
 
+    // Numbers as numbers: the percentage as a fraction, blanks empty; the
+    // column holding a text cell stays text.
     assert_eq!(
         csv,
-        "lambda,model,sim,EM\n0.5,0.143,0.141 ± 0.002,1.42%\n1.0,0.333,\"a, \"\"quoted\"\"\",—\n"
+        "lambda,model,sim,EM (fraction)\n0.5,0.143,0.141 ± 0.002,0.0142\n1,0.333,\"a, \"\"quoted\"\"\",\n"
     );
     assert!(!csv.contains("mean EM"), "notes must not be in the CSV");
+}
+
+#[test]
+fn table_csv_splits_half_widths_and_statuses_and_keeps_full_precision() {
+    let t = Table {
+        id: "vals".into(),
+        title: String::new(),
+        header: vec!["n".into(), "sim: L (±95% CI)".into(), "EM".into()],
+        rows: vec![
+            vec![
+                "4".into(),
+                "7.394123456789 ± 0.0615123".into(),
+                "0.38612345%".into(),
+            ],
+            vec!["8".into(), "saturated".into(), "—".into()],
+            vec!["12".into(), "—".into(), "12.5%".into()],
+        ],
+        notes: vec![],
+    };
+    let csv = table_csv(&t).unwrap();
+    assert_eq!(
+        csv,
+        "n,sim: L,sim: L half_width,sim: L status,EM (fraction)\n\
+         4,7.394123456789,0.0615123,,0.0038612345\n\
+         8,,,saturated,\n\
+         12,,,,0.125\n"
+    );
+    // The Markdown shows them rounded, one format per column.
+    let md = table_markdown(&t);
+    assert!(md.contains("7.394 ± 0.06151"), "{md}");
+    assert!(md.contains("0.386%") && md.contains("12.5%"), "{md}");
 }
 
 #[test]
@@ -308,11 +387,11 @@ fn ragged_table_is_padded() {
     let mut t = sample_table();
     t.rows.push(vec!["2.0".into()]);
     let csv = table_csv(&t).unwrap();
-    assert!(csv.ends_with("2.0,,,\n"), "{csv}");
+    assert!(csv.ends_with("2,,,\n"), "{csv}");
     let md = table_markdown(&t);
     let last = md.lines().rfind(|l| l.starts_with('|')).unwrap();
     assert!(
-        last.contains(" 2.0 |") && last.matches('|').count() == 5,
+        last.contains(" 2.0000 |") && last.matches('|').count() == 5,
         "{last}"
     );
 }
@@ -333,6 +412,7 @@ fn sample_index() -> Index {
             source: "Wu 2010 & co".into(),
             manifest_hash: "deadbeef".into(),
             figures: vec![IndexFigure {
+                alt: String::new(),
                 id: "lib-mm1k-L".into(),
                 title: "L vs λ".into(),
                 png: "figures/lib-mm1k-L.png".into(),
@@ -420,6 +500,48 @@ fn index_links_and_escapes() {
 }
 
 #[test]
+fn index_shows_short_tables_links_long_ones_and_has_contents() {
+    let mut index = sample_index();
+    index.experiments[0].figures[0].alt = "Plot of W against K, 2 series".into();
+    index.experiments[0].tables[0].table.rows.push(vec![
+        "2.0".into(),
+        "1".into(),
+        "fail".into(),
+        "9%".into(),
+    ]);
+    let short = index_html(&index);
+    assert!(
+        short.contains("<td class=\"bad\">fail</td>"),
+        "short table shown"
+    );
+    assert!(short.contains("alt=\"Plot of W against K, 2 series\""));
+    assert!(short.contains("href=\"figures/lib-mm1k-L.pdf\""));
+    assert!(short.contains("href=\"figures/lib-mm1k-L.csv\""));
+    assert!(short.contains("<nav class=\"toc\""));
+    assert!(short.contains(&format!("href=\"#exp-{}\"", index.experiments[0].id)));
+    assert!(short.contains("id=\"top\"") && short.contains("href=\"#top\""));
+    let t = &mut index.experiments[0].tables[0].table;
+    let row = t.rows[0].clone();
+    t.rows = vec![row; 200];
+    t.rows[0][2] = "fail".into();
+    t.notes = (0..50).map(|k| format!("note {k}")).collect();
+    let long = index_html(&index);
+    assert!(
+        !long.contains("<td class=\"bad\">fail</td>"),
+        "long table inlined"
+    );
+    assert!(long.contains("200 rows × 4 columns"));
+    assert!(long.contains("note 5") && !long.contains("note 6<"));
+    assert!(long.contains("44 more notes"));
+    assert!(
+        long.len() < short.len() + 2_000,
+        "{} vs {}",
+        long.len(),
+        short.len()
+    );
+}
+
+#[test]
 fn index_percent_encodes_odd_paths() {
     let mut index = sample_index();
     index.experiments[0].figures[0].png = "figures/a b\"><x.png".into();
@@ -487,10 +609,13 @@ fn tidy_csv() {
 }
 
 #[test]
-fn a_ci_smaller_than_its_marker_is_noted_in_the_legend() {
+fn a_ci_smaller_than_its_marker_is_drawn_over_it_without_a_legend_note() {
     let dir = tempfile::tempdir().unwrap();
     let xs = [1.0, 2.0, 3.0];
     let sim = |label: &str, hw: f64| FigureSeries {
+        name: String::new(),
+        metric: String::new(),
+        point_metrics: Vec::new(),
         colour: None,
         variant: 0,
         label: label.to_string(),
@@ -499,16 +624,25 @@ fn a_ci_smaller_than_its_marker_is_noted_in_the_legend() {
     };
     let mut fig = sample_figure("ci-note");
     fig.log_y = false;
-    fig.series = vec![sim("tight", 1e-4), sim("wide", 0.5)];
+    fig.series = vec![sim("tight", 1e-3)];
     render_figure(&fig, dir.path()).unwrap();
     let svg = std::fs::read_to_string(dir.path().join("ci-note.svg")).unwrap();
     assert!(
-        svg.contains("tight (95% CI within marker)"),
-        "no note for the tight CI"
+        !svg.contains("within marker"),
+        "the bar shows: no note needed"
     );
+    // The markers (white-filled polygons) come before the bars (polylines
+    // of the series' colour), so the bars are drawn over them.
+    let last_marker = svg.rfind("<polygon").unwrap();
+    let colour = "#0072B2";
+    let last_bar = svg
+        .rfind(&format!(
+            "<polyline fill=\"none\" opacity=\"1\" stroke=\"{colour}\""
+        ))
+        .unwrap();
     assert!(
-        !svg.contains("wide (95% CI within marker)"),
-        "note on a visible CI"
+        last_bar > last_marker,
+        "a CI bar is hidden under its marker"
     );
 }
 
@@ -534,6 +668,7 @@ fn index_marks_hardware_references() {
         entry("gran-8a", "Fig. 8(a): scenario 2, hardware, CC off"),
     ];
     let fig = |id: &str| IndexFigure {
+        alt: String::new(),
         id: id.into(),
         title: id.into(),
         png: format!("figures/{id}.png"),
@@ -581,4 +716,107 @@ fn index_marks_hardware_references() {
         html.contains("<strong>reference: hardware</strong>"),
         "legend"
     );
+}
+
+#[test]
+fn paper_options_set_the_physical_size_font_and_title() {
+    let dir = tempfile::tempdir().unwrap();
+    let fig = sample_figure("paper");
+    let opts = FigureOptions {
+        width: "8.5cm".parse().unwrap(),
+        font_size: 8.0,
+        title: false,
+        ..FigureOptions::default()
+    };
+    let paths = render_figure_with(&fig, &opts, dir.path()).unwrap();
+    let svg = std::fs::read_to_string(&paths[1]).unwrap();
+    // 8.5 cm = 321.26 CSS px; the viewBox is 4 units per pixel.
+    assert!(svg.starts_with("<svg width=\"321.26\""), "{}", &svg[..80]);
+    assert!(
+        !svg_has(&svg, &fig.title),
+        "title drawn though title: false"
+    );
+    // 8 pt = 10.667 px = 42.67 units (plotters writes size / 1.24).
+    assert!(svg.contains("font-size=\"42.66"), "tick font is not 8 pt");
+    let pdf = String::from_utf8_lossy(&std::fs::read(&paths[2]).unwrap()).into_owned();
+    assert!(
+        pdf.contains("/MediaBox [0 0 240.9"),
+        "PDF is not 8.5 cm wide"
+    );
+    // The same figure at the default size is wider.
+    let wide = render_figure(&fig, dir.path()).unwrap();
+    assert!(std::fs::read_to_string(&wide[1])
+        .unwrap()
+        .starts_with("<svg width=\"604.72\""));
+}
+
+#[test]
+fn a_long_legend_goes_below_the_plot_and_the_figure_grows() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fig = sample_figure("crowded");
+    fig.series = (0..16)
+        .map(|k| FigureSeries {
+            label: format!("configuration number {k} with a long label"),
+            name: format!("s{k}"),
+            metric: "L".into(),
+            point_metrics: Vec::new(),
+            style: SeriesStyle::Line,
+            points: (1..=10)
+                .map(|x| (f64::from(x), v(f64::from(x * (k + 1)), None)))
+                .collect(),
+            colour: None,
+            variant: 0,
+        })
+        .collect();
+    let paths = render_figure(&fig, dir.path()).unwrap();
+    let svg = std::fs::read_to_string(&paths[1]).unwrap();
+    let height: f64 = svg
+        .split("height=\"")
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(height > 604.72 * 0.62 + 100.0, "legend not below: {height}");
+    // Its rows sit below the x axis label, so none covers the plot.
+    let label_y = |text: &str| -> f64 {
+        let i = svg.find(text).unwrap();
+        let tag = &svg[svg[..i].rfind("<text").unwrap()..i];
+        tag.split("y=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let axis = label_y(&fig.xlabel);
+    assert!(label_y("configuration number 0 with") > axis);
+}
+
+#[test]
+fn an_axis_keeps_one_tick_format_with_its_power_of_ten_in_the_label() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut fig = sample_figure("ticks");
+    for s in &mut fig.series {
+        for p in &mut s.points {
+            p.0 *= 1e-4;
+        }
+    }
+    let paths = render_figure(&fig, dir.path()).unwrap();
+    let svg = std::fs::read_to_string(&paths[1]).unwrap();
+    let texts = svg_texts(&svg);
+    assert!(texts.iter().any(|t| t.ends_with("(×10⁻³)")), "{texts:?}");
+    assert!(!texts.iter().any(|t| t.contains("e-")), "{texts:?}");
+    let x_ticks: Vec<&String> = texts
+        .iter()
+        .filter(|t| t.parse::<f64>().is_ok() && t.contains('.'))
+        .collect();
+    let decimals: std::collections::BTreeSet<usize> = x_ticks
+        .iter()
+        .map(|t| t.split('.').nth(1).map_or(0, str::len))
+        .collect();
+    assert!(!x_ticks.is_empty());
+    assert!(decimals.len() <= 2, "x and y each one format: {x_ticks:?}");
 }

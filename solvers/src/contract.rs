@@ -213,6 +213,11 @@ pub enum SolveError {
     Numerical(String),
     #[error("cancelled")]
     Cancelled,
+    /// A program outside repro (a solver a manifest declares) failed: it
+    /// exited non-zero, was killed, timed out or broke the output protocol.
+    /// The message says which, with the tail of the program's stderr.
+    #[error("{0}")]
+    Program(String),
 }
 
 impl SolveError {
@@ -327,6 +332,23 @@ pub trait Solver: Send + Sync {
     fn kind(&self) -> Kind;
     fn doc(&self) -> SolverDoc;
     fn solve(&self, params: &serde_json::Value, ctx: &TaskContext) -> Result<Outcome, SolveError>;
+
+    /// Hash of the code outside this binary that the results depend on (the
+    /// files of a program a manifest declares); `None` for the solvers
+    /// compiled into repro, whose `version` says it all. Part of every task
+    /// key besides `version`, so editing such a program reruns its tasks.
+    fn code_hash(&self) -> Option<String> {
+        None
+    }
+
+    /// A self-contained description from which another process rebuilds
+    /// this solver (a declared program: its command, folder, files and
+    /// limits); `None` for compiled-in solvers. Queued tasks carry it to
+    /// workers, which know only the compiled-in solvers.
+    fn definition(&self) -> Option<serde_json::Value> {
+        None
+    }
+
     /// What is known of its metrics' values before solving (bounded ranges,
     /// metrics computed from the parameters alone). Solvers with bounded or
     /// echoed metrics list them; the default knows nothing.

@@ -27,6 +27,13 @@ impl Registry {
         assert!(prev.is_none(), "solver `{name}` registered twice");
     }
 
+    /// Adds a solver made at run time (a program a manifest declares) and
+    /// returns the one it replaces under that name, if any: the caller
+    /// decides whether a replacement is allowed (never of a compiled-in one).
+    pub fn add_shared(&mut self, solver: Arc<dyn Solver>) -> Option<Arc<dyn Solver>> {
+        self.solvers.insert(solver.name(), solver)
+    }
+
     pub fn get(&self, name: &str) -> Option<Arc<dyn Solver>> {
         self.solvers.get(name).cloned()
     }

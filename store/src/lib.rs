@@ -36,6 +36,7 @@
 
 mod claims;
 mod connect;
+mod facts;
 mod plans;
 pub mod queue;
 mod results;

@@ -1,7 +1,10 @@
-//! The report in a real browser (issue 12, item 12): headless Chromium renders
-//! `index.html` of a quick run, a small checker page reads the DOM after load
-//! (summary table present, every image loaded, no broken link or anchor), and
-//! a screenshot is written to `target/browser/index-quick.png`.
+//! The report in a real browser (issue 12, item 12; issue 34): headless
+//! Chromium renders `index.html` of a quick run *after the results folder has
+//! been copied away from the project* (so every link must live inside it), a
+//! small checker page reads the DOM after load (summary table, table of
+//! contents, back-to-top, every image loaded and described by its alt text,
+//! no broken link or anchor), and screenshots of the summary and of one
+//! section at a laptop's width are written to `target/browser/`.
 //!
 //! Without Chromium the test says it was skipped and why (run with
 //! `--nocapture` to see it; `.ci/run` installs Chromium). `REPRO_CHROMIUM`
@@ -62,8 +65,20 @@ fn the_report_loads_in_headless_chromium_with_every_image_and_link() {
         return;
     };
     let p = project(&["yan-credit-downstream", "yan-5.3-5.5"]);
+    // The model document the index links (copied into the results folder).
+    let docs = p.path().join("docs/models");
+    std::fs::create_dir_all(&docs).unwrap();
+    std::fs::copy(
+        shipped_experiments().join("../docs/models/credit.md"),
+        docs.join("credit.md"),
+    )
+    .unwrap();
     ok(&repro(p.path(), &["run", "--quick", "--no-progress"]));
-    let quick = p.path().join("results/quick");
+    // Published on its own: the folder copied where no docs/ or manifest is.
+    let away = tempfile::tempdir().unwrap();
+    let quick = away.path().join("published");
+    copy_dir(&p.path().join("results/quick"), &quick);
+    drop(p);
     std::fs::write(quick.join("check.html"), CHECKER).unwrap();
     let profile = tempfile::tempdir().unwrap();
 
@@ -95,23 +110,65 @@ fn the_report_loads_in_headless_chromium_with_every_image_and_link() {
     assert_eq!(json["broken_images"], serde_json::json!([]), "{json}");
     assert!(json["links"].as_u64().unwrap() > 20, "{json}");
     assert_eq!(json["broken_links"], serde_json::json!([]), "{json}");
+    assert_eq!(
+        json["described"], json["images"],
+        "an image lacks its alt text: {json}"
+    );
+    assert!(
+        json["toc"].as_u64().unwrap() >= 2,
+        "no table of contents: {json}"
+    );
+    assert_eq!(json["top"], true, "no back-to-top link: {json}");
+    assert!(
+        quick.join("models/credit.md").is_file(),
+        "model doc not copied"
+    );
 
-    // A screenshot for people to look at.
+    // Screenshots for people to look at: the summary and one section, at a
+    // laptop's width.
     let shot_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/browser");
     std::fs::create_dir_all(&shot_dir).unwrap();
-    let shot = shot_dir.join("index-quick.png");
-    let _ = std::fs::remove_file(&shot);
-    let profile = tempfile::tempdir().unwrap();
-    let out = chromium(&bin, profile.path())
-        .args(["--window-size=1280,2400", "--hide-scrollbars"])
-        .arg(format!("--screenshot={}", shot.display()))
-        .arg(file_url(&quick.join("index.html")))
-        .output()
-        .expect("run chromium");
-    assert!(
-        shot.is_file() && std::fs::metadata(&shot).unwrap().len() > 10_000,
-        "no screenshot: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    println!("screenshot: {}", shot.canonicalize().unwrap().display());
+    // One section: the page with every other part hidden (a URL fragment
+    // does not scroll a headless screenshot).
+    let html = std::fs::read_to_string(quick.join("index.html")).unwrap();
+    let only = "<style>header, nav.toc, #summary, section.exp:not(#exp-yan-credit-downstream) \
+                { display: none; }</style></head>";
+    std::fs::write(
+        quick.join("section.html"),
+        html.replacen("</head>", only, 1),
+    )
+    .unwrap();
+    for (name, url) in [
+        ("index-quick.png", file_url(&quick.join("index.html"))),
+        ("section-quick.png", file_url(&quick.join("section.html"))),
+    ] {
+        let shot = shot_dir.join(name);
+        let _ = std::fs::remove_file(&shot);
+        let profile = tempfile::tempdir().unwrap();
+        let out = chromium(&bin, profile.path())
+            .args(["--window-size=1366,1400", "--hide-scrollbars"])
+            .arg(format!("--screenshot={}", shot.display()))
+            .arg(url)
+            .output()
+            .expect("run chromium");
+        assert!(
+            shot.is_file() && std::fs::metadata(&shot).unwrap().len() > 10_000,
+            "no screenshot {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        println!("screenshot: {}", shot.canonicalize().unwrap().display());
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
 }

@@ -575,6 +575,11 @@ fn seeds(registry: &Registry) -> Vec<(String, serde_json::Map<String, serde_json
         let plan =
             pipeline::plan::plan(std::slice::from_ref(&m), registry, Fidelity::Quick).unwrap();
         for t in plan.tasks {
+            // Built-in solvers only: a program a manifest declares runs
+            // outside repro (tests/tests/external.rs covers those).
+            if registry.get(&t.solver).is_none() {
+                continue;
+            }
             if out.iter().filter(|(s, _)| **s == *t.solver).count() < 8 {
                 if let serde_json::Value::Object(p) = t.params_value() {
                     out.push((t.solver.to_string(), p));

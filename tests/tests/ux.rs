@@ -181,10 +181,12 @@ fn index_opens_with_a_summary_in_the_papers_order() {
         !summary_html.contains("<code>supp-em</code>"),
         "supporting table listed as the project's own"
     );
-    // Per-point tables and provenance are collapsed.
-    assert!(html.contains("<details class=\"points\">"));
+    // Long per-point tables are linked (CSV, Markdown), not inlined;
+    // provenance is collapsed; a table of contents and back-to-top links.
+    assert!(!html.contains("<details class=\"points\">"));
     assert!(html.contains("<details class=\"provenance\">"));
-    assert!(!html.contains("<details class=\"points\" open"));
+    assert!(html.contains("<nav class=\"toc\""));
+    assert!(html.contains("href=\"#top\""));
 }
 
 #[test]

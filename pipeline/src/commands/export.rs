@@ -66,6 +66,7 @@ async fn rows(
 ) -> anyhow::Result<Vec<reports::TidyRow>> {
     let store = open_existing_store(store_loc).await?;
     let manifests = stored_manifests(&store, registry).await?;
+    let registry = &pipeline::manifest::with_declared(registry, &manifests);
     for id in ids {
         if !manifests.iter().any(|m| &m.id == id) {
             let known: Vec<String> = manifests.iter().map(|m| m.id.clone()).collect();

@@ -16,10 +16,17 @@ use store::Store;
 /// `repro list`: manifests (current version, stored versions, cache state) or solvers.
 pub(crate) fn list(args: ListArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     if args.solvers {
+        // Then the programs the manifests of --experiments declare.
+        let dir = &args.experiments.experiments;
         if args.format == OutputFormat::Json {
-            println!("{}", serde_json::to_string_pretty(&solvers_json(registry))?);
+            let mut all = solvers_json(registry);
+            if let serde_json::Value::Array(a) = &mut all {
+                a.extend(super::programs::listing_json(registry, dir));
+            }
+            println!("{}", serde_json::to_string_pretty(&all)?);
         } else {
             print!("{}", solver_listing(registry));
+            print!("{}", super::programs::listing(registry, dir));
         }
         return Ok(ExitCode::from(exit::OK));
     }
@@ -116,6 +123,7 @@ async fn entries(
 ) -> anyhow::Result<Vec<ListEntry>> {
     let paths = discover(targets, experiments_dir)?;
     let manifests = load_or_input_error(&paths, registry)?;
+    let registry = &pipeline::manifest::with_declared(registry, &manifests);
     // Listing never creates a store: with none yet, nothing is cached.
     let store = match sqlite_file(store_loc) {
         Some(f) if !f.is_file() => None,

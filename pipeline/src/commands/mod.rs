@@ -8,6 +8,7 @@ pub mod check;
 pub mod compare;
 pub mod export;
 pub mod list;
+pub mod programs;
 pub mod report;
 pub mod run;
 pub mod solve;

@@ -33,6 +33,7 @@ async fn render_all(
 ) -> anyhow::Result<usize> {
     let store = open_existing_store(store_loc).await?;
     let manifests = stored_manifests(&store, registry).await?;
+    let registry = &pipeline::manifest::with_declared(registry, &manifests);
     if manifests.is_empty() {
         bail!(InputError(format!(
             "the store {store_loc} holds no experiments yet; run `repro run` first"

@@ -7,7 +7,7 @@ use crate::{Executor as ExecutorName, RunArgs};
 use anyhow::Context;
 use pipeline::execute::queue::{Launch, Queued};
 use pipeline::execute::{self, ExecOptions, Executor, Local};
-use pipeline::manifest::{discover, load_or_input_error, Manifest};
+use pipeline::manifest::{self, discover, load_or_input_error, Manifest};
 use pipeline::measure;
 use pipeline::plan::{self, plan_rows, plan_rows_iter, Task};
 use pipeline::render::{self, fidelity_dir, write_full_index};
@@ -136,6 +136,8 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
         .into());
     }
     let manifests = load_or_input_error(&paths, registry)?;
+    // The programs the manifests declare join the compiled-in solvers.
+    let registry = &manifest::with_declared(registry, &manifests);
     // Planned before the store is opened: a run over the task limit changes nothing.
     let mut plan = plan::plan(&manifests, registry, opts.fidelity)
         .map_err(|e| InputError(format!("error: {e}; nothing was run")))?;
@@ -151,6 +153,9 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
                 manifest_text: m.text.clone(),
             })
             .await?;
+        for (key, value) in manifest::facts_of(m) {
+            store.set_fact(&key, &value).await?;
+        }
     }
     for m in &manifests {
         store
@@ -381,6 +386,7 @@ struct DryRunEntry {
 async fn plan_only(opts: &RunOptions, registry: &Registry) -> anyhow::Result<Vec<DryRunEntry>> {
     let paths = discover(&opts.targets, &opts.experiments_dir)?;
     let manifests = load_or_input_error(&paths, registry)?;
+    let registry = &manifest::with_declared(registry, &manifests);
     let store = existing_store(&opts.store).await?;
     let mut out = Vec::new();
     for m in &manifests {

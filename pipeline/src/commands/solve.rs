@@ -3,7 +3,7 @@
 use super::fidelity_of;
 use crate::SolveArgs;
 use pipeline::shared::{exit, InputError};
-use solvers::{Kind, Registry, TaskContext};
+use solvers::{Kind, Registry, SolveError, TaskContext};
 use std::process::ExitCode;
 
 pub(crate) fn kind_name(k: Kind) -> &'static str {
@@ -50,13 +50,22 @@ pub(crate) fn solve(args: SolveArgs, registry: &Registry) -> anyhow::Result<Exit
         params,
         seed,
         quick,
+        experiments,
     } = args;
-    let s = registry.get(&solver).ok_or_else(|| {
-        InputError(format!(
-            "unknown solver `{solver}` (known: {}); see `repro list --solvers`",
-            registry.names().join(", ")
-        ))
-    })?;
+    // Not built in: a program declared by a manifest of --experiments.
+    let declared;
+    let registry = match registry.get(&solver) {
+        Some(_) => registry,
+        None => {
+            declared = super::programs::registry_with_program(
+                registry,
+                &experiments.experiments,
+                &solver,
+            )?;
+            &declared
+        }
+    };
+    let s = registry.get(&solver).expect("found above");
     let value: serde_json::Value = serde_json::from_str(&params)
         .map_err(|e| InputError(format!("--params is not valid JSON: {e}")))?;
     if !value.is_object() {
@@ -64,10 +73,24 @@ pub(crate) fn solve(args: SolveArgs, registry: &Registry) -> anyhow::Result<Exit
     }
     let fidelity = fidelity_of(quick);
     let ctx = TaskContext::new(seed, fidelity);
-    let outcome = s
-        .solve(&value, &ctx)
-        .and_then(|o| o.checked(&solver))
-        .map_err(|e| InputError(format!("{solver}: {e}")))?;
+    let outcome = if s.code_hash().is_some() {
+        super::programs::solve_interruptibly(s.clone(), &value, ctx)?
+    } else {
+        s.solve(&value, &ctx)
+    };
+    let outcome = match outcome.and_then(|o| o.checked(&solver)) {
+        Ok(o) => o,
+        // A declared program that failed: a failed task, not bad input.
+        Err(e @ SolveError::Program(_)) => {
+            eprintln!("error: {e}");
+            return Ok(ExitCode::from(exit::TASKS_FAILED));
+        }
+        Err(SolveError::Cancelled) => {
+            eprintln!("interrupted: the program and everything it started were stopped");
+            return Ok(ExitCode::from(exit::INTERRUPTED));
+        }
+        Err(e) => return Err(InputError(format!("{solver}: {e}")).into()),
+    };
     let metrics: serde_json::Map<String, serde_json::Value> = outcome
         .metrics
         .iter()

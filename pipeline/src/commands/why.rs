@@ -1,11 +1,12 @@
 //! `repro why EXPERIMENT [SERIES [POINT]]`: why tasks are not cached. For
 //! each planned task that the store does not hold, the fields (parameters,
-//! seed, fidelity, solver version) in which the nearest stored task of its
-//! solver differs.
+//! seed, fidelity, solver version, or a declared program's files) in which
+//! the nearest stored task of its solver differs.
 
 use super::{existing_store, fidelity_of, runtime};
 use crate::{OutputFormat, WhyArgs};
 use pipeline::manifest::{discover, load_or_input_error, Manifest};
+use pipeline::plan::code_changes::CodeRecords;
 use pipeline::plan::{self, Task};
 use pipeline::shared::{exit, InputError};
 use serde_json::Value as Json;
@@ -61,7 +62,8 @@ pub(crate) fn why(args: WhyArgs, registry: &Registry) -> anyhow::Result<ExitCode
 /// One field in which a planned task differs from a stored one.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 struct FieldDiff {
-    /// `solver`, `solver version`, `seed`, `fidelity` or `params.NAME`.
+    /// `solver`, `solver version`, `seed`, `fidelity`, `params.NAME`, or for a
+    /// declared program `file PATH`, `command` or `code`.
     field: String,
     stored: String,
     planned: String,
@@ -174,6 +176,7 @@ async fn explain(
     let m = load_or_input_error(&paths, registry)?
         .pop()
         .expect("one manifest");
+    let registry = &pipeline::manifest::registry_with(registry, &m.solvers);
     if let Some(s) = series {
         if m.series(s).is_none() {
             let names: Vec<&str> = m.series.iter().map(|x| x.name.as_str()).collect();
@@ -212,7 +215,9 @@ async fn explain(
     // Stored tasks: those these keys name, and every task any stored plan uses
     // (all experiments, all versions): the candidates for "nearest".
     let mut stored: BTreeMap<String, TaskRecord> = BTreeMap::new();
+    let mut code = CodeRecords::default();
     if let Some(s) = &store {
+        code = CodeRecords::read(s, &m).await?;
         let mut keys: Vec<String> = p.tasks.iter().map(|t| t.key.clone()).collect();
         for e in s.experiments().await? {
             keys.extend(
@@ -244,7 +249,18 @@ async fn explain(
             stored
                 .values()
                 .filter(|t| *t.solver == *task.solver)
-                .map(|t| (diff(task, t), t))
+                .map(|t| {
+                    let mut d = diff(task, t);
+                    let alone = d.is_empty();
+                    d.extend(code.diff(task, t, alone).into_iter().map(
+                        |(field, stored, planned)| FieldDiff {
+                            field,
+                            stored,
+                            planned,
+                        },
+                    ));
+                    (d, t)
+                })
                 .min_by(|a, b| a.0.len().cmp(&b.0.len()).then(a.1.key.cmp(&b.1.key)))
                 .map_or((None, Vec::new()), |(d, t)| (Some(t.key.clone()), d))
         };

@@ -9,6 +9,7 @@
 //! value of `--executor` (main.rs, mapped in commands/run.rs).
 
 pub mod local;
+mod programs;
 pub mod queue;
 pub mod slurm;
 

@@ -40,6 +40,10 @@ pub struct TaskSpec {
     pub seed: u64,
     pub replication: u32,
     pub fidelity: TaskFidelity,
+    /// A declared program's definition ([`super::programs`]), which the
+    /// worker rebuilds the solver from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<serde_json::Value>,
 }
 
 impl TaskSpec {
@@ -52,6 +56,7 @@ impl TaskSpec {
             seed: t.seed,
             replication: t.replication,
             fidelity: t.fidelity,
+            program: None,
         }
     }
 
@@ -198,18 +203,12 @@ async fn run_claimed(
         store.complete(claimed, id, &rec).await?;
         return Ok(Finished::Stored { failed: true });
     };
-    // A worker built from other code must not store results under keys that
-    // promise this solver version.
-    if let Some(s) = registry.get(&task.solver) {
-        if s.version() != task.solver_version {
-            let err: Result<solvers::Outcome, SolveError> = Err(SolveError::BadParams(format!(
-                "this worker has {} v{} but the task was planned for v{}: start workers built \
-                 from the same code as `repro run`",
-                task.solver,
-                s.version(),
-                task.solver_version
-            )));
-            let rec = exec::record(&task, &err, 0.0);
+    // The solvers this worker runs the task with: its own, or the declared
+    // program the task carries, of the version the task was planned for.
+    let registry = &match super::programs::registry_for(registry, &claimed.spec, &task) {
+        Ok(r) => r,
+        Err(e) => {
+            let rec = exec::record(&task, &Err(e), 0.0);
             let stored = store.complete(claimed, id, &rec).await?;
             return Ok(if stored {
                 Finished::Stored { failed: true }
@@ -217,7 +216,7 @@ async fn run_claimed(
                 Finished::Lost
             });
         }
-    }
+    };
 
     let task_cancel = Arc::new(AtomicBool::new(false));
     let handle = {
@@ -385,7 +384,7 @@ pub async fn execute_queued(
         .iter()
         .map(|t| Enqueue {
             task_key: t.key.clone(),
-            spec: serde_json::to_string(&TaskSpec::of(t)).expect("spec serialises"),
+            spec: super::programs::spec(registry, t),
             priority: walls.get(&t.key).copied().unwrap_or(match t.kind {
                 Kind::Simulation => 1e3,
                 Kind::Analytic => 0.0,

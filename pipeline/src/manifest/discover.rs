@@ -123,6 +123,8 @@ pub fn load_all(
             Err(e) => errs.push(e),
         }
     }
+    // A solver name means one program within a run.
+    errs.extend(super::programs::conflicts(&ok));
     // Ids are unique across manifests, and so are figure and table ids.
     let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
     for m in &ok {

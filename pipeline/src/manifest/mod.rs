@@ -19,6 +19,7 @@ mod locate;
 pub mod metrics;
 mod parse;
 pub mod predicate;
+mod programs;
 mod raw;
 pub mod reference;
 mod sweep;
@@ -29,7 +30,10 @@ pub use claims::{Calibrated, Claim};
 pub use discover::{discover, load_all, load_or_input_error, unknown_id_message};
 pub use figure::FigureKind;
 pub use locate::locate;
-pub use parse::{load, parse};
+pub use parse::{load, parse, parse_stored};
+pub use programs::{
+    code_fact, conflicts, declared_in, dir_fact, facts_of, registry_with, with_declared, CodeRecord,
+};
 pub use reference::Reference;
 pub use sweep::Points;
 pub use values::{canonical_number, yaml_to_json};
@@ -197,6 +201,9 @@ pub struct Manifest {
     pub tables: Vec<TableSpec>,
     /// Paper numbers ([`reference`]).
     pub references: Vec<Reference>,
+    /// Programs this manifest declares as solvers (`solvers:`), seen by its
+    /// own series only; [`with_declared`] adds them to a registry.
+    pub solvers: Vec<std::sync::Arc<external::ExternalSolver>>,
     /// The claims: `claims:` first, then one per `compare:` entry with a tolerance.
     pub claims: Vec<Claim>,
     /// `calibrated:` ([`claims`]).
@@ -206,6 +213,20 @@ pub struct Manifest {
 impl Manifest {
     pub fn series(&self, name: &str) -> Option<&Series> {
         self.series.iter().find(|s| s.name == name)
+    }
+
+    /// The solver `name` as this manifest sees it: a program it declares, or
+    /// else the registry's.
+    pub fn solver(
+        &self,
+        name: &str,
+        registry: &solvers::Registry,
+    ) -> Option<std::sync::Arc<dyn solvers::Solver>> {
+        use solvers::Solver;
+        match self.solvers.iter().find(|s| s.name() == name) {
+            Some(s) => Some(s.clone()),
+            None => registry.get(name),
+        }
     }
 }
 

@@ -4,6 +4,7 @@
 use super::claims::{self, ClaimScope};
 use super::locate::{yaml_error, Ctx};
 use super::metrics::{known_metric, some_series_makes, MetricKnowledge};
+use super::programs::{self as declare, Files};
 use super::raw::{OneOrMany, RawManifest, RawPrecision, RawQuick};
 use super::sweep::build_sweep;
 use super::validate::check_schema;
@@ -107,6 +108,25 @@ fn too_big(path: &Path, size: u64) -> ManifestError {
 
 /// Parses and validates manifest `text` (reported as coming from `path`).
 pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, ManifestError> {
+    parse_as(path, text, registry, Files::MustExist)
+}
+
+/// [`parse`] for a manifest read back from the store: the files of the
+/// programs it declares need not exist (they are then unavailable to run).
+pub fn parse_stored(
+    path: &Path,
+    text: &str,
+    registry: &Registry,
+) -> Result<Manifest, ManifestError> {
+    parse_as(path, text, registry, Files::IfPresent)
+}
+
+fn parse_as(
+    path: &Path,
+    text: &str,
+    registry: &Registry,
+    files: Files,
+) -> Result<Manifest, ManifestError> {
     if text.len() as u64 > limits::MAX_FILE_BYTES {
         return Err(too_big(path, text.len() as u64));
     }
@@ -145,6 +165,10 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
     }
     let params = mapping_to_params(&ctx, "params", &raw.params)?;
     let (axes, points) = build_sweep(&ctx, &raw.sweep)?;
+    // Programs declared here join the registry for this manifest only.
+    let declared = declare::declare(&ctx, &raw.solvers, registry, files)?;
+    let local = declare::registry_with(registry, &declared);
+    let registry = &local;
 
     if raw.series.0.is_empty() {
         return Err(ctx.err("series", "at least one series is needed"));
@@ -234,6 +258,10 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
             &axes,
             &raw.sweep,
         )?;
+        let mut sparams = sparams;
+        sparams.extend(declare::check_series(
+            &ctx, name, &declared, &s.solver, &params, &sparams, &qparams, &axes, &points,
+        )?);
         series.push(Series {
             label: s.label.clone().unwrap_or_else(|| name.clone()),
             name: name.clone(),
@@ -246,6 +274,7 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
             precision,
         });
     }
+    declare::check_metrics(&ctx, &raw, &declared)?;
     let tasks = (points.len() as u64).saturating_mul(tasks_per_point);
     if tasks > limits::MAX_TASKS {
         return Err(ctx.err(
@@ -550,6 +579,7 @@ pub fn parse(path: &Path, text: &str, registry: &Registry) -> Result<Manifest, M
         figures,
         tables: raw.tables,
         references,
+        solvers: declared,
         claims: all_claims,
         calibrated,
     })

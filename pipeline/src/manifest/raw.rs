@@ -29,6 +29,9 @@ pub(super) struct RawManifest {
     pub(super) tables: Vec<TableSpec>,
     #[serde(default)]
     pub(super) reference_data: Mapping,
+    /// Programs declared as solvers (`programs/`).
+    #[serde(default)]
+    pub(super) solvers: super::programs::Ordered<super::programs::RawSolver>,
     #[serde(default)]
     pub(super) claims: Vec<super::claims::RawClaim>,
     #[serde(default)]

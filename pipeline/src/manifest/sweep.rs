@@ -90,6 +90,15 @@ impl Points {
         Some(Point { index, values })
     }
 
+    /// Every value axis `name` takes (once per row of its entry, not per point).
+    pub fn axis_values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Json> + 'a {
+        self.entries
+            .iter()
+            .flat_map(|e| e.names.iter().zip(&e.columns))
+            .filter(move |(n, _)| *n == name)
+            .flat_map(|(_, col)| col.iter())
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = Point> + '_ {
         (0..self.len).filter_map(|i| self.get(i))
     }

@@ -3,7 +3,7 @@
 
 use super::locate::Ctx;
 use super::values::shorten;
-use super::{limits, ManifestError};
+use super::ManifestError;
 use serde_json::Value as Json;
 use serde_yaml::{Mapping, Value as Yaml};
 use std::collections::BTreeMap;
@@ -54,7 +54,7 @@ pub(super) fn check_schema(
         if known.contains(&name) {
             continue;
         }
-        let hint = match nearest(name, &known) {
+        let hint = match external::spec::nearest(name, &known) {
             Some(n) => format!("did you mean `{n}`? "),
             None => String::new(),
         };
@@ -68,30 +68,4 @@ pub(super) fn check_schema(
         ));
     }
     Ok(())
-}
-
-/// The documented name closest to a misspelt one (edit distance at most 2).
-fn nearest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
-    fn distance(a: &str, b: &str) -> usize {
-        let b: Vec<char> = b.chars().collect();
-        let mut prev: Vec<usize> = (0..=b.len()).collect();
-        for (i, ca) in a.chars().enumerate() {
-            let mut cur = vec![i + 1];
-            for (j, cb) in b.iter().enumerate() {
-                let sub = prev[j] + usize::from(ca != *cb);
-                cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-            }
-            prev = cur;
-        }
-        prev[b.len()]
-    }
-    if name.chars().count() > limits::MAX_ID_CHARS {
-        return None;
-    }
-    known
-        .iter()
-        .map(|k| (distance(&name.to_lowercase(), &k.to_lowercase()), *k))
-        .filter(|(d, _)| *d <= 2)
-        .min()
-        .map(|(_, k)| k)
 }

@@ -129,8 +129,8 @@ pub async fn stored_manifests(store: &Store, registry: &Registry) -> anyhow::Res
     }
     let mut out = Vec::new();
     for e in latest.values() {
-        let path = PathBuf::from(format!("{}.yaml", e.id));
-        match manifest::parse(&path, &e.manifest_text, registry) {
+        let path = stored_path(store, &e.id, e.version).await?;
+        match manifest::parse_stored(&path, &e.manifest_text, registry) {
             Ok(m) => out.push(m),
             Err(err) => tracing::warn!(
                 "stored manifest {} v{} no longer loads: {err}",
@@ -180,12 +180,20 @@ pub async fn stored_manifest(
             )
         })
     })?;
-    manifest::parse(
-        Path::new(&format!("{}.yaml", row.id)),
-        &row.manifest_text,
-        registry,
-    )
-    .map_err(|e| anyhow::anyhow!("stored manifest {spec} no longer loads: {e}"))
+    let path = stored_path(store, &row.id, row.version).await?;
+    manifest::parse_stored(&path, &row.manifest_text, registry)
+        .map_err(|e| anyhow::anyhow!("stored manifest {spec} no longer loads: {e}"))
+}
+
+/// Where a stored manifest version was read from, when the run recorded it
+/// (manifests that declare programs: their files are found from there), or
+/// just its file name.
+async fn stored_path(store: &Store, id: &str, version: i64) -> anyhow::Result<PathBuf> {
+    let name = format!("{id}.yaml");
+    Ok(match store.fact(&manifest::dir_fact(id, version)).await? {
+        Some(dir) => Path::new(&dir).join(name),
+        None => PathBuf::from(name),
+    })
 }
 
 /// Task key -> the code version of the first run that recorded the task.

@@ -1,11 +1,13 @@
 //! Planning: manifests × sweep points × series × replications -> tasks.
 //!
 //! A task's key is the SHA-256 of the canonical JSON of
-//! `{solver, version, params, seed, fidelity}`; two experiments that need the
+//! `{solver, version, params, seed, fidelity}`, plus `code` (the content hash
+//! of its files) for a program a manifest declares; two experiments that need the
 //! same computation share one task. Cosmetic fields (labels, titles) never
 //! enter a key. Analytic tasks have seed 0 and fidelity "any", so `--quick`
 //! and full runs share them.
 
+pub mod code_changes;
 mod rows;
 
 pub use rows::{plan_rows, plan_rows_iter};
@@ -178,14 +180,16 @@ pub fn derive_seed(solver: &str, params: &str, base_seed: u64, replication: u32)
     u64::from_le_bytes(h[..8].try_into().expect("8 bytes")) >> 1
 }
 
+/// `code`: the solver's [`solvers::Solver::code_hash`] (declared programs only).
 pub fn task_key(
     solver: &str,
     version: u32,
+    code: Option<&str>,
     params: &str,
     seed: u64,
     fidelity: TaskFidelity,
 ) -> String {
-    hex::encode(KeyText::new(solver, version, fidelity).digest(params, seed))
+    hex::encode(KeyText::new(solver, version, code, fidelity).digest(params, seed))
 }
 
 /// The canonical key text around the parameters and seed, built once per
@@ -196,10 +200,16 @@ struct KeyText {
 }
 
 impl KeyText {
-    fn new(solver: &str, version: u32, fidelity: TaskFidelity) -> Self {
-        // Built by hand so the text is canonical whatever serde_json's map order is.
+    fn new(solver: &str, version: u32, code: Option<&str>, fidelity: TaskFidelity) -> Self {
+        // Built by hand so the text is canonical whatever serde_json's map
+        // order is. `code` comes first in key order, and only when there is
+        // one, so the keys of compiled-in solvers are what they always were.
+        let code = code.map_or(String::new(), |c| format!("\"code\":{},", json!(c)));
         KeyText {
-            head: format!("{{\"fidelity\":{},\"params\":", json!(fidelity.as_str())),
+            head: format!(
+                "{{{code}\"fidelity\":{},\"params\":",
+                json!(fidelity.as_str())
+            ),
             tail: format!(",\"solver\":{},\"version\":{version}}}", json!(solver)),
         }
     }
@@ -225,7 +235,7 @@ pub fn task_count(m: &Manifest, registry: &Registry, fidelity: Fidelity) -> u64 
     let per_point: u64 = m
         .series
         .iter()
-        .map(|s| match registry.get(&s.solver).map(|x| x.kind()) {
+        .map(|s| match m.solver(&s.solver, registry).map(|x| x.kind()) {
             Some(Kind::Simulation) if fidelity == Fidelity::Quick => {
                 u64::from(s.quick_replications.unwrap_or(s.replications))
             }
@@ -295,7 +305,7 @@ pub fn plan_with(
             .series
             .iter()
             .map(|s| {
-                let solver = registry.get(&s.solver).expect("validated at load");
+                let solver = m.solver(&s.solver, registry).expect("validated at load");
                 let kind = solver.kind();
                 // Borrowed: merging costs no copy of names or values per task.
                 let mut base: BTreeMap<&str, &Json> = borrowed(&m.params).collect();
@@ -311,7 +321,12 @@ pub fn plan_with(
                     Kind::Simulation => reps,
                 };
                 Prepared {
-                    key_text: KeyText::new(&s.solver, solver.version(), fid),
+                    key_text: KeyText::new(
+                        &s.solver,
+                        solver.version(),
+                        solver.code_hash().as_deref(),
+                        fid,
+                    ),
                     solver,
                     name: Arc::from(s.solver.as_str()),
                     series: Arc::from(s.name.as_str()),

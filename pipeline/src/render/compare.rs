@@ -221,6 +221,7 @@ pub fn write_comparison(
         reports::render_figure(&f, &dir.join("figures"))
             .with_context(|| format!("rendering overlay figure {}", f.id))?;
         index_figs.push(IndexFigure {
+            alt: reports::figure_alt(&f),
             id: format!("{}-vs-{}", f.id, c.b.replace('@', "-v")),
             title: f.title.clone(),
             png: format!("{rel}figures/{}.png", f.id),

@@ -20,7 +20,7 @@ pub fn figures(r: &ExperimentResults, registry: &Registry) -> Vec<Figure> {
                     series.extend(timeseries::reference_sweep_series(r, f, sname));
                     continue;
                 };
-                let style = match registry.get(&s.solver).map(|x| x.kind()) {
+                let style = match m.solver(&s.solver, registry).map(|x| x.kind()) {
                     Some(Kind::Simulation) => SeriesStyle::Markers,
                     _ => SeriesStyle::Line,
                 };
@@ -52,11 +52,15 @@ pub fn figures(r: &ExperimentResults, registry: &Registry) -> Vec<Figure> {
                             let v = r.get(p.index, sname, metric).map(|a| Value {
                                 value: a.value,
                                 half_width: a.half_width,
+                                n: a.n,
                             });
                             Some((x, v))
                         })
                         .collect();
                     series.push(FigureSeries {
+                        name: sname.clone(),
+                        metric: metric.clone(),
+                        point_metrics: Vec::new(),
                         label,
                         style,
                         points,
@@ -72,6 +76,7 @@ pub fn figures(r: &ExperimentResults, registry: &Registry) -> Vec<Figure> {
                 xlabel: f.xlabel.clone(),
                 ylabel: f.ylabel.clone(),
                 log_y: f.log_y,
+                log_x: false,
                 series,
             }
         })
@@ -94,33 +99,99 @@ fn replication_note(counts: impl Iterator<Item = u32>) -> String {
     }
 }
 
-/// Colours and dashes/markers of a figure's series (one entry per series and
-/// metric, in `f.series` x `f.y` order), so that a reader can trust them:
+/// Colours and dashes/markers of a figure's series, so that a reader can
+/// trust them. A *configuration* is a model curve together with the
+/// simulations (and printed numbers) compared with it in this figure:
 ///
-/// - series named `A_B` that form a full grid (for example `t2_mu12` … `t12_mu32`
-///   of the design study) get one colour per `A` and one dash or marker per `B`;
-/// - otherwise series joined by a `compare` entry share a colour (a model
-///   curve and the simulation markers it is checked against), and within a
-///   colour each line gets its own dash and each marker series its own shape;
-/// - with more groups than palette colours, the colour cycle is shifted by
-///   variant, so no two series share both colour and dash or marker.
+/// - every model (line) is its own configuration; a simulation or reference
+///   series joins the first model of the figure that a `compare` entry on
+///   one of the figure's metrics pairs it with (else a series so paired that
+///   already has one, else it is a configuration of its own); so a model and
+///   its simulation share one colour, and nine model variants checked
+///   against one simulation get nine colours;
+/// - configurations differ in colour *and* in dash (lines) or marker shape
+///   (simulations), so they survive grayscale print; when their anchor
+///   series are named `A_B` and form a full grid (`s1_mmpp` .. `s4_poisson`,
+///   `t2_mu12` .. `t12_mu32`), the colour follows `A` and the dash or shape `B`;
+/// - each metric of a multi-metric figure is a configuration of its own.
 fn assign_looks(
     m: &crate::manifest::Manifest,
     f: &crate::manifest::Figure,
     series: &mut [FigureSeries],
 ) {
-    let per = f.y.len().max(1);
     let names: Vec<&str> = f.series.iter().map(String::as_str).collect();
-    let split: Vec<Option<(&str, &str)>> = names.iter().map(|n| n.rsplit_once('_')).collect();
-    let distinct = |k: usize| {
-        let mut v: Vec<&str> = split
+    let is_model = |n: &str| {
+        series
             .iter()
-            .flatten()
-            .map(|p| if k == 0 { p.0 } else { p.1 })
+            .any(|s| s.name == n && s.style == SeriesStyle::Line)
+    };
+    let partners = |n: &str| -> Vec<&str> {
+        let mut v: Vec<&str> = m
+            .compare
+            .iter()
+            .filter(|c| f.y.contains(&c.metric))
+            .filter_map(|c| {
+                if c.reference == n {
+                    Some(c.candidate.as_str())
+                } else if c.candidate == n {
+                    Some(c.reference.as_str())
+                } else {
+                    None
+                }
+            })
+            .filter(|p| names.contains(p))
             .collect();
-        v.dedup();
-        let mut seen = Vec::new();
-        for x in v {
+        // In the figure's order.
+        v.sort_by_key(|p| names.iter().position(|n| n == p));
+        v
+    };
+    // Anchor (a series name) of each series name's configuration.
+    let mut anchor: Vec<Option<&str>> = names.iter().map(|n| is_model(n).then_some(*n)).collect();
+    for (i, n) in names.iter().enumerate() {
+        if anchor[i].is_none() {
+            anchor[i] = partners(n).into_iter().find(|p| is_model(p));
+        }
+    }
+    for (i, n) in names.iter().enumerate() {
+        if anchor[i].is_none() {
+            anchor[i] = partners(n).into_iter().find_map(|p| {
+                let j = names.iter().position(|x| *x == p)?;
+                anchor[j]
+            });
+        }
+    }
+    let anchor_of = |name: &str| -> String {
+        names
+            .iter()
+            .position(|n| *n == name)
+            .and_then(|i| anchor[i])
+            .unwrap_or(name)
+            .to_string()
+    };
+    // Configurations in order of first appearance: (anchor, metric).
+    let per_metric = f.y.len() > 1;
+    let mut configs: Vec<(String, String)> = Vec::new();
+    let key = |s: &FigureSeries| {
+        let metric = if per_metric {
+            s.metric.clone()
+        } else {
+            String::new()
+        };
+        (anchor_of(&s.name), metric)
+    };
+    for s in series.iter() {
+        let k = key(s);
+        if !configs.contains(&k) {
+            configs.push(k);
+        }
+    }
+    // A full A_B grid of anchors (one metric): colour by A, variant by B.
+    let split: Vec<Option<(&str, &str)>> =
+        configs.iter().map(|(a, _)| a.rsplit_once('_')).collect();
+    let distinct = |k: usize| {
+        let mut seen: Vec<&str> = Vec::new();
+        for p in split.iter().flatten() {
+            let x = if k == 0 { p.0 } else { p.1 };
             if !seen.contains(&x) {
                 seen.push(x);
             }
@@ -128,95 +199,34 @@ fn assign_looks(
         seen
     };
     let (fa, fb) = (distinct(0), distinct(1));
-    let grid = names.len() > 4
+    let grid = !per_metric
+        && configs.len() > 4
         && split.iter().all(Option::is_some)
-        && fa.len() * fb.len() == names.len()
-        && fa.len() <= 10
-        && fb.len() <= 4;
-    // Group index per series name.
-    let mut group: Vec<usize> = (0..names.len()).collect();
-    let mut variant_of: Vec<Option<usize>> = vec![None; names.len()];
-    if grid {
-        for (i, p) in split.iter().enumerate() {
-            let (a, b) = p.expect("grid");
-            group[i] = fa.iter().position(|x| *x == a).unwrap_or(0);
-            variant_of[i] = fb.iter().position(|x| *x == b);
+        && fa.len() * fb.len() == configs.len()
+        && fa.len() <= reports::PALETTE_LEN
+        && fb.len() <= reports::DASH_COUNT;
+    let look = |c: usize| -> (usize, usize) {
+        match split[c] {
+            Some((a, b)) if grid => (
+                fa.iter().position(|x| *x == a).unwrap_or(0),
+                fb.iter().position(|x| *x == b).unwrap_or(0),
+            ),
+            _ => (c % reports::PALETTE_LEN, c),
         }
-    } else {
-        // Union-find over the compare entries within the figure.
-        fn root(g: &mut [usize], i: usize) -> usize {
-            let mut r = i;
-            while g[r] != r {
-                r = g[r];
-            }
-            g[i] = r;
-            r
-        }
-        for c in &m.compare {
-            if !f.y.contains(&c.metric) {
-                continue;
-            }
-            let (Some(a), Some(b)) = (
-                names.iter().position(|n| *n == c.reference),
-                names.iter().position(|n| *n == c.candidate),
-            ) else {
-                continue;
-            };
-            let (ra, rb) = (root(&mut group, a), root(&mut group, b));
-            group[ra.max(rb)] = ra.min(rb);
-        }
-        for i in 0..group.len() {
-            group[i] = root(&mut group, i);
-        }
-        // Renumber groups 0, 1, .. in order of first appearance.
-        let mut order: Vec<usize> = Vec::new();
-        for g in group.iter_mut() {
-            let k = match order.iter().position(|x| x == g) {
-                Some(k) => k,
-                None => {
-                    order.push(*g);
-                    order.len() - 1
-                }
-            };
-            *g = k;
-        }
-    }
-    if grid {
-        let groups = group.iter().max().map_or(1, |g| g + 1);
-        for (k, s) in series.iter_mut().enumerate() {
-            let i = k / per;
-            let v = variant_of[i].unwrap_or(0) * per + k % per;
-            let wrap = group[i] / 10;
-            s.colour = Some((group[i] + wrap) % 10);
-            s.variant = v + if groups > 10 { wrap } else { 0 };
-        }
-        return;
-    }
-    // Colour per (group, metric): a model and its simulation share one, each
-    // metric of a multi-metric figure has its own. Dashes and marker shapes
-    // count over the whole figure, so coinciding lines of different groups
-    // still differ in dash (drawn solid first, dashed over them).
-    let mut keys: Vec<(usize, usize)> = Vec::new();
-    let (mut lines, mut markers) = (0usize, 0usize);
-    for (k, s) in series.iter_mut().enumerate() {
-        let key = (group[k / per], k % per);
-        let c = match keys.iter().position(|x| *x == key) {
-            Some(c) => c,
-            None => {
-                keys.push(key);
-                keys.len() - 1
-            }
-        };
-        let counter = if s.style == SeriesStyle::Line {
-            &mut lines
+    };
+    // Several simulations of one configuration differ in shape.
+    let mut markers_seen: Vec<usize> = vec![0; configs.len()];
+    for s in series.iter_mut() {
+        let k = key(s);
+        let c = configs.iter().position(|x| *x == k).unwrap_or(0);
+        let (colour, variant) = look(c);
+        s.colour = Some(colour);
+        s.variant = if s.style == SeriesStyle::Line {
+            variant
         } else {
-            &mut markers
+            markers_seen[c] += 1;
+            variant + markers_seen[c] - 1
         };
-        let v = *counter;
-        *counter += 1;
-        // Past 10 colours, shift the cycle so colour and dash/marker never repeat together.
-        s.colour = Some((c + c / 10) % 10);
-        s.variant = v + c / 10;
     }
 }
 
@@ -225,8 +235,11 @@ mod tests {
     use super::*;
     use std::path::Path;
 
-    fn series(style: SeriesStyle) -> FigureSeries {
+    fn series(name: &str, style: SeriesStyle) -> FigureSeries {
         FigureSeries {
+            name: name.to_string(),
+            metric: "L1".to_string(),
+            point_metrics: Vec::new(),
             label: String::new(),
             style,
             points: vec![],
@@ -259,14 +272,87 @@ figures:
 "#,
         );
         let mut s = vec![
-            series(SeriesStyle::Line),
-            series(SeriesStyle::Line),
-            series(SeriesStyle::Markers),
+            series("other", SeriesStyle::Line),
+            series("model", SeriesStyle::Line),
+            series("sim", SeriesStyle::Markers),
         ];
         assign_looks(&m, &m.figures[0], &mut s);
         assert_eq!(s[1].colour, s[2].colour, "model and its simulation");
         assert_ne!(s[0].colour, s[1].colour);
         assert_ne!(s[0].variant, s[1].variant, "two lines, one dash");
+    }
+
+    #[test]
+    fn model_variants_checked_against_one_simulation_get_their_own_colours() {
+        let variants = ["m0", "m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8"];
+        let series_yaml: String = variants
+            .iter()
+            .map(|n| format!("  {n}: {{ solver: credit.ctmc }}\n"))
+            .collect();
+        let compare: String = variants
+            .iter()
+            .map(|n| format!("  - {{ metric: L1, reference: sim, candidate: {n} }}\n"))
+            .collect();
+        let m = manifest(&format!(
+            "id: t\ntitle: g\nversion: 1\nparams: {{ lambda: 5.0, mu1: 6.0, mu2: 8.0, m: 4 }}\nsweep: {{ n: [4, 8] }}\nseries:\n{series_yaml}  sim: {{ solver: credit.sim }}\ncompare:\n{compare}figures:\n  - {{ id: t-L1, x: n, y: L1, series: [{}, sim] }}\n",
+            variants.join(", ")
+        ));
+        let mut s: Vec<FigureSeries> = variants
+            .iter()
+            .map(|n| series(n, SeriesStyle::Line))
+            .collect();
+        s.push(series("sim", SeriesStyle::Markers));
+        assign_looks(&m, &m.figures[0], &mut s);
+        let looks: std::collections::BTreeSet<(Option<usize>, usize)> = s[..9]
+            .iter()
+            .map(|x| (x.colour, x.variant % reports::DASH_COUNT))
+            .collect();
+        assert_eq!(looks.len(), 9, "two variants look alike: {looks:?}");
+        let colours: std::collections::BTreeSet<Option<usize>> =
+            s[..9].iter().map(|x| x.colour).collect();
+        assert_eq!(colours.len(), reports::PALETTE_LEN.min(9));
+        assert_eq!(
+            s[9].colour, s[0].colour,
+            "the simulation takes the first model's colour"
+        );
+    }
+
+    #[test]
+    fn simulations_of_a_grid_take_their_models_colour_and_shape() {
+        let m = manifest(
+            r#"
+id: t
+title: t
+version: 1
+params: { lambda: 5.0, mu1: 6.0, mu2: 8.0, m: 4 }
+sweep: { n: [4, 8] }
+series:
+  s1_a: { solver: credit.ctmc }
+  s1_b: { solver: credit.ctmc, params: { mu2: 4.0 } }
+  s2_a: { solver: credit.ctmc, params: { mu1: 7.0 } }
+  s2_b: { solver: credit.ctmc, params: { mu1: 7.0, mu2: 4.0 } }
+  s3_a: { solver: credit.ctmc, params: { mu1: 9.0 } }
+  s3_b: { solver: credit.ctmc, params: { mu1: 9.0, mu2: 4.0 } }
+  sim_s1_a: { solver: credit.sim }
+  sim_s3_b: { solver: credit.sim, params: { mu1: 9.0, mu2: 4.0 } }
+compare:
+  - { metric: L1, reference: sim_s1_a, candidate: s1_a }
+  - { metric: L1, reference: sim_s3_b, candidate: s3_b }
+figures:
+  - { id: t-L1, x: n, y: L1, series: [s1_a, s1_b, s2_a, s2_b, s3_a, s3_b, sim_s1_a, sim_s3_b] }
+"#,
+        );
+        let names = ["s1_a", "s1_b", "s2_a", "s2_b", "s3_a", "s3_b"];
+        let mut s: Vec<FigureSeries> = names.iter().map(|n| series(n, SeriesStyle::Line)).collect();
+        s.push(series("sim_s1_a", SeriesStyle::Markers));
+        s.push(series("sim_s3_b", SeriesStyle::Markers));
+        assign_looks(&m, &m.figures[0], &mut s);
+        assert_eq!(s[0].colour, s[1].colour, "colour by scenario");
+        assert_ne!(s[0].colour, s[2].colour);
+        assert_eq!(s[0].variant, s[2].variant, "dash by source");
+        assert_ne!(s[0].variant, s[1].variant);
+        assert_eq!((s[6].colour, s[6].variant), (s[0].colour, s[0].variant));
+        assert_eq!((s[7].colour, s[7].variant), (s[5].colour, s[5].variant));
     }
 
     #[test]
@@ -283,7 +369,7 @@ figures:
             "id: t\ntitle: g\nversion: 1\nparams: {{ lambda: 5.0, mu1: 6.0, mu2: 8.0, m: 4 }}\nsweep: {{ n: [4, 8] }}\nseries:\n{series_yaml}figures:\n  - {{ id: t-L1, x: n, y: L1, series: [{}] }}\n",
             names.join(", ")
         ));
-        let mut s: Vec<FigureSeries> = names.iter().map(|_| series(SeriesStyle::Line)).collect();
+        let mut s: Vec<FigureSeries> = names.iter().map(|n| series(n, SeriesStyle::Line)).collect();
         assign_looks(&m, &m.figures[0], &mut s);
         let looks: std::collections::BTreeSet<(Option<usize>, usize)> =
             s.iter().map(|x| (x.colour, x.variant)).collect();

@@ -74,7 +74,9 @@ pub async fn write_full_index(
     mut rendered: BTreeMap<String, reports::IndexExperiment>,
 ) -> anyhow::Result<()> {
     let out_dir = fidelity_dir(results_dir, fidelity);
-    for m in stored_manifests(store, registry).await? {
+    let manifests = stored_manifests(store, registry).await?;
+    let registry = &crate::manifest::with_declared(registry, &manifests);
+    for m in manifests {
         if rendered.contains_key(&m.id) {
             continue;
         }
@@ -223,6 +225,7 @@ mod tests {
             title: id.into(),
             png: String::new(),
             svg: String::new(),
+            alt: String::new(),
             em: None,
         };
         let x = IndexExperiment {

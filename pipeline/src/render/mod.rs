@@ -164,8 +164,9 @@ fn relative_href(from: &Path, to: &Path) -> Option<String> {
 
 /// The model documents behind an experiment: `docs/models/NAME.md` files its
 /// manifest mentions or whose NAME is the family of one of its solvers
-/// (`credit.ctmc` -> `credit.md`). Only files that exist here are linked, so a
-/// results folder moved elsewhere gets no broken links.
+/// (`credit.ctmc` -> `credit.md`). Each is copied into `<out_dir>/models/`
+/// and linked there, so the results folder keeps working links when it is
+/// published or moved on its own.
 fn model_docs(m: &crate::manifest::Manifest, out_dir: &Path) -> Vec<(String, String)> {
     let dir = PathBuf::from("docs/models");
     let mut names: Vec<String> = m
@@ -190,10 +191,22 @@ fn model_docs(m: &crate::manifest::Manifest, out_dir: &Path) -> Vec<(String, Str
     names
         .into_iter()
         .filter_map(|n| {
-            let f = dir.join(format!("{n}.md"));
-            f.is_file()
-                .then(|| relative_href(out_dir, &f).map(|h| (format!("{n}.md"), h)))
-                .flatten()
+            let file = format!("{n}.md");
+            let src = dir.join(&file);
+            if !src.is_file() {
+                return None;
+            }
+            let copy = out_dir.join("models").join(&file);
+            let copied = std::fs::create_dir_all(out_dir.join("models"))
+                .and_then(|()| std::fs::copy(&src, &copy))
+                .is_ok();
+            // Unwritable results folder: link the source instead.
+            let href = if copied {
+                Some(format!("models/{file}"))
+            } else {
+                relative_href(out_dir, &src)
+            };
+            href.map(|h| (file, h))
         })
         .collect()
 }
@@ -228,6 +241,7 @@ fn build(
                 .with_context(|| format!("rendering figure {}", f.id))?;
         }
         index_figs.push(IndexFigure {
+            alt: reports::figure_alt(&f),
             id: f.id.clone(),
             title: f.title.clone(),
             png: format!("figures/{}.png", f.id),

@@ -1,15 +1,33 @@
 //! Tables: error measures (with their summary) and values per point.
 
 use crate::measure::{verdict_of, ExperimentResults, PointStatus};
-use reports::{format_em as fmt_pct, format_percent, format_tick as fmt_num};
+use reports::format_em as fmt_pct;
 use reports::{EmPoint, EmSummaryLine, LongCell, Table};
 use store::ErrorMeasureRow;
 
+/// A value cell at full precision (`v` or `v ± h`): the CSV keeps it exact,
+/// the Markdown and HTML show it rounded (`reports::unify_number_columns`).
 fn fmt_val(v: Option<f64>, hw: Option<f64>) -> String {
     match (v, hw) {
-        (Some(v), Some(h)) if h.is_finite() => format!("{} ± {}", fmt_num(v), fmt_num(h)),
-        (Some(v), _) => fmt_num(v),
+        (Some(v), Some(h)) if h.is_finite() => format!("{v} ± {h}"),
+        (Some(v), _) => v.to_string(),
         (None, _) => "—".into(),
+    }
+}
+
+/// A fraction as a full-precision percentage cell, or "—".
+fn pct(f: Option<f64>) -> String {
+    f.map_or("—".into(), reports::full_percent)
+}
+
+/// The point's axis values, one cell per axis of `axes` (the JSON's own
+/// keys when it has others).
+fn point_cells(point_json: &str, axes: &[String]) -> Vec<String> {
+    match serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(point_json) {
+        Ok(m) if axes.iter().all(|a| m.contains_key(a)) => {
+            axes.iter().map(|a| m[a].to_string()).collect()
+        }
+        _ => vec![point_label(point_json)],
     }
 }
 
@@ -52,33 +70,46 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> anyhow::Result<
         let title = t.title.clone().unwrap_or_else(|| m.title.clone());
         match t.kind {
             crate::manifest::TableKind::ErrorMeasures => {
-                let header = [
-                    "point",
-                    "metric",
-                    "reference",
-                    "reference value (±95% CI)",
-                    "candidate",
-                    "candidate value",
-                    "EM",
-                    "tolerance",
-                    "verdict",
-                ]
-                .map(String::from)
-                .to_vec();
+                // One column per sweep axis (a point without axes: one "point" column).
+                let axes: Vec<String> = if m.axes.is_empty() {
+                    vec!["point".to_string()]
+                } else {
+                    m.axes.clone()
+                };
+                let mut header = axes.clone();
+                header.extend(
+                    [
+                        "metric",
+                        "reference",
+                        "reference value (±95% CI)",
+                        "candidate",
+                        "candidate value",
+                        "EM",
+                        "tolerance",
+                        "verdict",
+                    ]
+                    .map(String::from),
+                );
                 let rows = ems
                     .iter()
                     .map(|e| {
-                        vec![
-                            point_label(&e.point),
+                        let mut row = if m.axes.is_empty() {
+                            vec![point_label(&e.point)]
+                        } else {
+                            point_cells(&e.point, &m.axes)
+                        };
+                        row.resize(axes.len(), "—".into());
+                        row.extend([
                             e.metric.clone(),
                             e.reference.clone(),
                             fmt_val(e.reference_value, e.reference_half_width),
                             e.candidate.clone(),
                             fmt_val(e.candidate_value, None),
-                            fmt_pct(e.em),
-                            e.tolerance.map_or("—".into(), format_percent),
+                            pct(e.em),
+                            pct(e.tolerance),
                             e.verdict.to_string(),
-                        ]
+                        ]);
+                        row
                     })
                     .collect();
                 let notes = em_summary(ems)?
@@ -97,15 +128,13 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> anyhow::Result<
                         )
                     })
                     .collect();
-                let mut table = Table {
+                out.push(Table {
                     id: t.id.clone(),
                     title,
                     header,
                     rows,
                     notes,
-                };
-                reports::unify_number_columns(&mut table);
-                out.push(table);
+                });
             }
             crate::manifest::TableKind::Values => {
                 let series: Vec<String> = if t.series.is_empty() {
@@ -148,15 +177,13 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> anyhow::Result<
                         }
                     }
                 }
-                let mut table = Table {
+                out.push(Table {
                     id: t.id.clone(),
                     title,
                     header,
                     rows,
                     notes,
-                };
-                reports::unify_number_columns(&mut table);
-                out.push(table);
+                });
             }
         }
     }

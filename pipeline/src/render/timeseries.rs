@@ -10,7 +10,7 @@ use solvers::{Kind, Registry};
 fn style(r: &ExperimentResults, registry: &Registry, name: &str, dense: bool) -> SeriesStyle {
     match r.manifest.series(name) {
         None => SeriesStyle::Reference,
-        Some(s) => match registry.get(&s.solver).map(|x| x.kind()) {
+        Some(s) => match r.manifest.solver(&s.solver, registry).map(|x| x.kind()) {
             Some(Kind::Simulation) if dense => SeriesStyle::Trace,
             Some(Kind::Simulation) => SeriesStyle::Markers,
             _ => SeriesStyle::Line,
@@ -45,11 +45,15 @@ pub fn figure(r: &ExperimentResults, f: &FigureSpec, registry: &Registry) -> Fig
                             let v = r.get(0, sname, m).map(|a| Value {
                                 value: a.value,
                                 half_width: a.half_width,
+                                n: a.n,
                             });
                             (x, v)
                         })
                         .collect();
                 series.push(FigureSeries {
+                    name: sname.clone(),
+                    metric: String::new(),
+                    point_metrics: f.y.clone(),
                     colour: None,
                     variant: 0,
                     label: base,
@@ -58,19 +62,32 @@ pub fn figure(r: &ExperimentResults, f: &FigureSpec, registry: &Registry) -> Fig
                 });
             }
             _ => {
-                for y in &f.y {
+                // Each quantity (a flow's throughput) keeps one colour across
+                // series: the hardware marks of F2 in F2's colour. Lines of
+                // the i-th series take the i-th dash, marks one shape per
+                // quantity, so they stay apart in grayscale.
+                let position = f.series.iter().position(|n| n == sname).unwrap_or(0);
+                for (k, y) in f.y.iter().enumerate() {
                     let points = match r.manifest.series(sname) {
                         Some(_) => solver_points(r, f, sname, y),
-                        None => reference_points(r, f, sname, y),
+                        None => reference_points(r, f, sname, y, (k, f.y.len())),
                     };
                     if points.is_empty() {
                         continue;
                     }
+                    let style = style(r, registry, sname, true);
                     series.push(FigureSeries {
-                        colour: None,
-                        variant: 0,
+                        name: sname.clone(),
+                        metric: y.clone(),
+                        point_metrics: Vec::new(),
+                        colour: Some(k),
+                        variant: if style == SeriesStyle::Reference {
+                            k
+                        } else {
+                            position
+                        },
                         label: format!("{base}: {y}"),
-                        style: style(r, registry, sname, true),
+                        style,
                         points,
                     });
                 }
@@ -83,6 +100,7 @@ pub fn figure(r: &ExperimentResults, f: &FigureSpec, registry: &Registry) -> Fig
         xlabel: f.xlabel.clone(),
         ylabel: f.ylabel.clone(),
         log_y: f.log_y,
+        log_x: false,
         series,
     }
 }
@@ -118,18 +136,23 @@ fn solver_points(
                 Some(Value {
                     value: p.y,
                     half_width: None,
+                    n: None,
                 }),
             )
         })
         .collect()
 }
 
-/// Marks for reference values named `<y>_<j>`.
+/// Marks for reference values named `<y>_<j>` (the mean over interval `j`),
+/// in the middle of the interval; the `k`-th of `n` quantities is shifted
+/// by a tenth of an interval per position, so equal values of different
+/// flows sit side by side instead of on top of each other.
 fn reference_points(
     r: &ExperimentResults,
     f: &FigureSpec,
     rname: &str,
     y: &str,
+    (k, n): (usize, usize),
 ) -> Vec<(f64, Option<Value>)> {
     if f.x_per.is_none() {
         return Vec::new();
@@ -143,10 +166,11 @@ fn reference_points(
         .filter_map(|(m, v)| {
             let j: usize = m.strip_prefix(&prefix)?.parse().ok()?;
             Some((
-                j as f64 + 0.55,
+                j as f64 + 0.5 + 0.1 * (k as f64 - (n as f64 - 1.0) / 2.0),
                 Some(Value {
                     value: *v,
                     half_width: None,
+                    n: None,
                 }),
             ))
         })
@@ -162,6 +186,9 @@ pub fn reference_sweep_series(
 ) -> Vec<FigureSeries> {
     f.y.iter()
         .map(|metric| FigureSeries {
+            name: rname.to_string(),
+            metric: metric.clone(),
+            point_metrics: Vec::new(),
             colour: None,
             variant: 0,
             label: if f.y.len() > 1 {
@@ -179,6 +206,7 @@ pub fn reference_sweep_series(
                     let v = r.get(p.index, rname, metric).map(|a| Value {
                         value: a.value,
                         half_width: a.half_width,
+                        n: a.n,
                     });
                     Some((x, v))
                 })

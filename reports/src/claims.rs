@@ -58,8 +58,8 @@ pub fn interval((lo, hi): (f64, f64)) -> String {
 fn status_badge(s: ClaimStatus) -> String {
     let class = match s {
         ClaimStatus::Holds => "pass",
-        ClaimStatus::FailsAsExpected => "xfail",
-        ClaimStatus::Fails | ClaimStatus::UnexpectedlyHolds => "fail",
+        ClaimStatus::FailsAsExpected | ClaimStatus::InconclusiveAtQuick => "xfail",
+        ClaimStatus::Fails | ClaimStatus::UnexpectedlyHolds | ClaimStatus::DecidedAtQuick => "fail",
         ClaimStatus::Inconclusive => "inconclusive",
     };
     format!(r#"<span class="badge {class}">{}</span>"#, s.label())
@@ -123,16 +123,28 @@ pub(crate) fn status_counts(h: &mut String, index: &Index) {
         let n = |s: ClaimStatus| claims.iter().filter(|c| c.status == s).count();
         let _ = writeln!(
             h,
-            "<p class=\"meta\">Claims: {} hold, {} fail as expected, {} fail, {} inconclusive, {} unexpectedly hold; {} sanity checks and {} fits shown apart.</p>",
+            "<p class=\"meta\">Claims: {} hold, {} fail as expected, {} fail, {} inconclusive, {} unexpectedly hold{}; {} sanity checks and {} fits shown apart.</p>",
             n(ClaimStatus::Holds),
             n(ClaimStatus::FailsAsExpected),
             n(ClaimStatus::Fails),
             n(ClaimStatus::Inconclusive),
             n(ClaimStatus::UnexpectedlyHolds),
+            quick_counts(
+                n(ClaimStatus::InconclusiveAtQuick),
+                n(ClaimStatus::DecidedAtQuick)
+            ),
             claims.iter().filter(|c| c.sanity.is_some()).count(),
             claims.iter().filter(|c| c.fit.is_some()).count(),
         );
     }
+}
+
+/// The `quick:` marks' part of a count line: empty when no claim is marked.
+pub fn quick_counts(as_marked: usize, decided: usize) -> String {
+    if as_marked + decided == 0 {
+        return String::new();
+    }
+    format!(", {as_marked} inconclusive at --quick as marked, {decided} decided at --quick although marked")
 }
 
 /// The values a claim was judged on: aggregate comparisons in full, per-point
@@ -240,6 +252,13 @@ fn claim_row(h: &mut String, c: &IndexClaim) {
     if let Some(w) = &c.why {
         let _ = write!(expect, "<br><span class=\"notes\">{}</span>", e(w));
     }
+    if let Some(q) = c.quick_expect {
+        let _ = write!(
+            expect,
+            "<br>at --quick: expected {q}<br><span class=\"notes\">{}</span>",
+            e(c.quick_why.as_deref().unwrap_or(""))
+        );
+    }
     let _ = writeln!(
         h,
         "<tr><td>{who}</td><td class=\"pred\">{pred}</td><td>{}</td><td>{} <span class=\"notes\">({})</span></td><td>{expect}</td></tr>",
@@ -269,7 +288,13 @@ fn change(h: &mut String, what: &str, d: &IndexClaimChange, now: Option<&IndexCl
         e(&d.first_evaluated),
         e(&d.last_evaluated),
         d.last_verdict,
-        now.map_or(String::new(), |c| format!("; now <code>{}</code>", e(&c.holds)))
+        now.map_or(String::new(), |c| format!(
+            "; now <code>{}</code>{}",
+            e(if c.definition.is_empty() { &c.holds } else { &c.definition }),
+            c.first_evaluated
+                .as_ref()
+                .map_or(String::new(), |t| format!(" (evaluated since {})", e(t)))
+        ))
     );
 }
 

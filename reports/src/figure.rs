@@ -174,18 +174,18 @@ pub fn render_figure_with(
     let path = |ext: &str| out_dir.join(format!("{}.{ext}", fig.id));
     let png = path("png");
     let bytes = crate::vector::png(&tree).map_err(draw_err)?;
-    std::fs::write(&png, bytes).map_err(|e| write_err(&png, e))?;
+    crate::write_atomic(&png, bytes).map_err(|e| write_err(&png, e))?;
     let svg_path = path("svg");
     let with_hover = match svg.rfind("</svg>") {
         Some(i) => format!("{}{hover}{}", &svg[..i], &svg[i..]),
         None => svg.clone(),
     };
-    std::fs::write(&svg_path, with_hover).map_err(|e| write_err(&svg_path, e))?;
+    crate::write_atomic(&svg_path, with_hover).map_err(|e| write_err(&svg_path, e))?;
     let pdf = path("pdf");
     let bytes = crate::vector::pdf(&tree).map_err(draw_err)?;
-    std::fs::write(&pdf, bytes).map_err(|e| write_err(&pdf, e))?;
+    crate::write_atomic(&pdf, bytes).map_err(|e| write_err(&pdf, e))?;
     let csv = path("csv");
-    std::fs::write(&csv, figure_csv(fig)?).map_err(|e| write_err(&csv, e))?;
+    crate::write_atomic(&csv, figure_csv(fig)?).map_err(|e| write_err(&csv, e))?;
     Ok(vec![png, svg_path, pdf, csv])
 }
 

@@ -657,7 +657,7 @@ pub fn write_index(index: &Index, path: &Path) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
     }
-    std::fs::write(path, index_html(index)).map_err(|e| write_err(path, e))
+    crate::write_atomic(path, index_html(index)).map_err(|e| write_err(path, e))
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@
 //! `cargo run --release -p reports --example demo [dir]` renders samples of all.
 
 mod aggregate;
+mod atomic;
 mod axis;
 mod claims;
 mod export;
@@ -27,13 +28,15 @@ mod frame;
 mod index;
 mod legend;
 mod options;
+mod records;
 mod style;
 mod table;
 mod vector;
 mod versions;
 
 pub use aggregate::{em_summary_lines, output_em, pivot_cells, EmPoint, LongCell};
-pub use claims::interval as format_interval;
+pub use atomic::{copy_atomic, write_atomic, AtomicFile};
+pub use claims::{interval as format_interval, quick_counts};
 pub use export::{axis_columns, tidy_json, write_tidy_csv, TIDY_HEADER, TIDY_TAIL};
 pub use figure::{figure_alt, figure_csv, figure_size_px, render_figure, render_figure_with};
 pub use fonts::{ensure_fonts, FAMILY as FONT_FAMILY};
@@ -41,9 +44,10 @@ pub use format::TickFormat;
 pub use format::{format_em, format_percent, format_tick, unify_number_columns};
 pub use frame::{tidy_frame, write_arrow, write_parquet, FRAME_HEAD, FRAME_TAIL};
 pub use index::{html_escape, index_html, write_index};
-pub use options::{FigureOptions, LegendPosition, Length};
+pub use options::{FigureOptions, FigureOverrides, LegendPosition, Length};
 /// The data-frame type of [`tidy_frame`] and [`compare_frame`].
 pub use polars::prelude::DataFrame;
+pub use records::{Records, Values};
 pub use style::{DASH_COUNT, PALETTE_LEN};
 pub use table::{table_csv, table_markdown, write_table};
 pub use vector::PNG_SCALE;
@@ -218,6 +222,12 @@ pub struct IndexClaim {
     pub points: Option<String>,
     pub expect: verdicts::Expectation,
     pub why: Option<String>,
+    /// `quick:` mark: the verdict expected at `--quick` (inconclusive) and
+    /// why (the quick numbers); shown beside `expect`.
+    #[serde(default)]
+    pub quick_expect: Option<verdicts::Verdict>,
+    #[serde(default)]
+    pub quick_why: Option<String>,
     pub note: Option<String>,
     /// Why it cannot fail (a sanity check), if so.
     pub sanity: Option<String>,
@@ -232,6 +242,13 @@ pub struct IndexClaim {
     pub steps: Vec<IndexClaimStep>,
     /// Earlier definitions that had results.
     pub history: Vec<IndexClaimChange>,
+    /// The current definition (canonical JSON, as the ledger keeps it).
+    #[serde(default)]
+    pub definition: String,
+    /// When the current definition was first evaluated (RFC 3339), from the
+    /// ledger; `None` before it is recorded.
+    #[serde(default)]
+    pub first_evaluated: Option<String>,
 }
 
 /// One comparison a claim made: both sides as intervals (lo, hi).

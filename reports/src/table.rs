@@ -228,8 +228,8 @@ pub fn write_table(table: &Table, out_dir: &Path) -> Result<Vec<PathBuf>> {
     })?;
     std::fs::create_dir_all(out_dir).map_err(|e| write_err(out_dir, e))?;
     let md = out_dir.join(format!("{}.md", table.id));
-    std::fs::write(&md, table_markdown(table)).map_err(|e| write_err(&md, e))?;
+    crate::write_atomic(&md, table_markdown(table)).map_err(|e| write_err(&md, e))?;
     let csv = out_dir.join(format!("{}.csv", table.id));
-    std::fs::write(&csv, table_csv(table)?).map_err(|e| write_err(&csv, e))?;
+    crate::write_atomic(&csv, table_csv(table)?).map_err(|e| write_err(&csv, e))?;
     Ok(vec![md, csv])
 }

@@ -5,8 +5,102 @@ use serde::de::DeserializeOwned;
 
 /// Deserialises a solver's typed parameter struct (which should use
 /// `#[serde(deny_unknown_fields)]`), turning serde's message into a `SolveError`.
+/// An error inside a parameter names it (`parameter `K`: invalid type:
+/// string "NaN", expected a number`; issue 32: serde's own message named
+/// none); unknown and missing keys keep serde's message, which names them.
 pub fn parse<T: DeserializeOwned>(params: &serde_json::Value) -> Result<T, SolveError> {
-    serde_json::from_value(params.clone()).map_err(|e| SolveError::BadParams(e.to_string()))
+    serde_path_to_error::deserialize(params).map_err(|e| {
+        let path = e.path().to_string();
+        let msg = plain_serde_message(&e.inner().to_string());
+        let names_itself = msg.starts_with("unknown field") || msg.starts_with("missing field");
+        if path.is_empty() || path == "." || names_itself {
+            SolveError::BadParams(msg)
+        } else {
+            SolveError::BadParams(format!("parameter `{path}`: {msg}"))
+        }
+    })
+}
+
+/// serde's message in the user's words: the names of the types it was
+/// reading (`expected struct RawFlow`, `untagged enum OneOrMany`, `f64`)
+/// become what the user writes (a mapping, a number). Used for solver
+/// parameters and for manifests (issue 32: `RawManifest` and `RawPrecision`
+/// reached users).
+pub fn plain_serde_message(msg: &str) -> String {
+    const WORDS: [(&str, &str); 13] = [
+        ("f64", "a number"),
+        ("f32", "a number"),
+        ("u8", "a whole number"),
+        ("u16", "a whole number"),
+        ("u32", "a whole number"),
+        ("u64", "a whole number"),
+        ("usize", "a whole number"),
+        ("i8", "a whole number"),
+        ("i16", "a whole number"),
+        ("i32", "a whole number"),
+        ("i64", "a whole number"),
+        ("isize", "a whole number"),
+        ("char", "a single character"),
+    ];
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while !rest.is_empty() {
+        // A whole word starting here (the previous character is no identifier's).
+        let at_word = !out.chars().next_back().is_some_and(ident);
+        let word: &str = &rest[..rest.find(|c: char| !ident(c)).unwrap_or(rest.len())];
+        if at_word && !word.is_empty() {
+            let after = &rest[word.len()..];
+            let named = |kw: &str| -> Option<usize> {
+                if word != kw || !after.starts_with(' ') {
+                    return None;
+                }
+                let name = &after[1..];
+                let n = name.find(|c: char| !ident(c)).unwrap_or(name.len());
+                (n > 0).then_some(word.len() + 1 + n)
+            };
+            const UNTAGGED: &str = "any variant of untagged ";
+            if out.ends_with(UNTAGGED) {
+                if let Some(n) = named("enum") {
+                    out.truncate(out.len() - UNTAGGED.len());
+                    out.push_str("any accepted form");
+                    rest = &rest[n..];
+                    continue;
+                }
+            }
+            if let Some(n) = named("struct") {
+                out.push_str("a mapping");
+                rest = &rest[n..];
+                continue;
+            }
+            if let Some(n) = named("enum") {
+                out.push_str("one of the accepted names");
+                rest = &rest[n..];
+                continue;
+            }
+            if out.ends_with("expected ") {
+                if let Some((_, plain)) = WORDS.iter().find(|(w, _)| *w == word) {
+                    out.push_str(plain);
+                    rest = &rest[word.len()..];
+                    continue;
+                }
+            }
+        }
+        let c = rest.chars().next().unwrap_or(' ');
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+/// A number as a message shows it: plain in [1e-4, 1e9), else in
+/// scientific notation (Rust prints 1e308 with 309 digits).
+pub fn show(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-4..1e9).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
 }
 
 /// `x` must be finite and > 0.
@@ -14,11 +108,14 @@ pub fn positive(name: &str, x: f64) -> Result<f64, SolveError> {
     if !x.is_finite() {
         return Err(SolveError::param(
             name,
-            format!("must be a finite number, got {x}"),
+            format!("must be a finite number, got {}", show(x)),
         ));
     }
     if x <= 0.0 {
-        return Err(SolveError::param(name, format!("must be > 0, got {x}")));
+        return Err(SolveError::param(
+            name,
+            format!("must be > 0, got {}", show(x)),
+        ));
     }
     Ok(x)
 }
@@ -28,7 +125,7 @@ pub fn non_negative(name: &str, x: f64) -> Result<f64, SolveError> {
     if !x.is_finite() || x < 0.0 {
         return Err(SolveError::param(
             name,
-            format!("must be a finite number >= 0, got {x}"),
+            format!("must be a finite number >= 0, got {}", show(x)),
         ));
     }
     Ok(x)
@@ -39,7 +136,7 @@ pub fn at_least(name: &str, x: f64, min: f64) -> Result<f64, SolveError> {
     if !x.is_finite() || x < min {
         return Err(SolveError::param(
             name,
-            format!("must be a finite number >= {min}, got {x}"),
+            format!("must be a finite number >= {min}, got {}", show(x)),
         ));
     }
     Ok(x)
@@ -50,7 +147,7 @@ pub fn probability(name: &str, x: f64) -> Result<f64, SolveError> {
     if !x.is_finite() || !(0.0..=1.0).contains(&x) {
         return Err(SolveError::param(
             name,
-            format!("must lie in [0, 1], got {x}"),
+            format!("must lie in [0, 1], got {}", show(x)),
         ));
     }
     Ok(x)
@@ -62,13 +159,13 @@ pub fn count(name: &str, x: f64, min: u64) -> Result<usize, SolveError> {
     if !x.is_finite() || x.fract() != 0.0 {
         return Err(SolveError::param(
             name,
-            format!("must be a whole number, got {x}"),
+            format!("must be a whole number, got {}", show(x)),
         ));
     }
     if x < min as f64 {
         return Err(SolveError::param(
             name,
-            format!("must be >= {min}, got {x}"),
+            format!("must be >= {min}, got {}", show(x)),
         ));
     }
     if x > 1e9 {
@@ -187,4 +284,80 @@ pub fn over_budget(budget: u64) -> SolveError {
     SolveError::Numerical(format!(
         "the simulation exceeded its budget of {budget} events (four times its estimate); refusing to run on"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 32 item 5: serde's messages named internal types and no parameter.
+    #[test]
+    fn serde_messages_name_no_internal_type() {
+        for (msg, want) in [
+            (
+                "invalid type: string \"NaN\", expected f64",
+                "invalid type: string \"NaN\", expected a number",
+            ),
+            (
+                "invalid type: sequence, expected struct RawManifest",
+                "invalid type: sequence, expected a mapping",
+            ),
+            (
+                "invalid value: integer `-1`, expected u32",
+                "invalid value: integer `-1`, expected a whole number",
+            ),
+            (
+                "data did not match any variant of untagged enum OneOrMany",
+                "data did not match any accepted form",
+            ),
+            (
+                "invalid type: map, expected enum FigureKind",
+                "invalid type: map, expected one of the accepted names",
+            ),
+            // Words that only look like type names stay.
+            (
+                "unknown field `f64x`, expected one of `u32`, `struct`",
+                "unknown field `f64x`, expected one of `u32`, `struct`",
+            ),
+            ("missing field `lambda`", "missing field `lambda`"),
+        ] {
+            assert_eq!(plain_serde_message(msg), want, "{msg}");
+        }
+    }
+
+    #[test]
+    fn a_type_error_names_its_parameter() {
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct P {
+            k: f64,
+            #[serde(default)]
+            flows: Vec<F>,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct F {
+            src: f64,
+        }
+        let e = |v: serde_json::Value| match parse::<P>(&v) {
+            Err(SolveError::BadParams(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            e(serde_json::json!({"k": "NaN"})),
+            "parameter `k`: invalid type: string \"NaN\", expected a number"
+        );
+        assert_eq!(
+            e(serde_json::json!({"k": 1, "flows": [{"src": 1}, {"src": []}]})),
+            "parameter `flows[1].src`: invalid type: sequence, expected a number"
+        );
+        assert_eq!(
+            e(serde_json::json!({"k": 1, "flows": 3})),
+            "parameter `flows`: invalid type: integer `3`, expected a sequence"
+        );
+        // Unknown and missing keys: serde's message, which names them.
+        assert!(e(serde_json::json!({"k": 1, "bogus": 2})).starts_with("unknown field `bogus`"));
+        assert_eq!(e(serde_json::json!({})), "missing field `k`");
+    }
 }

@@ -617,3 +617,82 @@ fn every_catalogue_section_and_erratum_cited_exists() {
     let found = missing_catalogue_anchors(&anchors, "x", text);
     assert_eq!(found.len(), 4, "{found:?}");
 }
+
+/// What a render file does that render must not: read the store (a `Store`,
+/// or anything `async`: every store call is), or call into measure (a
+/// `measure::` path that names a function rather than a type: render draws
+/// what measure produced, it does not measure again).
+fn render_violations(file: &str, text: &str) -> Vec<String> {
+    let mut bad = Vec::new();
+    let word = |code: &str, w: &str| {
+        code.match_indices(w).any(|(i, _)| {
+            let before = code[..i].chars().next_back();
+            let after = code[i + w.len()..].chars().next();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+    };
+    for (i, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        for w in ["Store", "async", "await"] {
+            if word(code, w) {
+                bad.push(format!("{file}:{}: `{w}`: render reads no store", i + 1));
+            }
+        }
+        let mut rest = code;
+        while let Some(k) = rest.find("measure::") {
+            rest = &rest[k + "measure::".len()..];
+            let names: Vec<String> = match rest.strip_prefix('{') {
+                Some(group) => group
+                    .split('}')
+                    .next()
+                    .unwrap_or("")
+                    .split(',')
+                    .map(|item| item.trim().rsplit("::").next().unwrap_or("").to_string())
+                    .collect(),
+                None => {
+                    let path: String = rest
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                        .collect();
+                    vec![path.rsplit("::").next().unwrap_or("").to_string()]
+                }
+            };
+            for n in names {
+                let first = n.chars().next();
+                if first.is_some_and(|c| !c.is_ascii_uppercase()) && n != "self" {
+                    bad.push(format!(
+                        "{file}:{}: `measure::..{n}`: render uses measure's types, never its functions",
+                        i + 1
+                    ));
+                }
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn render_reads_no_store_and_measures_nothing() {
+    let mut files = Vec::new();
+    rust_files(&root().join("pipeline/src/render"), &mut files);
+    assert!(files.len() >= 5, "found only {} render files", files.len());
+    let bad: Vec<String> = files
+        .iter()
+        .flat_map(|f| {
+            let text = std::fs::read_to_string(f).expect("a readable source file");
+            render_violations(&f.display().to_string(), &text)
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "render must draw what measure produced (docs/ARCHITECTURE.md):\n{}",
+        bad.join("\n")
+    );
+    // The checker finds each form.
+    let sample = "use crate::measure::{ExperimentResults, collect_at};\n\
+                  pub async fn f(s: &Store) { crate::measure::precision::replications(); }\n\
+                  use crate::measure::compare::Comparison; // Store in a comment\n";
+    let found = render_violations("x.rs", sample);
+    assert_eq!(found.len(), 4, "{found:#?}");
+}

@@ -269,6 +269,11 @@ series:
             continue;
         }
         let l = repro(p.path(), &["list"]);
+        if !l.status.success() {
+            // The run is still creating the store (schema, migrations):
+            // `list` refuses a half-made store; ask again.
+            continue;
+        }
         // The run is --quick: read the right-aligned "cached quick" column,
         // found by where its header ends.
         let out = stdout(&l);

@@ -152,6 +152,40 @@ static SERIAL: Mutex<()> = Mutex::new(());
 /// reports them so that a run that only ever hits validation is visible.
 static SOLVED: AtomicUsize = AtomicUsize::new(0);
 static LOADED: AtomicUsize = AtomicUsize::new(0);
+/// What each solver answered in `fuzz_solver_params`: ok, ok with a note
+/// (such as metrics left out as undefined), saturated, undefined, refused (a
+/// parameter error), failed (a numerical or stability error), cancelled (at
+/// the deadline). Printed at the end, for docs/limits.md.
+static OUTCOMES: Mutex<std::collections::BTreeMap<String, [usize; 7]>> =
+    Mutex::new(std::collections::BTreeMap::new());
+const OUTCOME_NAMES: [&str; 7] = [
+    "ok",
+    "ok with a note",
+    "saturated",
+    "undefined",
+    "refused",
+    "failed",
+    "cancelled",
+];
+
+fn count_outcome(solver: &str, r: &Result<solvers::Outcome, solvers::SolveError>) {
+    use solvers::{SolveError, Status};
+    let i = match r {
+        Ok(o) => match o.status {
+            Status::Ok if o.note.is_some() => 1,
+            Status::Ok => 0,
+            Status::Saturated => 2,
+            Status::Undefined => 3,
+        },
+        Err(SolveError::InvalidParam { .. } | SolveError::BadParams(_)) => 4,
+        Err(SolveError::Cancelled) => 6,
+        Err(_) => 5,
+    };
+    if let Ok(mut m) = OUTCOMES.lock() {
+        m.entry(solver.to_string()).or_default()[i] += 1;
+    }
+}
+
 /// Inputs generated so far by the running fuzz test (printed as it goes, so
 /// a long run that is stopped still records how far it got).
 static GENERATED: AtomicUsize = AtomicUsize::new(0);
@@ -535,6 +569,7 @@ fn check_solve(
         eprintln!("SLOW solver input: {solver} took {wall:?} wall, {took:?} CPU on {params}");
     }
     let r = r.map_err(|_| TestCaseError::fail(format!("{solver} panicked on {params}")))?;
+    count_outcome(solver, &r);
     prop_assert!(
         took < WATCHDOG,
         "{solver} took {took:?} of CPU ({wall:?} wall) on {params}"
@@ -599,9 +634,16 @@ fn fuzz_solver_params() {
     let skip: Vec<String> = std::env::var("REPRO_FUZZ_SKIP")
         .map(|v| v.split(',').map(|s| s.trim().to_string()).collect())
         .unwrap_or_default();
+    // REPRO_FUZZ_ONLY=a,b fuzzes only these solvers (a campaign per solver).
+    let only: Vec<String> = std::env::var("REPRO_FUZZ_ONLY")
+        .map(|v| v.split(',').map(|s| s.trim().to_string()).collect())
+        .unwrap_or_default();
+    let wanted = |name: &str| {
+        !skip.iter().any(|k| k == name) && (only.is_empty() || only.iter().any(|k| k == name))
+    };
     let solvers: Vec<(String, Vec<&'static str>)> = registry
         .iter()
-        .filter(|s| !skip.iter().any(|k| k == s.name()))
+        .filter(|s| wanted(s.name()))
         .map(|s| {
             (
                 s.name().to_string(),
@@ -610,7 +652,12 @@ fn fuzz_solver_params() {
         })
         .collect();
     let mut seeds = seeds(&registry);
-    seeds.retain(|(name, _)| !skip.contains(name));
+    seeds.retain(|(name, _)| wanted(name));
+    assert!(
+        !solvers.is_empty(),
+        "no solver left to fuzz (REPRO_FUZZ_ONLY, REPRO_FUZZ_SKIP)"
+    );
+    OUTCOMES.lock().unwrap_or_else(|e| e.into_inner()).clear();
     let n = cases(1000);
     let mut runner = TestRunner::new(config(n));
     // Either a shipped parameter set with a few keys changed, removed or
@@ -675,6 +722,11 @@ fn fuzz_solver_params() {
         SOLVED.load(Ordering::Relaxed),
         started.elapsed()
     );
+    eprintln!("outcomes per solver ({}):", OUTCOME_NAMES.join(" / "));
+    for (name, c) in OUTCOMES.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        let c: Vec<String> = c.iter().map(usize::to_string).collect();
+        eprintln!("  {name}: {}", c.join(" / "));
+    }
     result.unwrap();
     assert_eq!(FINDINGS.swap(0, Ordering::Relaxed), 0, "findings (above)");
 }

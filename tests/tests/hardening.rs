@@ -40,18 +40,6 @@ fn repro_guarded(dir: &Path, args: &[&str]) -> Output {
     }
 }
 
-/// Asserts exit code 2 (bad input) and returns stderr.
-fn refused(o: &Output) -> String {
-    let err = stderr(o);
-    assert_eq!(
-        o.status.code(),
-        Some(2),
-        "stdout:\n{}\nstderr:\n{err}",
-        stdout(o)
-    );
-    err
-}
-
 fn manifest(sweep: &str, series: &str) -> String {
     format!(
         "id: m\ntitle: t\nversion: 1\nparams: {{ lambda: 5.0, mu1: 6.0, mu2: 8.0, n: 4, m: 4 }}\nsweep:\n{sweep}series:\n{series}"

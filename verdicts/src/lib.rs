@@ -124,13 +124,22 @@ pub enum ClaimStatus {
     Inconclusive,
     /// Expected to fail, holds: the expectation must be updated deliberately.
     UnexpectedlyHolds,
+    /// A `--quick` run of a claim marked `quick: { expect: inconclusive }`:
+    /// inconclusive, as its mark says (the mark's `why:` gives the numbers).
+    InconclusiveAtQuick,
+    /// A `--quick` run of a claim marked `quick: { expect: inconclusive }`
+    /// decided it (holds or fails): the mark must be removed deliberately.
+    DecidedAtQuick,
 }
 
 named_enum!(ClaimStatus, "claim status",
     Holds => "holds", FailsAsExpected => "fails-as-expected", Fails => "fails",
-    Inconclusive => "inconclusive", UnexpectedlyHolds => "unexpectedly-holds");
+    Inconclusive => "inconclusive", UnexpectedlyHolds => "unexpectedly-holds",
+    InconclusiveAtQuick => "inconclusive-at-quick", DecidedAtQuick => "decided-at-quick");
 
 impl ClaimStatus {
+    /// The status of a verdict against the claim's `expect:` (a full-fidelity
+    /// run, or a claim without a `quick:` mark).
     pub fn of(verdict: Verdict, expect: Expectation) -> ClaimStatus {
         match (verdict, expect) {
             (Verdict::Holds, Expectation::Holds) => ClaimStatus::Holds,
@@ -141,9 +150,25 @@ impl ClaimStatus {
         }
     }
 
+    /// The status of a verdict at a fidelity: `quick_mark` is true when the
+    /// run is `--quick` and the claim is marked `quick: { expect:
+    /// inconclusive }`. Then inconclusive is what is expected and a decided
+    /// verdict is not (like an unexpected pass of a strict xfail); otherwise
+    /// `expect:` applies ([`ClaimStatus::of`]).
+    pub fn at(verdict: Verdict, expect: Expectation, quick_mark: bool) -> ClaimStatus {
+        match (quick_mark, verdict) {
+            (false, _) => ClaimStatus::of(verdict, expect),
+            (true, Verdict::Inconclusive) => ClaimStatus::InconclusiveAtQuick,
+            (true, Verdict::Holds | Verdict::Fails) => ClaimStatus::DecidedAtQuick,
+        }
+    }
+
     /// The verdict differs from the expectation: what makes `repro check` exit 1.
     pub fn is_unexpected(self) -> bool {
-        !matches!(self, ClaimStatus::Holds | ClaimStatus::FailsAsExpected)
+        !matches!(
+            self,
+            ClaimStatus::Holds | ClaimStatus::FailsAsExpected | ClaimStatus::InconclusiveAtQuick
+        )
     }
 
     /// Words for a person ("fails as expected").
@@ -154,6 +179,8 @@ impl ClaimStatus {
             ClaimStatus::Fails => "FAILS",
             ClaimStatus::Inconclusive => "inconclusive",
             ClaimStatus::UnexpectedlyHolds => "UNEXPECTEDLY HOLDS",
+            ClaimStatus::InconclusiveAtQuick => "inconclusive at --quick, as marked",
+            ClaimStatus::DecidedAtQuick => "DECIDED AT --quick",
         }
     }
 }
@@ -313,8 +340,25 @@ mod tests {
         ];
         for (v, e, s, bad) in cases {
             assert_eq!(S::of(v, e), s);
+            assert_eq!(S::at(v, e, false), s);
             assert_eq!(s.is_unexpected(), bad, "{s}");
         }
+    }
+
+    #[test]
+    fn a_quick_mark_expects_inconclusive_whatever_expect_says() {
+        use ClaimStatus as S;
+        for e in Expectation::ALL {
+            assert_eq!(
+                S::at(Verdict::Inconclusive, *e, true),
+                S::InconclusiveAtQuick
+            );
+            assert!(!S::InconclusiveAtQuick.is_unexpected());
+            for v in [Verdict::Holds, Verdict::Fails] {
+                assert_eq!(S::at(v, *e, true), S::DecidedAtQuick, "{v} {e}");
+            }
+        }
+        assert!(S::DecidedAtQuick.is_unexpected());
     }
 
     #[test]

@@ -8,7 +8,7 @@
 use crate::plan::{Plan, Task};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use solvers::{Fidelity, Kind, Outcome, Registry, SolveError, Status, TaskContext};
+use solvers::{Fidelity, Outcome, Registry, SolveError, Status, TaskContext};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -155,38 +155,8 @@ pub async fn execute(
         total: plan.tasks.len(),
         ..Default::default()
     };
-    let keys: Vec<String> = plan.tasks.iter().map(|t| t.key.clone()).collect();
-    let cached = if opts.force {
-        Default::default()
-    } else {
-        store
-            .cached_keys(&keys)
-            .await
-            .context("reading the cache")?
-    };
-    summary.cached = cached.len();
-    let mut todo: Vec<Task> = plan
-        .tasks
-        .iter()
-        .filter(|t| !cached.contains(&t.key))
-        .cloned()
-        .collect();
-    // Longest expected first: stored wall times where known, simulations before models.
-    let walls = store
-        .wall_times(&keys)
-        .await
-        .context("reading wall times")?;
-    todo.sort_by(|a, b| {
-        let wa = walls
-            .get(&a.key)
-            .copied()
-            .unwrap_or(if a.kind == Kind::Simulation { 1e3 } else { 0.0 });
-        let wb = walls
-            .get(&b.key)
-            .copied()
-            .unwrap_or(if b.kind == Kind::Simulation { 1e3 } else { 0.0 });
-        wb.total_cmp(&wa)
-    });
+    let (todo, cached) = super::todo(plan, store, opts.force).await?;
+    summary.cached = cached;
 
     // On a terminal: a bar whose fixed parts take about 40 columns and whose
     // `wide_bar` takes the rest of the terminal's width, so it never wraps.

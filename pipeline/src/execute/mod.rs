@@ -1,7 +1,8 @@
 //! Execute: run the tasks of a plan that the store does not hold yet.
 //!
-//! Every executor implements [`Executor`] and shares one unit of work
-//! ([`run_task`], the same code and seed everywhere): [`Local`] (this process,
+//! Every executor implements [`Executor`], starts from the same tasks
+//! ([`todo`]: the plan minus what the store holds, longest first) and shares
+//! one unit of work ([`run_task`], the same code and seed everywhere): [`Local`] (this process,
 //! `--jobs` at a time), and [`queue::Queued`], which puts the tasks on the
 //! store's task queue for `repro worker` processes started in this process
 //! (`--executor queue`) or as an sbatch job array (`--executor slurm`,
@@ -12,9 +13,11 @@ pub mod local;
 mod programs;
 pub mod queue;
 pub mod slurm;
+mod todo;
 
 pub(crate) use local::record;
 pub use local::{execute, run_task, ExecOptions, ExecSummary};
+pub use todo::todo;
 
 use crate::plan::Plan;
 use solvers::Registry;

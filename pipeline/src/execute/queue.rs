@@ -308,38 +308,6 @@ pub enum Launch {
     Slurm(crate::execute::slurm::SlurmOptions),
 }
 
-/// The tasks of `plan` that must run (not cached, or all with `force`),
-/// longest expected first, as the local executor orders them.
-pub async fn todo(plan: &Plan, store: &Store, force: bool) -> anyhow::Result<(Vec<Task>, usize)> {
-    let keys: Vec<String> = plan.tasks.iter().map(|t| t.key.clone()).collect();
-    let cached = if force {
-        HashSet::new()
-    } else {
-        store
-            .cached_keys(&keys)
-            .await
-            .context("reading the cache")?
-    };
-    let walls = store
-        .wall_times(&keys)
-        .await
-        .context("reading wall times")?;
-    let mut todo: Vec<(Task, f64)> = plan
-        .tasks
-        .iter()
-        .filter(|t| !cached.contains(&t.key))
-        .map(|t| {
-            let w = walls
-                .get(&t.key)
-                .copied()
-                .unwrap_or(if t.kind == Kind::Simulation { 1e3 } else { 0.0 });
-            (t.clone(), w)
-        })
-        .collect();
-    todo.sort_by(|a, b| b.1.total_cmp(&a.1));
-    Ok((todo.into_iter().map(|(t, _)| t).collect(), cached.len()))
-}
-
 /// `--executor queue` and `--executor slurm`: the tasks go on the store's
 /// queue and workers (in this process, or an sbatch job array) run them.
 #[derive(Debug, Clone)]
@@ -376,7 +344,7 @@ pub async fn execute_queued(
         ))
         .into());
     }
-    let (todo, cached) = todo(plan, store, force).await?;
+    let (todo, cached) = exec::todo(plan, store, force).await?;
     let walls = store
         .wall_times(&todo.iter().map(|t| t.key.clone()).collect::<Vec<_>>())
         .await?;

@@ -167,3 +167,79 @@ fn unknown_metrics_are_refused_where_they_are_named() {
         "{e}"
     );
 }
+
+#[test]
+fn a_quick_mark_says_inconclusive_with_why_or_is_refused() {
+    let quick = |body: &str| format!("{CLAIM}    quick:\n{body}");
+    let m = load(&quick(
+        "      expect: inconclusive\n      why: \"at --quick 1.2 ± 0.3 (2 replications)\"\n",
+    ))
+    .unwrap();
+    let c = &m.claims[0];
+    assert_eq!(
+        c.quick.as_ref().map(|q| q.why.as_str()),
+        Some("at --quick 1.2 ± 0.3 (2 replications)")
+    );
+    // The claim's own expectation is untouched; the mark applies at quick only.
+    assert_eq!(c.expect, Expectation::Holds);
+    assert!(c.quick_applies(solvers::Fidelity::Quick));
+    assert!(!c.quick_applies(solvers::Fidelity::Full));
+    assert!(!m.claims[1].quick_applies(solvers::Fidelity::Quick));
+    // The mark is part of the definition; an unmarked claim's definition has
+    // no `quick` key, so definitions written before marks keep their hashes.
+    let d = c.definition(None);
+    assert_eq!(d["quick"]["expect"], "inconclusive");
+    assert_eq!(d["quick"]["why"], "at --quick 1.2 ± 0.3 (2 replications)");
+    let unmarked = load(CLAIM).unwrap().claims[0].definition(None);
+    assert!(unmarked.get("quick").is_none(), "{unmarked}");
+    let mut without = d.clone();
+    without.as_object_mut().unwrap().remove("quick");
+    assert_eq!(without, unmarked);
+
+    let line = BASE.lines().count() + 7; // the `quick:` line
+    let cases = [
+        (
+            "      expect: holds\n      why: \"w\"\n",
+            "claims.0.quick.expect",
+            line + 1,
+            "`holds` is not allowed",
+        ),
+        (
+            "      expect: fails\n      why: \"w\"\n",
+            "claims.0.quick.expect",
+            line + 1,
+            "only says `expect: inconclusive`",
+        ),
+        (
+            "      why: \"w\"\n",
+            "claims.0.quick",
+            line,
+            "needs `expect: inconclusive`",
+        ),
+        (
+            "      expect: inconclusive\n",
+            "claims.0.quick.why",
+            line,
+            "needs `why:`",
+        ),
+        (
+            "      expect: inconclusive\n      why: \"  \"\n",
+            "claims.0.quick.why",
+            line + 2,
+            "must not be empty",
+        ),
+        (
+            "      expect: inconclusive\n      why: \"w\"\n      replications: 3\n",
+            "replications",
+            line + 3,
+            "unknown field",
+        ),
+    ];
+    for (body, key, at, says) in cases {
+        let e = err(&quick(body));
+        assert!(
+            e.starts_with(&format!("t1.yaml:{at}:")) && e.contains(key) && e.contains(says),
+            "{body}: {e} (want line {at}, key {key}, {says:?})"
+        );
+    }
+}

@@ -81,7 +81,8 @@ impl Ctx<'_> {
 /// (`series.sim.replications: invalid type ...`) and names unknown and
 /// missing fields in backticks.
 pub(super) fn yaml_error(file: &Path, text: &str, e: &serde_yaml::Error) -> ManifestError {
-    let msg = e.to_string();
+    // No internal type names (`expected struct RawQuick`) in what users read.
+    let msg = solvers::params::plain_serde_message(&e.to_string());
     // serde_yaml appends " at line L column C" itself; keep the message short.
     let msg = match msg.find(" at line ") {
         Some(i) => msg[..i].to_string(),

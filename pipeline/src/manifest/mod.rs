@@ -12,12 +12,14 @@
 
 pub mod catalogue;
 pub mod claims;
+mod classify;
 mod discover;
 pub mod figure;
 pub mod limits;
 mod locate;
 pub mod metrics;
 mod parse;
+mod precision;
 pub mod predicate;
 mod programs;
 mod raw;
@@ -26,7 +28,7 @@ mod sweep;
 mod validate;
 mod values;
 
-pub use claims::{Calibrated, Claim};
+pub use claims::{Calibrated, Claim, QuickMark};
 pub use discover::{discover, load_all, load_or_input_error, unknown_id_message};
 pub use figure::FigureKind;
 pub use locate::locate;
@@ -163,6 +165,8 @@ pub struct Figure {
     pub kind: FigureKind,
     pub x_per: Option<String>,
     pub x_values: Vec<f64>,
+    /// How it is drawn (`layout:`; cosmetic: in no task key).
+    pub layout: reports::FigureOptions,
 }
 
 /// One point of the sweep: its index in sweep order and the axis values.

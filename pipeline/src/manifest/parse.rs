@@ -3,14 +3,14 @@
 
 use super::claims::{self, ClaimScope};
 use super::locate::{yaml_error, Ctx};
-use super::metrics::{known_metric, some_series_makes, MetricKnowledge};
+use super::metrics::{known_metric, reference_metrics, some_series_makes, MetricKnowledge};
+use super::precision::precision;
 use super::programs::{self as declare, Files};
-use super::raw::{OneOrMany, RawManifest, RawPrecision, RawQuick};
+use super::raw::{OneOrMany, RawManifest, RawQuick};
 use super::sweep::build_sweep;
-use super::validate::check_schema;
+use super::validate::{check_schema, check_types};
 use super::values::{check_id, check_name, check_text, mapping_to_params, shorten};
 use super::{figure, limits, reference, Figure, Manifest, ManifestError, Series, TableKind};
-use super::{Precision, PrecisionTarget};
 use serde_yaml::Mapping;
 use solvers::Registry;
 use std::collections::BTreeSet;
@@ -37,61 +37,6 @@ pub fn load(path: &Path, registry: &Registry) -> Result<Manifest, ManifestError>
         .read_to_string(&mut text)
         .map_err(io_err)?;
     parse(path, &text, registry)
-}
-
-/// Checks a series' `precision:` (the metric's name is checked against the
-/// solver's outputs only when results arrive: solvers declare no metric list).
-fn precision(
-    ctx: &Ctx,
-    key: &str,
-    p: &RawPrecision,
-    kind: solvers::Kind,
-    replications: u32,
-) -> Result<Precision, ManifestError> {
-    if kind != solvers::Kind::Simulation {
-        return Err(ctx.err(key, "only a simulation series can have a precision target"));
-    }
-    check_name(ctx, &format!("{key}.metric"), &p.metric)?;
-    let positive = |k: &str, v: f64| {
-        if v.is_finite() && v > 0.0 {
-            Ok(v)
-        } else {
-            Err(ctx.err(
-                &format!("{key}.{k}"),
-                format!("must be a finite number > 0 (got {v})"),
-            ))
-        }
-    };
-    let target = match (p.rel_half_width, p.half_width) {
-        (Some(r), None) => PrecisionTarget::Relative(positive("rel_half_width", r)?),
-        (None, Some(h)) => PrecisionTarget::Absolute(positive("half_width", h)?),
-        _ => return Err(ctx.err(
-            key,
-            "give exactly one of rel_half_width (relative to the mean) and half_width (absolute)",
-        )),
-    };
-    let max = p.max_replications;
-    let mkey = format!("{key}.max_replications");
-    if max < replications.max(2) {
-        return Err(ctx.err(
-            &mkey,
-            format!("must be >= 2 and >= the series' replications ({replications})"),
-        ));
-    }
-    if max > limits::MAX_REPLICATIONS {
-        return Err(ctx.err(
-            &mkey,
-            format!(
-                "{max} replications; the limit is {}",
-                limits::MAX_REPLICATIONS
-            ),
-        ));
-    }
-    Ok(Precision {
-        metric: p.metric.clone(),
-        target,
-        max_replications: max,
-    })
 }
 
 fn too_big(path: &Path, size: u64) -> ManifestError {
@@ -127,6 +72,7 @@ fn parse_as(
     registry: &Registry,
     files: Files,
 ) -> Result<Manifest, ManifestError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text); // a UTF-8 BOM: no part of a key
     if text.len() as u64 > limits::MAX_FILE_BYTES {
         return Err(too_big(path, text.len() as u64));
     }
@@ -258,6 +204,17 @@ fn parse_as(
             &axes,
             &raw.sweep,
         )?;
+        check_types(
+            &ctx,
+            name,
+            solver.as_ref(),
+            &params,
+            &sparams,
+            &qparams,
+            &axes,
+            &raw.sweep,
+            &points,
+        )?;
         let mut sparams = sparams;
         sparams.extend(declare::check_series(
             &ctx, name, &declared, &s.solver, &params, &sparams, &qparams, &axes, &points,
@@ -274,7 +231,6 @@ fn parse_as(
             precision,
         });
     }
-    declare::check_metrics(&ctx, &raw, &declared)?;
     let tasks = (points.len() as u64).saturating_mul(tasks_per_point);
     if tasks > limits::MAX_TASKS {
         return Err(ctx.err(
@@ -313,6 +269,7 @@ fn parse_as(
     let series_names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
     let references = reference::parse(path, text, &raw.reference_data, &series_names)?;
     let knowledge = MetricKnowledge::new(&series, registry);
+    reference_metrics(&ctx, &knowledge, &references)?;
     for s in &series {
         if let Some(p) = &s.precision {
             let key = format!("series.{}.precision.metric", s.name);
@@ -444,7 +401,12 @@ fn parse_as(
                 )?;
             }
         }
+        let layout = f.layout.unwrap_or_default();
+        layout
+            .validate()
+            .map_err(|msg| ctx.err(&format!("{key}.layout.font_size"), msg))?;
         figures.push(Figure {
+            layout,
             id: f.id.clone(),
             title: f.title.clone().unwrap_or_else(|| raw.title.clone()),
             x: f.x.clone(),

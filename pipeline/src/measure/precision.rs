@@ -75,7 +75,7 @@ pub fn next_round(
     for s in m.series.iter().filter(|s| simulation(s)) {
         let cap = cap(s, resolve);
         for p in &m.points {
-            let n = replications(r, p.index, &s.name);
+            let n = r.replications(p.index, &s.name);
             if n >= cap || r.status.get(&(p.index, s.name.clone())) != Some(&PointStatus::Done) {
                 continue;
             }
@@ -112,13 +112,6 @@ pub fn next_round(
     out
 }
 
-/// Replications stored for a point of a series (its planned task keys).
-pub fn replications(r: &ExperimentResults, point: usize, series: &str) -> u32 {
-    r.keys
-        .get(&(point, series.to_string()))
-        .map_or(0, |k| k.len() as u32)
-}
-
 /// Precision targets not met at the cap: (series, point index, replications,
 /// half-width, target), for the run's summary ("stops at the cap and says so").
 pub fn unmet(r: &ExperimentResults) -> Vec<(String, usize, u32, Option<f64>, f64)> {
@@ -129,7 +122,7 @@ pub fn unmet(r: &ExperimentResults) -> Vec<(String, usize, u32, Option<f64>, f64
             let Some(a) = r.get(p.index, &s.name, &pr.metric) else {
                 continue;
             };
-            let n = replications(r, p.index, &s.name);
+            let n = r.replications(p.index, &s.name);
             let target = pr.target.half_width_for(a.value);
             let hw = if n >= 2 { a.half_width } else { None };
             if hw.is_none_or(|h| h > target) {
@@ -160,7 +153,7 @@ pub fn report(
         let counts: Vec<u32> = m
             .points
             .iter()
-            .map(|p| replications(r, p.index, &s.name))
+            .map(|p| r.replications(p.index, &s.name))
             .collect();
         let planned = match fidelity {
             solvers::Fidelity::Quick => s.quick_replications.unwrap_or(s.replications),

@@ -12,7 +12,7 @@ use reports::html_escape;
 use store::ErrorMeasureRow;
 
 fn bad(r: &ErrorMeasureRow) -> bool {
-    crate::measure::verdict_of(r).is_bad()
+    r.verdict.is_bad()
 }
 
 /// One offending point, as a line of the failure text.
@@ -74,7 +74,8 @@ fn case(
 
 /// One claim as a test case: its verdict, expectation, status and
 /// classification as properties; a failure when the verdict differs from the
-/// expectation; an expected failure is reported as skipped (as pytest's xfail).
+/// expectation; an expected failure, and a claim inconclusive at `--quick` as
+/// its `quick:` mark says, are reported as skipped (as pytest's xfail).
 fn claim_case(xml: &mut String, c: &ClaimResult) -> bool {
     xml.push_str(&format!(
         "    <testcase classname=\"{}\" name=\"{}\">\n      <properties>\n",
@@ -88,6 +89,10 @@ fn claim_case(xml: &mut String, c: &ClaimResult) -> bool {
         ("entries", c.entries.join(", ")),
         ("holds", c.holds.clone()),
     ];
+    if let (Some(q), Some(w)) = (c.quick_expect, &c.quick_why) {
+        props.push(("quick_expect", q.to_string()));
+        props.push(("quick_why", w.clone()));
+    }
     if let Some(s) = &c.sanity {
         props.push(("sanity", s.clone()));
     }
@@ -103,9 +108,16 @@ fn claim_case(xml: &mut String, c: &ClaimResult) -> bool {
     xml.push_str("      </properties>\n");
     let failed = c.status.is_unexpected();
     if failed {
+        let expected = match c.status {
+            verdicts::ClaimStatus::DecidedAtQuick => format!(
+                "{} at --quick, expected inconclusive there: remove `quick:`",
+                c.verdict
+            ),
+            _ => format!("expected {}", c.expect),
+        };
         xml.push_str(&format!(
             "      <failure message=\"{}\" type=\"claim\">{}</failure>\n",
-            html_escape(&format!("{} (expected {})", c.status.label(), c.expect)),
+            html_escape(&format!("{} ({expected})", c.status.label())),
             html_escape(&format!(
                 "{}\n{}{}",
                 c.holds,
@@ -115,14 +127,20 @@ fn claim_case(xml: &mut String, c: &ClaimResult) -> bool {
                     .map_or(String::new(), |r| format!("\n{r}"))
             ))
         ));
-    } else if c.status == verdicts::ClaimStatus::FailsAsExpected {
-        xml.push_str(&format!(
-            "      <skipped message=\"{}\"/>\n",
-            html_escape(&format!(
-                "fails as expected: {}",
-                c.why.as_deref().unwrap_or("")
-            ))
-        ));
+    } else {
+        let skipped = match c.status {
+            verdicts::ClaimStatus::FailsAsExpected => Some(("fails as expected", &c.why)),
+            verdicts::ClaimStatus::InconclusiveAtQuick => {
+                Some(("inconclusive at --quick as marked", &c.quick_why))
+            }
+            _ => None,
+        };
+        if let Some((what, why)) = skipped {
+            xml.push_str(&format!(
+                "      <skipped message=\"{}\"/>\n",
+                html_escape(&format!("{what}: {}", why.as_deref().unwrap_or("")))
+            ));
+        }
     }
     xml.push_str("    </testcase>\n");
     failed

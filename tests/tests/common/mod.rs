@@ -84,6 +84,18 @@ pub fn ok(o: &Output) -> String {
     stderr(o)
 }
 
+/// Asserts exit code 2 (bad input) and returns stderr.
+pub fn refused(o: &Output) -> String {
+    let err = stderr(o);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "stdout:\n{}\nstderr:\n{err}",
+        stdout(o)
+    );
+    err
+}
+
 /// Parses "N tasks: C cached, R run (S saturated), F failed" from the summary line.
 pub fn summary(stderr: &str) -> (usize, usize, usize, usize) {
     let line = stderr

@@ -31,7 +31,7 @@
 mod checks;
 mod facts;
 
-pub(super) use checks::{check_metrics, check_series};
+pub(super) use checks::check_series;
 pub use facts::{code_fact, declared_in, dir_fact, facts_of, CodeRecord};
 
 use super::locate::Ctx;

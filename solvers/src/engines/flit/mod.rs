@@ -30,6 +30,7 @@
 //! The engine knows nothing of serde or JSON; `systems/torus` maps parameters
 //! to a [`Scenario`] and [`Counters`] to an outcome.
 
+mod batch;
 mod bounds;
 mod sim;
 pub mod torus;

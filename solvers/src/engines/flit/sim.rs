@@ -22,6 +22,7 @@
 #[path = "relay.rs"]
 mod relay;
 
+use super::batch::Batches;
 use super::torus::below;
 use super::{Destinations, Injection, Leg, LinkTiming, Routing, Scenario, Source, Topology};
 use crate::des::{ci95, Stream};
@@ -530,17 +531,8 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     let mut rng = Stream::new(sc.seed, 0);
     let (mut gen, mut next_t) = Gen::new(sc, dests, n_src, &mut rng)?;
     let mut c = Counters::new(n_ch, n_slots);
-    let mut b_group = vec![(0.0f64, 0u64); if n_groups > 1 { n_groups } else { 0 }];
-    let mut b_gwait = vec![0.0f64; b_group.len()];
-    let mut b_wait = vec![(0.0f64, 0u64); n_slots];
+    let mut batches = Batches::new(sc, n_src, n_groups, n_slots, n_ch);
     let mut ch_flits = vec![0u64; n_ch];
-    let mut ch_flits_at_warm = vec![0u64; n_ch];
-    let mut warm_done = sc.run.warmup == 0;
-    let mut warm_count = 0u64;
-    let mut warm_cycle = 0u64;
-    // Current batch.
-    let (mut b_n, mut b_lat, mut b_net, mut b_hops, mut b_flits, mut b_start) =
-        (0u64, 0.0f64, 0.0f64, 0.0f64, 0u64, 0u64);
     let mut last_progress = 0u64;
     let mut in_net = 0u64;
     let mut order_rot = 0usize;
@@ -599,58 +591,10 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 )? {
                     continue;
                 }
-                c.flits_delivered += 1;
-                b_flits += 1;
+                batches.flit(&mut c);
                 if f & 1 == 1 {
-                    let msg = msgs[m];
-                    c.msgs_delivered += 1;
                     free_msgs.push(m as u32);
-                    if !warm_done {
-                        warm_count += 1;
-                        if warm_count >= sc.run.warmup {
-                            warm_done = true;
-                            warm_cycle = cycle;
-                            ch_flits_at_warm.copy_from_slice(&ch_flits);
-                            b_start = cycle;
-                            b_flits = 0;
-                            b_wait.iter_mut().for_each(|g| *g = (0.0, 0));
-                        }
-                    } else {
-                        b_n += 1;
-                        b_lat += (cycle - msg.gen) as f64;
-                        b_net += (cycle + 1 - msg.inject) as f64;
-                        b_hops += msg.hops as f64;
-                        if n_groups > 1 {
-                            let g = &mut b_group[msg.group as usize];
-                            g.0 += (cycle - msg.gen) as f64;
-                            g.1 += 1;
-                            b_gwait[msg.group as usize] +=
-                                msg.inject.saturating_sub(msg.gen + 1) as f64;
-                        }
-                        if b_n >= sc.run.batch_len {
-                            if n_groups > 1 {
-                                c.group_latency.push(b_group.clone());
-                                b_group.iter_mut().for_each(|g| *g = (0.0, 0));
-                                c.group_wait.push(b_gwait.clone());
-                                b_gwait.iter_mut().for_each(|g| *g = 0.0);
-                            }
-                            if n_slots > 0 {
-                                c.relay_wait.push(b_wait.clone());
-                                b_wait.iter_mut().for_each(|g| *g = (0.0, 0));
-                            }
-                            let span = (cycle + 1 - b_start).max(1) as f64;
-                            c.latency.push(b_lat / b_n as f64);
-                            c.network_latency.push(b_net / b_n as f64);
-                            c.hops.push(b_hops / b_n as f64);
-                            c.throughput.push(b_flits as f64 / (n_src as f64 * span));
-                            b_n = 0;
-                            b_lat = 0.0;
-                            b_net = 0.0;
-                            b_hops = 0.0;
-                            b_flits = 0;
-                            b_start = cycle + 1;
-                        }
-                    }
+                    batches.message(&msgs[m], cycle, &ch_flits, &mut c);
                 }
             } else {
                 let at = i as usize;
@@ -900,10 +844,8 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                                 let msg = &mut msgs[m as usize];
                                 if msg.legs == 0 {
                                     msg.inject = cycle;
-                                } else if warm_done && n_slots > 0 {
-                                    let w = &mut b_wait[dests.relay_slot(r32)];
-                                    w.0 += (cycle - msg.enq) as f64;
-                                    w.1 += 1;
+                                } else if n_slots > 0 {
+                                    batches.relay_wait(dests.relay_slot(r32), cycle - msg.enq);
                                 }
                                 msg.legs += 1;
                                 c.msgs_waiting -= 1;
@@ -1011,16 +953,7 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         cycle += 1;
     }
     c.cycles = cycle + 1;
-    if warm_done {
-        c.measured_cycles = c.cycles - warm_cycle;
-        for (x, (a, b)) in c
-            .channel_flits
-            .iter_mut()
-            .zip(ch_flits.iter().zip(&ch_flits_at_warm))
-        {
-            *x = a - b;
-        }
-    }
+    batches.finish(&ch_flits, &mut c);
     c.flits_in_network = in_net;
     c.flits_at_sources = inj_left
         .iter()

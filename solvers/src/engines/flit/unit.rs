@@ -33,6 +33,7 @@
 //!   in which the general loop's timing wheel lands them, so batches close
 //!   on the same flit.
 
+use super::batch::Batches;
 use super::sim::{bits_in, generate, set_bit, Counters, Finish, Gen, Msg, Wiring, NONE};
 use super::{Destinations, Injection, Routing, Scenario};
 use crate::des::Stream;
@@ -164,16 +165,8 @@ pub(super) fn run<R: Routing, D: Destinations>(
     let mut rng = Stream::new(sc.seed, 0);
     let (mut gen, mut next_t) = Gen::new(sc, dests, n_src, &mut rng)?;
     let mut c = Counters::new(n_ch, n_slots);
-    let mut b_group = vec![(0.0f64, 0u64); if n_groups > 1 { n_groups } else { 0 }];
-    let mut b_gwait = vec![0.0f64; b_group.len()];
-    let mut b_wait = vec![(0.0f64, 0u64); n_slots];
+    let mut batches = Batches::new(sc, n_src, n_groups, n_slots, n_ch);
     let mut ch_flits = vec![0u64; n_ch];
-    let mut ch_flits_at_warm = vec![0u64; n_ch];
-    let mut warm_done = sc.run.warmup == 0;
-    let mut warm_count = 0u64;
-    let mut warm_cycle = 0u64;
-    let (mut b_n, mut b_lat, mut b_net, mut b_hops, mut b_flits, mut b_start) =
-        (0u64, 0.0f64, 0.0f64, 0.0f64, 0u64, 0u64);
     let mut last_progress = 0u64;
     let mut in_net = 0u64;
     let mut order_rot = 0usize;
@@ -192,63 +185,15 @@ pub(super) fn run<R: Routing, D: Destinations>(
         // destination leave, in the order they were sent.
         for &(d, m, tail) in &deliv {
             in_net -= 1;
-            c.flits_delivered += 1;
-            b_flits += 1;
+            batches.flit(&mut c);
             if tail {
                 // The output VC that fed the tail is free next cycle, when
                 // its credit is back (marked whether or not a header waits
                 // there now: one may land or be injected before then).
                 let ur = vc[d as usize].up_router as usize;
                 amark_next[ur >> 6] |= 1 << (ur & 63);
-                let msg = msgs[m as usize];
-                c.msgs_delivered += 1;
                 free_msgs.push(m);
-                if !warm_done {
-                    warm_count += 1;
-                    if warm_count >= sc.run.warmup {
-                        warm_done = true;
-                        warm_cycle = cycle;
-                        ch_flits_at_warm.copy_from_slice(&ch_flits);
-                        b_start = cycle;
-                        b_flits = 0;
-                        b_wait.iter_mut().for_each(|g| *g = (0.0, 0));
-                    }
-                } else {
-                    b_n += 1;
-                    b_lat += (cycle - msg.gen) as f64;
-                    b_net += (cycle + 1 - msg.inject) as f64;
-                    b_hops += msg.hops as f64;
-                    if n_groups > 1 {
-                        let g = &mut b_group[msg.group as usize];
-                        g.0 += (cycle - msg.gen) as f64;
-                        g.1 += 1;
-                        b_gwait[msg.group as usize] +=
-                            msg.inject.saturating_sub(msg.gen + 1) as f64;
-                    }
-                    if b_n >= sc.run.batch_len {
-                        if n_groups > 1 {
-                            c.group_latency.push(b_group.clone());
-                            b_group.iter_mut().for_each(|g| *g = (0.0, 0));
-                            c.group_wait.push(b_gwait.clone());
-                            b_gwait.iter_mut().for_each(|g| *g = 0.0);
-                        }
-                        if n_slots > 0 {
-                            c.relay_wait.push(b_wait.clone());
-                            b_wait.iter_mut().for_each(|g| *g = (0.0, 0));
-                        }
-                        let span = (cycle + 1 - b_start).max(1) as f64;
-                        c.latency.push(b_lat / b_n as f64);
-                        c.network_latency.push(b_net / b_n as f64);
-                        c.hops.push(b_hops / b_n as f64);
-                        c.throughput.push(b_flits as f64 / (n_src as f64 * span));
-                        b_n = 0;
-                        b_lat = 0.0;
-                        b_net = 0.0;
-                        b_hops = 0.0;
-                        b_flits = 0;
-                        b_start = cycle + 1;
-                    }
-                }
+                batches.message(&msgs[m as usize], cycle, &ch_flits, &mut c);
             }
         }
         deliv.clear();
@@ -502,16 +447,7 @@ pub(super) fn run<R: Routing, D: Destinations>(
         cycle += 1;
     }
     c.cycles = cycle + 1;
-    if warm_done {
-        c.measured_cycles = c.cycles - warm_cycle;
-        for (x, (a, b)) in c
-            .channel_flits
-            .iter_mut()
-            .zip(ch_flits.iter().zip(&ch_flits_at_warm))
-        {
-            *x = a - b;
-        }
-    }
+    batches.finish(&ch_flits, &mut c);
     c.flits_in_network = in_net;
     c.flits_at_sources = inj_left
         .iter()

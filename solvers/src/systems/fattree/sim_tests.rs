@@ -534,3 +534,35 @@ fn output_variant_conserves_and_reaches_past_the_fifo_saturation() {
     }
     assert!(get(&o, "W_d") > 0.1 * get(&o, "W_c"));
 }
+
+/// The stop rule: a completed run whose latency half-width exceeds
+/// `max_rel_half_width` of its mean is `undefined` with the numbers in its
+/// note; below the bound the outcome is the run's own, unchanged.
+#[test]
+fn stop_rule_marks_an_imprecise_point_undefined() {
+    let plain = solve(fig45a(json!({"lambda1": 0.0005})));
+    assert_eq!(plain.status, crate::Status::Ok);
+    let (l, hw) = (
+        get(&plain, "latency"),
+        plain.metrics["latency"].half_width.unwrap(),
+    );
+    assert!(hw > 0.0);
+    let loose = solve(fig45a(
+        json!({"lambda1": 0.0005, "max_rel_half_width": 2.0 * hw / l}),
+    ));
+    assert_eq!(loose, plain);
+    let tight = solve(fig45a(
+        json!({"lambda1": 0.0005, "max_rel_half_width": 0.5 * hw / l}),
+    ));
+    assert_eq!(tight.status, crate::Status::Undefined);
+    assert!(tight.metrics.is_empty());
+    let note = tight.note.unwrap();
+    assert!(
+        note.contains("not a steady point") && note.contains(&format!("{l:.4}")),
+        "{note}"
+    );
+    for bad in [json!(0.0), json!(-1.0), json!("x")] {
+        let p = fig45a(json!({"lambda1": 0.0005, "max_rel_half_width": bad}));
+        assert!(MulticlusterSim.solve(&p, &ctx(3)).is_err());
+    }
+}

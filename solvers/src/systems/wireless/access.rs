@@ -22,9 +22,8 @@
 use super::flow::{Flow, OutputMethod, OutputRule};
 use super::{
     access_probability, access_rate, group_loss, group_sojourn, mmpp_docs, ratio, service_kind,
-    sim_length_docs, source_kind, source_mmpp, ServiceKind, SimLength, SourceKind,
+    sim_length_docs, source_kind, source_mmpp, Replications, ServiceKind, SimLength, SourceKind,
 };
-use crate::des::BatchStats;
 use crate::engines::qnet::{self, Entity, EntityId, Hop, Markov, Source};
 use crate::params::{count, parse, positive};
 use crate::traffic::mmpp::Mmpp2;
@@ -357,6 +356,36 @@ impl Access {
                 .map(|i| self.k_r as f64 / self.mu_mr(i))
                 .sum::<f64>();
         (2.0 * drain).max(10.0)
+    }
+
+    /// The default warm-up is derived from the slot times: when it alone
+    /// makes a run too long (issue 32: `t_wlan: 1e308` gave an infinite
+    /// warm-up and blamed `horizon`), the error names the slot time behind
+    /// the longer drain, `t_wlan` (stations and APs) or `t_mesh` (rings).
+    fn check_default_warmup(&self, len: &SimLength, offered: f64) -> Result<(), SolveError> {
+        let no_warmup = SimLength {
+            warmup: 0.0,
+            ..*len
+        };
+        if len.check_work(offered).is_ok() || no_warmup.check_work(offered).is_err() {
+            return Ok(());
+        }
+        let wlan = self.k_s as f64 / self.mu_station() + self.k_a as f64 / self.mu_ap();
+        let mesh: f64 = (1..=self.rings)
+            .map(|i| self.k_r as f64 / self.mu_mr(i))
+            .sum();
+        let (field, t) = if wlan >= mesh {
+            ("t_wlan", self.t_wlan)
+        } else {
+            ("t_mesh", self.t_mesh)
+        };
+        Err(SolveError::param(
+            field,
+            format!(
+                "{field} = {t:e} s makes the default warm-up (twice the time full buffers take to drain) {:.3e} s, too long for the packet limit of a run; give a smaller {field} or a `warmup`",
+                len.warmup
+            ),
+        ))
     }
 
     pub fn station_flow(&self) -> Flow {
@@ -891,7 +920,10 @@ impl Solver for AccessSimSolver {
         // service on large networks).
         // 4: qnet draws each service time one service ahead, which changes
         // the order of an entity's service and routing draws.
-        4
+        // 5: a mean over no packets is undefined with a note (was 0), and a
+        // horizon expecting no packet is refused (issue 32); every run in
+        // which each metric saw a packet gives the results of version 4.
+        5
     }
     fn kind(&self) -> Kind {
         Kind::Simulation
@@ -945,7 +977,12 @@ impl Solver for AccessSimSolver {
                 horizon: 40.0,
             },
         )?;
-        len.check_work(((a.n * a.n - 1) * a.stations) as f64 * a.mmpp.mean_rate())?;
+        let offered = ((a.n * a.n - 1) * a.stations) as f64 * a.mmpp.mean_rate();
+        if p.warmup.is_none() {
+            a.check_default_warmup(&len, offered)?;
+        }
+        len.check_work(offered)?;
+        len.check_not_empty(offered)?;
         let layout = access_layout(&a, routing)?;
         simulate(&a, &layout, service, len, ctx)
     }
@@ -959,7 +996,7 @@ fn simulate(
     ctx: &TaskContext,
 ) -> Result<Outcome, SolveError> {
     let names = ring_metrics(a.rings);
-    let mut stats = BatchStats::new(&names);
+    let mut reps = Replications::new(&names);
     let run_len = qnet::RunLength {
         warmup: len.warmup,
         horizon: len.horizon,
@@ -988,11 +1025,9 @@ fn simulate(
         for (i, size) in sizes.iter().enumerate().skip(1) {
             v.push(c.groups[ring_group(i)].arrivals as f64 / c.window / *size as f64);
         }
-        stats.push(&v);
+        reps.push(&v);
     }
-    stats
-        .into_outcome(Outcome::new())
-        .checked("wlan_access.sim")
+    reps.into_outcome(&len, "wlan_access.sim")
 }
 
 #[cfg(test)]

@@ -19,9 +19,8 @@
 use super::flow::Flow;
 use super::{
     access_probability, access_rate, group_sojourn, mmpp_docs, ratio, service_kind,
-    sim_length_docs, source_kind, source_mmpp, ServiceKind, SimLength, SourceKind,
+    sim_length_docs, source_kind, source_mmpp, Replications, ServiceKind, SimLength, SourceKind,
 };
-use crate::des::BatchStats;
 use crate::engines::qnet::{self, Entity, EntityId, Hop, Markov, Source};
 use crate::params::{count, parse, positive};
 use crate::traffic::mmpp::Mmpp2;
@@ -693,7 +692,10 @@ impl Solver for MeshSimSolver {
         // service on large networks).
         // 4: qnet draws each service time one service ahead, which changes
         // the order of an entity's service and routing draws.
-        4
+        // 5: a mean over no packets is undefined with a note (was 0), and a
+        // horizon expecting no packet is refused (issue 32); every run in
+        // which each metric saw a packet gives the results of version 4.
+        5
     }
     fn kind(&self) -> Kind {
         Kind::Simulation
@@ -751,7 +753,9 @@ impl Solver for MeshSimSolver {
                 layout.max_rho
             )));
         }
-        len.check_work(m.total_stations() as f64 * m.mmpp.mean_rate())?;
+        let offered = m.total_stations() as f64 * m.mmpp.mean_rate();
+        len.check_work(offered)?;
+        len.check_not_empty(offered)?;
         simulate(&layout, service, len, ctx)
     }
 }
@@ -762,7 +766,7 @@ fn simulate(
     len: SimLength,
     ctx: &TaskContext,
 ) -> Result<Outcome, SolveError> {
-    let mut stats = BatchStats::new(&SIM_METRICS);
+    let mut reps = Replications::new(&SIM_METRICS);
     let run_len = qnet::RunLength {
         warmup: len.warmup,
         horizon: len.horizon,
@@ -775,7 +779,7 @@ fn simulate(
             return Ok(Outcome::saturated());
         }
         let cl = c.classes[0];
-        stats.push(&[
+        reps.push(&[
             ratio(cl.delay_sum, cl.delivered),
             group_sojourn(&c, G_STATION),
             group_sojourn(&c, G_AP_UP),
@@ -784,7 +788,7 @@ fn simulate(
             cl.delivered as f64 / c.window,
         ]);
     }
-    stats.into_outcome(Outcome::new()).checked("wlan_mesh.sim")
+    reps.into_outcome(&len, "wlan_mesh.sim")
 }
 
 impl Mesh {

@@ -12,10 +12,11 @@
 //! `engines::qnet`. Equations, catalogue choices and departures from the
 //! thesis: docs/models/wireless.md.
 
+use crate::des::BatchStats;
 use crate::engines::qnet::{self, Counters};
 use crate::params::{count, non_negative, positive};
 use crate::traffic::mmpp::Mmpp2;
-use crate::{Fidelity, ParamDoc, Registry, SolveError, TaskContext};
+use crate::{Fidelity, Outcome, ParamDoc, Registry, SolveError, TaskContext};
 
 pub mod access;
 pub mod flow;
@@ -173,6 +174,23 @@ impl SimLength {
         })
     }
 
+    /// Refuses a horizon in which a replication expects no packet at all: its
+    /// statistics would be means over nothing.
+    pub(crate) fn check_not_empty(&self, packets_per_second: f64) -> Result<(), SolveError> {
+        let expected = self.horizon * packets_per_second;
+        if expected < 1.0 {
+            return Err(SolveError::param(
+                "horizon",
+                format!(
+                    "must be >= {:.3e} s: a replication of {} s expects {expected:.3e} packets at the offered {packets_per_second:.3e} packets/s (at least 1 needed)",
+                    1.0 / packets_per_second,
+                    self.horizon
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// Refuses runs whose expected number of generated packets exceeds the
     /// bound (the work of a simulation is proportional to it).
     pub(crate) fn check_work(&self, packets_per_second: f64) -> Result<(), SolveError> {
@@ -224,21 +242,75 @@ pub(crate) fn mmpp_docs() -> Vec<ParamDoc> {
     v
 }
 
-/// Mean of a per-packet quantity over one replication; 0 when nothing was observed.
+/// Mean of a per-packet quantity over one replication; NaN when nothing was
+/// observed (a mean over no packets is no number, not 0: [`Replications`]
+/// leaves such a metric out with a note).
 pub(crate) fn ratio(sum: f64, n: u64) -> f64 {
     if n == 0 {
-        0.0
+        f64::NAN
     } else {
         sum / n as f64
     }
 }
 
-/// Per-group mean sojourn.
+/// Per-group mean sojourn (NaN when no packet departed).
 pub(crate) fn group_sojourn(c: &Counters, g: usize) -> f64 {
     ratio(c.groups[g].sojourn_sum, c.groups[g].departures)
 }
 
-/// Per-group loss fraction.
+/// Per-group loss fraction (NaN when no packet arrived).
 pub(crate) fn group_loss(c: &Counters, g: usize) -> f64 {
     ratio(c.groups[g].drops as f64, c.groups[g].arrivals)
+}
+
+/// The per-replication values of a wireless simulation's metrics, combined
+/// into means with CIs across replications. A metric that is NaN in any
+/// replication (a mean over no packets, see [`ratio`]) is undefined: it is
+/// left out of the outcome, and the outcome's note names it (issue 32: such
+/// runs used to report 0 ± 0).
+pub(crate) struct Replications {
+    names: Vec<&'static str>,
+    stats: BatchStats,
+    empty: Vec<bool>,
+}
+
+impl Replications {
+    pub(crate) fn new(names: &[&'static str]) -> Self {
+        Replications {
+            names: names.to_vec(),
+            stats: BatchStats::new(names),
+            empty: vec![false; names.len()],
+        }
+    }
+
+    /// One replication's values, in the order of the names.
+    pub(crate) fn push(&mut self, values: &[f64]) {
+        for (e, x) in self.empty.iter_mut().zip(values) {
+            *e |= x.is_nan();
+        }
+        self.stats.push(values);
+    }
+
+    pub(crate) fn into_outcome(self, len: &SimLength, solver: &str) -> Result<Outcome, SolveError> {
+        let mut out = self.stats.into_outcome(Outcome::new());
+        let undefined: Vec<&str> = self
+            .names
+            .iter()
+            .zip(&self.empty)
+            .filter(|(_, e)| **e)
+            .map(|(n, _)| *n)
+            .collect();
+        if !undefined.is_empty() {
+            for n in &undefined {
+                out.metrics.remove(*n);
+            }
+            out.note = Some(format!(
+                "undefined (a mean over no packets, not 0): {} observed nothing in at least one of {} replications of {} s after warmup",
+                undefined.join(", "),
+                len.replications,
+                len.horizon
+            ));
+        }
+        out.checked(solver)
+    }
 }

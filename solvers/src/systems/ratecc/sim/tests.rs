@@ -332,3 +332,19 @@ fn metrics_units_and_the_fixed_point_of_reading_s() {
     assert_eq!(g(&o, "marks"), 0.0);
     assert_eq!(g(&o, "fills_B"), 0.0);
 }
+
+/// Only the first replication of a series carries the rate traces; its
+/// metrics are those of any other replication with the same seed.
+#[test]
+fn rate_series_only_in_the_first_replication() {
+    let p = json!({"duration_ms": 1, "warmup_ms": 0.2, "replications": 1});
+    let first = IbecnSim.solve(&p, &ctx(11)).unwrap();
+    let mut c = ctx(11);
+    c.replication = 1;
+    let later = IbecnSim.solve(&p, &c).unwrap();
+    assert_eq!(first.series.len(), 5);
+    assert!(first.series.values().all(|s| !s.is_empty()));
+    assert!(later.series.is_empty());
+    assert_eq!(first.get("r1_A"), later.get("r1_A"));
+    assert_eq!(first.get("band_r2_B"), later.get("band_r2_B"));
+}

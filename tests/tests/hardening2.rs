@@ -1,0 +1,194 @@
+//! Issue 32 (hardening, second round), with the binary: outputs never
+//! destroyed (item 4) and the load-time checks (item 3).
+
+mod common;
+use common::*;
+use std::path::Path;
+
+const SMALL: &str = "id: m\ntitle: t\nversion: 1\nparams: { lambda: 5.0, mu: 6.0 }\nsweep:\n  K: [1, 2]\nseries:\n  model: { solver: mm1k.exact }\n";
+
+/// A project with `m` run at quick fidelity into `s.sqlite`.
+fn stored() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write_manifest(dir.path(), "m", SMALL);
+    ok(&repro(
+        dir.path(),
+        &["run", "--quick", "--store", "s.sqlite", "m"],
+    ));
+    dir
+}
+
+/// Temporary files left beside `f.csv` (`.f.csv.<random>.tmp`).
+fn litter(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".f.csv"))
+        .collect()
+}
+
+/// Item 4: a failed `export` or `compare` used to truncate an existing
+/// `--out` file to 0 bytes; it is now left as it was, with no temporary file
+/// beside it, and a successful one replaces it.
+#[test]
+fn a_failed_export_or_compare_leaves_the_out_file_as_it_was() {
+    let dir = stored();
+    let d = dir.path();
+    std::fs::write(d.join("f.csv"), "keep\n").unwrap();
+    let o = repro(
+        d,
+        &[
+            "export", "--quick", "--store", "s.sqlite", "--out", "f.csv", "nope",
+        ],
+    );
+    assert!(!o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(d.join("f.csv")).unwrap(), "keep\n");
+    let o = repro(
+        d,
+        &[
+            "compare", "--quick", "--store", "s.sqlite", "--out", "f.csv", "m@1", "nope@1",
+        ],
+    );
+    assert!(!o.status.success(), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(d.join("f.csv")).unwrap(), "keep\n");
+    assert_eq!(litter(d), Vec::<String>::new());
+
+    ok(&repro(
+        d,
+        &[
+            "export", "--quick", "--store", "s.sqlite", "--out", "f.csv", "m",
+        ],
+    ));
+    let text = std::fs::read_to_string(d.join("f.csv")).unwrap();
+    assert!(text.lines().count() > 2 && !text.contains("keep"), "{text}");
+    assert_eq!(litter(d), Vec::<String>::new());
+}
+
+/// Item 3: a type error in a series parameter was accepted at load time and
+/// failed every task at run time (exit 3); it is refused at load with file,
+/// line and key, and nothing runs. The same for a sweep value.
+#[test]
+fn a_type_error_in_a_parameter_is_refused_at_load_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "id: m\ntitle: t\nversion: 1\nparams: { lambda: 5.0, mu: 6.0 }\nseries:\n  model:\n    solver: mm1k.exact\n    params: { K: \"NaN\" }\n";
+    write_manifest(dir.path(), "m", text);
+    let err = refused(&repro(dir.path(), &["run", "--store", "s.sqlite", "m"]));
+    assert!(
+        err.contains("m.yaml:8: key `series.model.params.K`")
+            && err.contains("\"NaN\"")
+            && err.contains("invalid type"),
+        "{err}"
+    );
+    assert!(!dir.path().join("results").exists());
+    let text = "id: m\ntitle: t\nversion: 1\nparams: { lambda: 5.0, mu: 6.0 }\nsweep:\n  K: [1, 2.5x, 3]\nseries:\n  model: { solver: mm1k.exact }\n";
+    write_manifest(dir.path(), "m", text);
+    let err = refused(&repro(dir.path(), &["list", "m"]));
+    assert!(
+        err.contains("m.yaml:6: key `sweep.K`") && err.contains("\"2.5x\""),
+        "{err}"
+    );
+    // Well-typed values still load.
+    write_manifest(dir.path(), "m", SMALL);
+    ok(&repro(dir.path(), &["list", "m"]));
+}
+
+/// Item 3: `reference_data` numbers under a metric no series makes passed
+/// and became "missing" rows; refused at load with a "did you mean".
+#[test]
+fn reference_data_for_a_metric_no_series_makes_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let refs =
+        "reference_data:\n  paper:\n    source: \"Table 1\"\n    values: { L: 0.8, Wq: 0.1 }\n";
+    write_manifest(dir.path(), "m", &format!("{SMALL}{refs}"));
+    let err = refused(&repro(dir.path(), &["list", "m"]));
+    assert!(
+        err.contains("m.yaml:12: key `reference_data.paper.values.Wq`")
+            && err.contains("did you mean `W`?"),
+        "{err}"
+    );
+    let refs =
+        "reference_data:\n  paper:\n    source: \"Table 1\"\n    values: { L: 0.8, W: 0.1 }\n";
+    write_manifest(dir.path(), "m", &format!("{SMALL}{refs}"));
+    ok(&repro(dir.path(), &["list", "m"]));
+}
+
+/// Item 3: `compare --metric Lzz` answered "nothing in common" with exit 0,
+/// and `compare --figure` drew "0 overlay figures" with exit 0; both are
+/// refused (exit 2) before anything is written.
+#[test]
+fn compare_refuses_an_unknown_metric_and_a_figure_it_cannot_draw() {
+    let dir = stored();
+    let d = dir.path();
+    let figure = "figures:\n  - { id: f, x: K, y: L, series: [model] }\n";
+    let v2 = SMALL.replace("version: 1", "version: 2");
+    write_manifest(d, "m", &format!("{v2}{figure}"));
+    ok(&repro(d, &["run", "--quick", "--store", "s.sqlite", "m"]));
+    let store = ["--quick", "--store", "s.sqlite"];
+    let args = |more: &[&'static str]| -> Vec<&'static str> {
+        let mut v = vec!["compare"];
+        v.extend(store);
+        v.extend(more);
+        v
+    };
+    let err = refused(&repro(d, &args(&["m@1", "m@2", "--metric", "Lzz"])));
+    assert!(
+        err.contains("`Lzz`") && err.contains("did you mean `L`?"),
+        "{err}"
+    );
+    ok(&repro(d, &args(&["m@1", "m@2", "--metric", "L"])));
+    // Version 1 has no figure: nothing to overlay.
+    let err = refused(&repro(d, &args(&["m@2", "m@1", "--figure"])));
+    assert!(err.contains("no figure in common"), "{err}");
+    assert!(
+        !d.join("results/quick/compare/m-v2-vs-m-v1").exists(),
+        "something was written"
+    );
+}
+
+/// Item 5: a UTF-8 byte order mark gave "missing field `title`"; serde's
+/// internal type names (`RawManifest`, `RawQuick`, `f64`) reached users;
+/// a type error in a solver parameter named no parameter.
+#[test]
+fn a_bom_is_read_and_messages_name_no_internal_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_manifest(d, "m", &format!("\u{feff}{SMALL}"));
+    ok(&repro(d, &["list", "--store", "s.sqlite", "m"]));
+    for (text, key) in [
+        ("- a\n- b\n".to_string(), "a manifest: a mapping"),
+        (
+            SMALL.replace("mm1k.exact }", "mm1k.exact, quick: 4 }"),
+            "`series.model.quick`",
+        ),
+        (
+            SMALL.replace("mm1k.exact }", "mm1k.exact, precision: 3 }"),
+            "`series.model.precision`",
+        ),
+        (
+            format!("{SMALL}figures:\n  - {{ id: f, x: K, y: {{ a: 1 }}, series: [model] }}\n"),
+            "`figures.0`: y must be a metric name or a list of metric names",
+        ),
+        (format!("{SMALL}figures: 3\n"), "`figures`"),
+    ] {
+        write_manifest(d, "m", &text);
+        let err = refused(&repro(d, &["list", "--store", "s.sqlite", "m"]));
+        assert!(err.contains(key), "{key} not in {err}");
+        for leak in ["Raw", "struct ", "enum ", "f64", "u32"] {
+            assert!(!err.contains(leak), "`{leak}` in {err}");
+        }
+    }
+    let o = repro(
+        d,
+        &[
+            "solve",
+            "mm1k.exact",
+            "--params",
+            r#"{"K": "NaN", "lambda": 1, "mu": 2}"#,
+        ],
+    );
+    let err = refused(&o);
+    assert!(
+        err.contains("parameter `K`") && err.contains("expected a number"),
+        "{err}"
+    );
+}

@@ -34,6 +34,10 @@ use std::collections::{BinaryHeap, VecDeque};
 
 pub(super) const NONE: u32 = u32::MAX;
 
+/// The next landing of a scheduled leg at its target: cycle, send cycle,
+/// channel (the wheel's order within a cycle) and the leg.
+type LegLanding = (u64, u64, u32, u32);
+
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Finish {
@@ -558,9 +562,10 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     let sched_on = worms
         && v_n == 1
         && sc.stall_cycles >= 4 * (buf as u64 + 2) * (max_period.ceil() as u64 + max_lat + 2);
-    // Landings at a scheduled leg's target: (cycle, send cycle, channel,
-    // input VC, flit); releases: (cycle, index into `rels`).
-    let mut ev_land: BinaryHeap<Reverse<(u64, u64, u32, u32, u32)>> = BinaryHeap::new();
+    // The next landing at each scheduled leg's target (its flits land in
+    // order): (cycle, send cycle, channel, leg); releases: (cycle, index
+    // into `rels`).
+    let mut ev_land: BinaryHeap<Reverse<LegLanding>> = BinaryHeap::new();
     let mut ev_rel: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
     let mut rels: Vec<worm::Release> = Vec::new();
     let mut rels_free: Vec<u32> = Vec::new();
@@ -568,6 +573,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     // their last send (progress for the deadlock detector).
     let mut legs: Vec<Option<(worm::Leg, u64)>> = Vec::new();
     let mut legs_free: Vec<u32> = Vec::new();
+    let mut legs_pool: Vec<worm::Leg> = Vec::new();
     let mut n_active = 0usize;
     // Input VCs whose landings a scheduled leg accounts for.
     let mut skipv = vec![false; if sched_on { n_ivc } else { 0 }];
@@ -631,8 +637,9 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     let r = ivc_router[o] as usize;
                     act[r >> 6] |= 1 << (r & 63);
                     if last != NONE {
-                        let (_, s_last) = legs[last as usize].take().expect("active leg");
+                        let (leg, s_last) = legs[last as usize].take().expect("active leg");
                         legs_free.push(last);
+                        legs_pool.push(leg);
                         n_active -= 1;
                         last_progress = last_progress.max(s_last);
                     }
@@ -658,19 +665,29 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         let mut li = 0usize;
         loop {
             let next_ev = match ev_land.peek() {
-                Some(&Reverse((l, s, ch, i, f))) if l == cycle => Some((s, ch, i, f)),
+                Some(&Reverse((l, s, ch, _))) if l == cycle => Some((s, ch)),
                 _ => None,
+            };
+            // A scheduled leg's flit lands: the leg's next one is due next.
+            let mut leg_flit = || {
+                let Some(Reverse((_, _, ch, id))) = ev_land.pop() else {
+                    unreachable!("a landing was peeked")
+                };
+                let (leg, _) = legs[id as usize].as_mut().expect("active leg");
+                let (w, k) = (leg.omega as usize, leg.next as usize);
+                leg.next += 1;
+                if k + 1 < w {
+                    let hw = leg.send.len() - w;
+                    ev_land.push(Reverse((leg.land[k + 1], leg.send[hw + k + 1], ch, id)));
+                }
+                (leg.target, (leg.msg << 2) | u32::from(k + 1 == w))
             };
             let (i, f) = match (landing.get(li), next_ev) {
                 (None, None) => break,
-                (None, Some((_, _, i, f))) => {
-                    ev_land.pop();
-                    (i, f)
-                }
+                (None, Some(_)) => leg_flit(),
                 (Some(&(i, f, s)), ev) => {
-                    if let Some((_, _, ei, ef)) = ev.filter(|e| (e.0, e.1) < (s, up[i as usize])) {
-                        ev_land.pop();
-                        (ei, ef)
+                    if ev.is_some_and(|e| e < (s, up[i as usize])) {
+                        leg_flit()
                     } else {
                         li += 1;
                         if sched_on && skipv[i as usize] {
@@ -881,18 +898,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     skipv[iv] = true;
                 }
             }
-            let oh = chain[h - 1];
             let first = st_buf[h - 1].sent as usize;
-            for k in first..w {
-                let f = (m << 2) | u32::from(k + 1 == w);
-                ev_land.push(Reverse((
-                    l_buf[(h - 1) * w + k],
-                    s_buf[(h - 1) * w + k],
-                    oh,
-                    it,
-                    f,
-                )));
-            }
             // A relay target: the next leg may start from these landings.
             let rt = ivc_router[it as usize];
             let s = relay::slot_of(&msgs[mu], rt);
@@ -914,6 +920,14 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     (legs.len() - 1) as u32
                 }
             };
+            if first < w {
+                ev_land.push(Reverse((
+                    l_buf[(h - 1) * w + first],
+                    s_buf[(h - 1) * w + first],
+                    chain[h - 1],
+                    leg_id,
+                )));
+            }
             let mut push_rel = |t: u64, rel: worm::Release| {
                 let x = match rels_free.pop() {
                     Some(x) => {
@@ -942,15 +956,19 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     },
                 );
             }
-            legs[leg_id as usize] = Some((
-                worm::Leg {
-                    chans: chain.clone(),
-                    send: s_buf.clone(),
-                    inj,
-                    omega,
-                },
-                s_last,
-            ));
+            let mut leg = legs_pool.pop().unwrap_or_default();
+            leg.chans.clear();
+            leg.chans.extend_from_slice(&chain);
+            leg.send.clear();
+            leg.send.extend_from_slice(&s_buf);
+            leg.land.clear();
+            leg.land.extend_from_slice(&l_buf[(h - 1) * w..h * w]);
+            leg.inj = inj;
+            leg.omega = omega;
+            leg.msg = m;
+            leg.target = it;
+            leg.next = first as u32;
+            legs[leg_id as usize] = Some((leg, s_last));
             n_active += 1;
         }
         // Generation: messages generated before this cycle start.

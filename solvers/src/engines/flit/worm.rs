@@ -38,6 +38,12 @@ pub(super) struct Leg {
     /// The source's injection VC (index among injection VCs).
     pub(super) inj: u32,
     pub(super) omega: u32,
+    /// The message, the input VC at the leg's target, the landing cycle
+    /// there of each flit and the next flit to land.
+    pub(super) msg: u32,
+    pub(super) target: u32,
+    pub(super) land: Vec<u64>,
+    pub(super) next: u32,
 }
 
 impl Leg {

@@ -105,6 +105,9 @@ struct RunArgs {
     /// of workers; needs a postgres:// store).
     #[arg(long, value_enum, default_value = "local")]
     executor: Executor,
+    /// Queue or Slurm: enqueue (slurm: and submit the workers), then return; follow with `repro status`.
+    #[arg(long)]
+    detach: bool,
     /// No progress bar (on a terminal) or progress lines (otherwise).
     #[arg(long)]
     no_progress: bool,
@@ -119,7 +122,7 @@ struct RunArgs {
     #[command(flatten)]
     experiments: ExperimentsArg,
     #[command(flatten)]
-    slurm: pipeline::execute::slurm::SlurmArgs,
+    slurm: pipeline::execute::launch::slurm::SlurmArgs,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]

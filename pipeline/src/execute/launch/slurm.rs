@@ -1,6 +1,6 @@
 //! The Slurm launcher: `repro run --executor slurm` submits an `sbatch` job
 //! array whose elements each run `repro worker`, which pulls tasks from the
-//! store's queue (see [`crate::execute::queue`]). Slurm only starts workers; what runs
+//! store's queue (see [`crate::execute::queue`]): the [`Slurm`] launcher. Slurm only starts workers; what runs
 //! where is decided by the queue, so a worker lost to a node failure or a
 //! time limit costs one task's lease, not the run.
 //!
@@ -19,9 +19,12 @@
 //! (sbatch exports the submitter's environment by default), so a password in
 //! the URL does not appear in `squeue`'s command lines.
 
+use super::{Launched, Launcher, Start};
 use crate::shared::InputError;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
+use store::{QueueCounts, Store};
 
 /// `--executor slurm` flags (flattened into `repro run`/`check`).
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -38,9 +41,6 @@ pub struct SlurmArgs {
     /// Slurm: an extra sbatch argument (repeatable), e.g. --sbatch-arg=--mem-per-cpu=2G [config: sbatch_args].
     #[arg(long = "sbatch-arg", allow_hyphen_values = true)]
     pub sbatch_args: Vec<String>,
-    /// Queue or Slurm: enqueue (slurm: and submit the workers), then return; follow with `repro status`.
-    #[arg(long)]
-    pub detach: bool,
     /// Config file with a [slurm] section (default: ./repro.toml if present).
     #[arg(long)]
     pub config: Option<PathBuf>,
@@ -224,7 +224,7 @@ pub fn sbatch_args(opts: &SlurmOptions, exe: &Path) -> Vec<String> {
 }
 
 /// Submits the job array; returns its job id.
-pub fn submit(opts: &SlurmOptions, store_location: &str) -> anyhow::Result<String> {
+fn submit(opts: &SlurmOptions, store_location: &str) -> anyhow::Result<String> {
     std::fs::create_dir_all(&opts.log_dir).map_err(|e| {
         InputError(format!(
             "cannot create the worker log folder {}: {e}",
@@ -254,7 +254,7 @@ pub fn submit(opts: &SlurmOptions, store_location: &str) -> anyhow::Result<Strin
 }
 
 /// Whether any element of job `id` is still pending or running.
-pub fn job_alive(id: &str) -> anyhow::Result<bool> {
+fn job_alive(id: &str) -> anyhow::Result<bool> {
     let out = Command::new("squeue")
         .args([
             "--noheader",
@@ -270,15 +270,81 @@ pub fn job_alive(id: &str) -> anyhow::Result<bool> {
 }
 
 /// Cancels job `id` (best effort: the queue's leases cover a failure here).
-pub fn cancel(id: &str) {
+fn cancel(id: &str) {
     match Command::new("scancel").arg(id).status() {
         Ok(s) if s.success() => {}
         other => tracing::warn!("scancel {id} failed: {other:?}; cancel it by hand"),
     }
 }
 
-pub fn log_dir_hint() -> &'static str {
+fn log_dir_hint() -> &'static str {
     "<results>/slurm/worker-<job>_<index>.out"
+}
+
+/// `--executor slurm`: the workers are an sbatch job array of `repro worker`.
+#[derive(Debug, Clone)]
+pub struct Slurm(pub SlurmOptions);
+
+impl Launcher for Slurm {
+    fn check_store(&self, store: &Store) -> Result<(), InputError> {
+        if store.is_postgres() {
+            return Ok(());
+        }
+        Err(InputError(format!(
+            "--executor slurm needs a store that every node can reach: pass --store \
+             postgres://USER@HOST/DB (the store {} is a file on this machine)",
+            store.location()
+        )))
+    }
+
+    fn launch(&self, s: Start<'_>) -> anyhow::Result<Box<dyn Launched>> {
+        let id = submit(&self.0, s.store.location())?;
+        eprintln!(
+            "submitted Slurm job {id}: {} workers for {} tasks (logs in {})",
+            self.0.workers,
+            s.tasks,
+            self.0.log_dir.display()
+        );
+        Ok(Box::new(Job(id)))
+    }
+}
+
+/// A submitted job array.
+struct Job(String);
+
+impl Launched for Job {
+    fn job(&self) -> Option<&str> {
+        Some(&self.0)
+    }
+    fn first_start(&self, after: Duration) -> Option<String> {
+        Some(format!(
+            "first task started {:.1} s after sbatch (job {})",
+            after.as_secs_f64(),
+            self.0
+        ))
+    }
+    fn ended(&self) -> anyhow::Result<bool> {
+        Ok(!job_alive(&self.0)?)
+    }
+    fn ended_early(&self, c: &QueueCounts) -> anyhow::Error {
+        anyhow::anyhow!(
+            "Slurm job {} ended with {} of this run's tasks not finished ({} pending, \
+             {} running); see the worker logs in {}; `repro status` shows the queue, \
+             and `repro worker` or the same `repro run` resumes it",
+            self.0,
+            c.open(),
+            c.pending,
+            c.running,
+            log_dir_hint()
+        )
+    }
+    fn interrupt(&self) -> String {
+        cancel(&self.0);
+        format!(
+            "interrupted: cancelled Slurm job {}; finished tasks are kept, unfinished ones go back to the queue when their leases expire",
+            self.0
+        )
+    }
 }
 
 #[cfg(test)]
@@ -324,6 +390,27 @@ sbatch_args = ["--mem-per-cpu=2G", "--qos=low#1"]
         assert!(a.contains(&"--array=0-1".to_string()));
         assert!(a.contains(&"--partition=compute".to_string()));
         assert_eq!(a.last().unwrap(), "--wrap=exec '/opt/re'\\''pro' worker");
+    }
+
+    /// The check runs before anything is queued, so the user hears it
+    /// without sbatch being called (the end-to-end test needs a cluster).
+    #[test]
+    fn a_file_store_is_refused_before_submitting() {
+        let dir = tempfile::tempdir().unwrap();
+        let location = dir.path().join("s.sqlite").display().to_string();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let store = rt.block_on(Store::open(&location)).unwrap();
+        let slurm = Slurm(SlurmArgs::default().options(dir.path()).unwrap());
+        let e = slurm.check_store(&store).unwrap_err();
+        assert!(
+            e.0.contains("postgres://") && e.0.contains(&location),
+            "{}",
+            e.0
+        );
+        assert!(super::super::InProcess(1).check_store(&store).is_ok());
     }
 
     #[test]

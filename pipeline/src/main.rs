@@ -10,7 +10,7 @@ mod commands;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use commands::solve::{solver_listing, solver_names};
-use pipeline::shared::{exit, InputError};
+use pipeline::shared::{exit, BadInput, InputError};
 use solvers::Registry;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -494,9 +494,9 @@ fn man(cmd: clap::Command, out: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         }
         Some(dir) => {
             std::fs::create_dir_all(&dir)
-                .map_err(|e| InputError(format!("--out {}: {e}", dir.display())))?;
+                .map_err(|e| BadInput::new(format!("--out {}", dir.display()), e))?;
             clap_mangen::generate_to(cmd, &dir)
-                .map_err(|e| InputError(format!("--out {}: {e}", dir.display())))?;
+                .map_err(|e| BadInput::new(format!("--out {}", dir.display()), e))?;
             if !quiet() {
                 eprintln!("man pages written into {}", dir.display());
             }

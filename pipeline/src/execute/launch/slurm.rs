@@ -20,7 +20,7 @@
 //! the URL does not appear in `squeue`'s command lines.
 
 use super::{Launched, Launcher, Start};
-use crate::shared::InputError;
+use crate::shared::{BadInput, InputError};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -151,19 +151,16 @@ fn string(v: &str) -> Result<String, String> {
 impl SlurmArgs {
     /// Flags over config file over defaults. Fails early, before anything is
     /// planned, if `sbatch` is not on PATH.
-    pub fn resolve(&self, results_dir: &Path) -> Result<SlurmOptions, InputError> {
+    pub fn resolve(&self, results_dir: &Path) -> anyhow::Result<SlurmOptions> {
         let on_path = std::env::var_os("PATH")
             .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("sbatch").is_file()));
         if !on_path {
-            return Err(InputError(missing_tool_text(
-                "sbatch",
-                "not found on PATH".into(),
-            )));
+            return Err(InputError(missing_tool_text("sbatch", "not found on PATH".into())).into());
         }
         self.options(results_dir)
     }
 
-    fn options(&self, results_dir: &Path) -> Result<SlurmOptions, InputError> {
+    fn options(&self, results_dir: &Path) -> anyhow::Result<SlurmOptions> {
         let path = match &self.config {
             Some(p) => Some(p.clone()),
             None => Some(PathBuf::from("repro.toml")).filter(|p| p.is_file()),
@@ -171,14 +168,14 @@ impl SlurmArgs {
         let cfg = match path {
             Some(p) => {
                 let text = std::fs::read_to_string(&p).map_err(|e| {
-                    InputError(format!("cannot read the config file {}: {e}", p.display()))
+                    BadInput::new(format!("cannot read the config file {}", p.display()), e)
                 })?;
                 parse_config(&p, &text)?
             }
             None => SlurmConfig::default(),
         };
         let log_dir = std::path::absolute(results_dir.join("slurm"))
-            .map_err(|e| InputError(format!("--results {}: {e}", results_dir.display())))?;
+            .map_err(|e| BadInput::new(format!("--results {}", results_dir.display()), e))?;
         let mut sbatch_args = cfg.sbatch_args;
         sbatch_args.extend(self.sbatch_args.iter().cloned());
         Ok(SlurmOptions {

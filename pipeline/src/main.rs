@@ -10,7 +10,7 @@ mod commands;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use commands::solve::{solver_listing, solver_names};
-use pipeline::shared::{exit, BadInput, InputError};
+use pipeline::shared::{exit, BadInput};
 use solvers::Registry;
 use std::io::IsTerminal;
 use std::path::PathBuf;

@@ -21,9 +21,10 @@
 
 use super::{Launched, Launcher, Start};
 use crate::shared::{BadInput, InputError};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Duration;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 use store::{QueueCounts, Store};
 
 /// `--executor slurm` flags (flattened into `repro run`/`check`).
@@ -200,6 +201,60 @@ fn missing_tool(tool: &str, e: std::io::Error) -> anyhow::Error {
     InputError(missing_tool_text(tool, e.to_string())).into()
 }
 
+/// How long an `sbatch`, `squeue` or `scancel` call may take: a Slurm
+/// controller that does not answer must not hang the run.
+const CALL_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Runs `cmd` with its output captured; kills it and fails with
+/// `ErrorKind::TimedOut` if it has not ended within `timeout`.
+fn output_within(mut cmd: Command, timeout: Duration) -> std::io::Result<Output> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    // Read both pipes on their own threads, so a full pipe cannot stall it.
+    fn drain(pipe: Option<impl Read + Send + 'static>) -> std::thread::JoinHandle<Vec<u8>> {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut p) = pipe {
+                let _ = p.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    }
+    let (stdout, stderr) = (drain(child.stdout.take()), drain(child.stderr.take()));
+    let deadline = Instant::now() + timeout;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no answer within {} s", timeout.as_secs_f64()),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Ok(Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    })
+}
+
+/// The error of a Slurm command that could not be run: not installed, or
+/// no answer in time.
+fn call_failed(tool: &str, e: std::io::Error) -> anyhow::Error {
+    if e.kind() == std::io::ErrorKind::TimedOut {
+        return anyhow::anyhow!("`{tool}` gave {e}; is the Slurm controller up (`scontrol ping`)?");
+    }
+    missing_tool(tool, e)
+}
+
 /// The `sbatch` arguments for `opts` (without the program name).
 pub fn sbatch_args(opts: &SlurmOptions, exe: &Path) -> Vec<String> {
     let mut a = vec![
@@ -229,11 +284,11 @@ fn submit(opts: &SlurmOptions, store_location: &str) -> anyhow::Result<String> {
         ))
     })?;
     let exe = std::env::current_exe()?;
-    let out = Command::new("sbatch")
+    let mut sbatch = Command::new("sbatch");
+    sbatch
         .args(sbatch_args(opts, &exe))
-        .env("REPRO_STORE", store_location)
-        .output()
-        .map_err(|e| missing_tool("sbatch", e))?;
+        .env("REPRO_STORE", store_location);
+    let out = output_within(sbatch, CALL_TIMEOUT).map_err(|e| call_failed("sbatch", e))?;
     if !out.status.success() {
         return Err(InputError(format!(
             "sbatch refused the worker array: {}",
@@ -250,27 +305,42 @@ fn submit(opts: &SlurmOptions, store_location: &str) -> anyhow::Result<String> {
     Ok(id)
 }
 
-/// Whether any element of job `id` is still pending or running.
+/// Whether any element of job `id` is still pending or running. A `squeue`
+/// that does not answer in time counts as "still running", with a warning:
+/// the next check asks again.
 fn job_alive(id: &str) -> anyhow::Result<bool> {
-    let out = Command::new("squeue")
-        .args([
-            "--noheader",
-            "--jobs",
-            id,
-            "--states=PENDING,RUNNING,SUSPENDED,COMPLETING,CONFIGURING,REQUEUED,RESIZING",
-            "--format=%i",
-        ])
-        .output()
-        .map_err(|e| missing_tool("squeue", e))?;
+    let mut squeue = Command::new("squeue");
+    squeue.args([
+        "--noheader",
+        "--jobs",
+        id,
+        "--states=PENDING,RUNNING,SUSPENDED,COMPLETING,CONFIGURING,REQUEUED,RESIZING",
+        "--format=%i",
+    ]);
+    let out = match output_within(squeue, CALL_TIMEOUT) {
+        Ok(out) => out,
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+            tracing::warn!("squeue gave {e} about job {id}; asking again later");
+            return Ok(true);
+        }
+        Err(e) => return Err(call_failed("squeue", e)),
+    };
     // squeue fails on a job id it has forgotten: that job is over.
     Ok(out.status.success() && !String::from_utf8_lossy(&out.stdout).trim().is_empty())
 }
 
 /// Cancels job `id` (best effort: the queue's leases cover a failure here).
 fn cancel(id: &str) {
-    match Command::new("scancel").arg(id).status() {
-        Ok(s) if s.success() => {}
-        other => tracing::warn!("scancel {id} failed: {other:?}; cancel it by hand"),
+    let mut scancel = Command::new("scancel");
+    scancel.arg(id);
+    match output_within(scancel, CALL_TIMEOUT) {
+        Ok(out) if out.status.success() => {}
+        Ok(out) => tracing::warn!(
+            "scancel {id} failed ({}): {}; cancel it by hand",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
+        Err(e) => tracing::warn!("scancel {id} failed: {e}; cancel it by hand"),
     }
 }
 
@@ -408,6 +478,35 @@ sbatch_args = ["--mem-per-cpu=2G", "--qos=low#1"]
             e.0
         );
         assert!(super::super::InProcess(1).check_store(&store).is_ok());
+    }
+
+    /// A Slurm command that hangs is killed at its deadline and reported as
+    /// such; one that answers gives its output.
+    #[test]
+    fn a_call_that_does_not_answer_is_given_up() {
+        let mut sleep = Command::new("sleep");
+        sleep.arg("30");
+        let e = output_within(sleep, Duration::from_millis(200)).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+        let said = call_failed("squeue", e).to_string();
+        assert!(
+            said.contains("no answer within 0.2 s") && said.contains("scontrol ping"),
+            "{said}"
+        );
+        let mut echo = Command::new("sh");
+        echo.args(["-c", "echo 4242; echo oops >&2"]);
+        let out = output_within(echo, Duration::from_secs(60)).unwrap();
+        assert!(out.status.success());
+        assert_eq!(
+            out.stdout,
+            b"4242
+"
+        );
+        assert_eq!(
+            out.stderr,
+            b"oops
+"
+        );
     }
 
     #[test]

@@ -4,8 +4,8 @@
 //! where is decided by the queue, so a worker lost to a node failure or a
 //! time limit costs one task's lease, not the run.
 //!
-//! Options come from flags, else from the `[slurm]` section of a config file
-//! (`--config FILE`, or `repro.toml` in the current folder if present):
+//! Options come from flags, else from the `[slurm]` section of a TOML config
+//! file (`--config FILE`, or `repro.toml` in the current folder if present):
 //!
 //! ```toml
 //! [slurm]
@@ -60,8 +60,7 @@ pub struct SlurmOptions {
 
 const DEFAULT_WORKERS: u32 = 4;
 
-/// The `[slurm]` section of a config file: `key = value` lines, values are
-/// quoted strings, integers or arrays of quoted strings (a TOML subset).
+/// The `[slurm]` section of a config file (TOML; other sections are ignored).
 #[derive(Debug, Default, PartialEq)]
 struct SlurmConfig {
     workers: Option<u32>,
@@ -71,50 +70,58 @@ struct SlurmConfig {
 }
 
 fn parse_config(path: &Path, text: &str) -> Result<SlurmConfig, InputError> {
+    // Errors name the line of the value (or of the syntax error).
+    let line_of = |span: Option<std::ops::Range<usize>>| {
+        span.map_or(1, |r| {
+            text[..r.start.min(text.len())].matches('\n').count() + 1
+        })
+    };
     let err = |line: usize, msg: String| InputError(format!("{}:{line}: {msg}", path.display()));
+    let doc = toml_edit::Document::parse(text)
+        .map_err(|e| err(line_of(e.span()), e.message().trim().to_string()))?;
     let mut cfg = SlurmConfig::default();
-    let mut in_slurm = false;
-    for (i, raw) in text.lines().enumerate() {
-        let n = i + 1;
-        let line = strip_comment(raw).trim();
-        if line.is_empty() {
-            continue;
-        }
-        if line.starts_with('[') {
-            in_slurm = line == "[slurm]";
-            continue;
-        }
-        if !in_slurm {
-            continue;
-        }
-        let (key, value) = line
-            .split_once('=')
-            .ok_or_else(|| err(n, format!("expected `key = value`, got `{line}`")))?;
-        let (key, value) = (key.trim(), value.trim());
+    let Some(section) = doc.get("slurm") else {
+        return Ok(cfg);
+    };
+    let Some(section) = section.as_table_like() else {
+        return Err(err(
+            line_of(section.span()),
+            "`slurm` must be a [slurm] section".into(),
+        ));
+    };
+    for (key, item) in section.iter() {
+        let n = line_of(item.span());
+        let string = || {
+            item.as_str().map(str::to_string).ok_or_else(|| {
+                err(
+                    n,
+                    format!(
+                        "{key}: expected a quoted string, got `{}`",
+                        shown(text, item)
+                    ),
+                )
+            })
+        };
         match key {
             "workers" => {
                 cfg.workers = Some(
-                    value
-                        .parse::<u32>()
-                        .ok()
+                    item.as_integer()
+                        .and_then(|w| u32::try_from(w).ok())
                         .filter(|&w| w >= 1)
                         .ok_or_else(|| err(n, "workers must be an integer >= 1".into()))?,
                 )
             }
-            "partition" => cfg.partition = Some(string(value).map_err(|m| err(n, m))?),
-            "time" => cfg.time = Some(string(value).map_err(|m| err(n, m))?),
+            "partition" => cfg.partition = Some(string()?),
+            "time" => cfg.time = Some(string()?),
             "sbatch_args" => {
-                let inner = value
-                    .strip_prefix('[')
-                    .and_then(|v| v.strip_suffix(']'))
-                    .ok_or_else(|| err(n, "sbatch_args must be an array of strings".into()))?;
-                cfg.sbatch_args = inner
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|s| !s.is_empty())
-                    .map(string)
-                    .collect::<Result<_, _>>()
-                    .map_err(|m| err(n, m))?;
+                let strings = item.as_array().and_then(|a| {
+                    a.iter()
+                        .map(|v| v.as_str().map(str::to_string))
+                        .collect::<Option<Vec<String>>>()
+                });
+                cfg.sbatch_args = strings.ok_or_else(|| {
+                    err(n, format!("sbatch_args must be an array of quoted strings, got `{}`", shown(text, item)))
+                })?;
             }
             other => {
                 return Err(err(
@@ -129,24 +136,9 @@ fn parse_config(path: &Path, text: &str) -> Result<SlurmConfig, InputError> {
     Ok(cfg)
 }
 
-fn strip_comment(line: &str) -> &str {
-    let mut quoted = false;
-    for (i, c) in line.char_indices() {
-        match c {
-            '"' => quoted = !quoted,
-            '#' if !quoted => return &line[..i],
-            _ => {}
-        }
-    }
-    line
-}
-
-fn string(v: &str) -> Result<String, String> {
-    v.strip_prefix('"')
-        .and_then(|v| v.strip_suffix('"'))
-        .filter(|v| !v.contains('"'))
-        .map(str::to_string)
-        .ok_or_else(|| format!("expected a quoted string, got `{v}`"))
+/// A value as written in `text`.
+fn shown<'t>(text: &'t str, item: &toml_edit::Item) -> &'t str {
+    item.span().and_then(|r| text.get(r)).unwrap_or("").trim()
 }
 
 impl SlurmArgs {
@@ -520,6 +512,34 @@ sbatch_args = ["--mem-per-cpu=2G", "--qos=low#1"]
         let e = parse_config(Path::new("c.toml"), "[slurm]\nworkers = 0\n").unwrap_err();
         assert!(e.0.contains("c.toml:2"), "{}", e.0);
         let e = parse_config(Path::new("c.toml"), "[slurm]\ntime = 3\n").unwrap_err();
-        assert!(e.0.contains("quoted"), "{}", e.0);
+        assert!(
+            e.0.contains("c.toml:2") && e.0.contains("quoted"),
+            "{}",
+            e.0
+        );
+        // Whatever TOML allows is read as TOML reads it: a multi-line array,
+        // literal strings, a dotted key.
+        let cfg = parse_config(Path::new("c.toml"), "slurm.workers = 3\n[other]\nx = 1\n").unwrap();
+        assert_eq!(cfg.workers, Some(3));
+        let cfg = parse_config(
+            Path::new("c.toml"),
+            "[slurm]\nsbatch_args = [\n  '--qos=a',  # first\n  \"--mem=1G\",\n]\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.sbatch_args, vec!["--qos=a", "--mem=1G"]);
+        // A syntax error names its line.
+        let e = parse_config(
+            Path::new("c.toml"),
+            "[slurm]\nworkers = 2\ntime = \"01:00\n",
+        )
+        .unwrap_err();
+        assert!(e.0.starts_with("c.toml:3: "), "{}", e.0);
+        let e =
+            parse_config(Path::new("c.toml"), "[slurm]\nsbatch_args = [\"a\", 1]\n").unwrap_err();
+        assert!(
+            e.0.contains("c.toml:2") && e.0.contains("array of quoted strings"),
+            "{}",
+            e.0
+        );
     }
 }

@@ -234,17 +234,26 @@ pub fn default_files(command: &[String], dir: &Path) -> Vec<String> {
     out
 }
 
-/// The known name closest to a misspelt one (case-insensitive edit distance
-/// at most 2), for "did you mean"; also used for built-in solvers' parameters.
-pub fn nearest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
-    if name.chars().count() > 64 {
+/// The known name closest to a misspelt one, for every "did you mean" of
+/// repro (parameters, experiment ids, metrics, series, functions): the one
+/// at the smallest case-insensitive Damerau-Levenshtein distance (a swap of
+/// two letters is one edit), if that is at most 2 or a third of the name's
+/// length and less than the longer name's length (so a one-letter name is
+/// not "corrected" into another), or else the first known name containing
+/// it (`yan-4` finds `yan-4.9`); ties go to the name first in sort order.
+pub fn nearest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let n = name.chars().count();
+    if n == 0 || n > 64 {
         return None; // longer than any name: no suggestion, and no quadratic cost
     }
-    let name = name.to_lowercase();
+    let lower = name.to_lowercase();
     known
-        .iter()
-        .map(|k| (strsim::levenshtein(&name, &k.to_lowercase()), *k))
-        .filter(|(d, _)| *d <= 2)
+        .into_iter()
+        .filter_map(|k| {
+            let d = strsim::damerau_levenshtein(&lower, &k.to_lowercase());
+            let close = d <= 2.max(n / 3) && d < n.max(k.chars().count());
+            (close || k.contains(name)).then_some((d, k))
+        })
         .min()
         .map(|(_, k)| k)
 }
@@ -264,7 +273,7 @@ impl Program {
         let mut out = Map::new();
         for (k, v) in given {
             let Some(spec) = self.param(k) else {
-                let hint = nearest(k, &known)
+                let hint = nearest(k, known.iter().copied())
                     .map(|n| format!("did you mean `{n}`? "))
                     .unwrap_or_default();
                 return Err(SolveError::BadParams(format!(

@@ -412,11 +412,11 @@ fn common_docs() -> Vec<ParamDoc> {
         },
         ParamDoc {
             name: "t_wlan",
-            doc: "WLAN slot = packet airtime t_l (s, > 0)",
+            doc: "WLAN slot = packet airtime t_l (s, > 0; the model: 1e-9..=1e3, with phi1, phi2 in 1e-6..=1e6/s and lambda1, lambda2 <= 1e9/s)",
         },
         ParamDoc {
             name: "t_mesh",
-            doc: "mesh slot = packet airtime t_m (s, > 0)",
+            doc: "mesh slot = packet airtime t_m (s, > 0; the model: 1e-9..=1e3)",
         },
         ParamDoc {
             name: "p_station",
@@ -479,11 +479,12 @@ impl Solver for MeshModelSolver {
     fn solve(&self, params: &serde_json::Value, _ctx: &TaskContext) -> Result<Outcome, SolveError> {
         let p: ModelParams = parse(params)?;
         let averaging = parse_averaging(p.averaging.as_deref())?;
+        super::check_model_scales(p.t_wlan, p.t_mesh, [p.phi1, p.phi2, p.lambda1, p.lambda2])?;
         let m = p.mesh()?;
         let r = match mesh_model(&m, averaging) {
             Ok(Some(r)) => r,
             Ok(None) | Err(SolveError::Unstable(_)) => return Ok(Outcome::saturated()),
-            Err(e) => return Err(e),
+            Err(e) => return Err(super::in_user_terms(e, m.t_wlan, m.t_mesh, &m.mmpp)),
         };
         Outcome::new()
             .with("delay", r.delay)

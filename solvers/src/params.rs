@@ -8,17 +8,57 @@ use serde::de::DeserializeOwned;
 /// An error inside a parameter names it (`parameter `K`: invalid type:
 /// string "NaN", expected a number`; issue 32: serde's own message named
 /// none); unknown and missing keys keep serde's message, which names them.
+///
+/// An unknown key says which known one it is closest to, and one nested in
+/// an object parameter says where (`parameter `flows[0]`: unknown field
+/// `srcx` (did you mean `src`?), expected one of ...`; issue 32).
 pub fn parse<T: DeserializeOwned>(params: &serde_json::Value) -> Result<T, SolveError> {
     serde_path_to_error::deserialize(params).map_err(|e| {
-        let path = e.path().to_string();
-        let msg = plain_serde_message(&e.inner().to_string());
-        let names_itself = msg.starts_with("unknown field") || msg.starts_with("missing field");
-        if path.is_empty() || path == "." || names_itself {
+        let mut path = e.path().to_string();
+        let msg = with_suggestion(&plain_serde_message(&e.inner().to_string()));
+        if let Some(name) = unknown_name(&msg) {
+            // The path may end at the unknown key itself.
+            if let Some(parent) = path.strip_suffix(&format!(".{name}")) {
+                path = parent.to_string();
+            } else if path == name {
+                path.clear();
+            }
+        } else if msg.starts_with("missing field") {
+            path.clear();
+        }
+        if path.is_empty() || path == "." {
             SolveError::BadParams(msg)
         } else {
             SolveError::BadParams(format!("parameter `{path}`: {msg}"))
         }
     })
+}
+
+/// The key of serde's "unknown field `x`, expected ..." message.
+fn unknown_name(msg: &str) -> Option<&str> {
+    let rest = msg.strip_prefix("unknown field `")?;
+    Some(&rest[..rest.find('`')?])
+}
+
+/// serde's "unknown field `srcx`, expected one of `src`, `dst`" with the
+/// nearest expected name added: "unknown field `srcx` (did you mean
+/// `src`?), expected one of ...".
+fn with_suggestion(msg: &str) -> String {
+    let Some(name) = unknown_name(msg) else {
+        return msg.to_string();
+    };
+    let head = format!("unknown field `{name}`");
+    let expected = &msg[head.len()..];
+    let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    let nearest = known
+        .iter()
+        .map(|k| (strsim::damerau_levenshtein(name, k), *k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 4) && *d < k.len().max(name.len()))
+        .min();
+    match nearest {
+        Some((_, k)) => format!("{head} (did you mean `{k}`?){expected}"),
+        None => msg.to_string(),
+    }
 }
 
 /// serde's message in the user's words: the names of the types it was
@@ -118,6 +158,22 @@ pub fn positive(name: &str, x: f64) -> Result<f64, SolveError> {
         ));
     }
     Ok(x)
+}
+
+/// `x` must lie in the closed interval [lo, hi] (`unit` completes the message).
+pub fn within(name: &str, x: f64, (lo, hi): (f64, f64), unit: &str) -> Result<f64, SolveError> {
+    if (lo..=hi).contains(&x) {
+        return Ok(x);
+    }
+    Err(SolveError::param(
+        name,
+        format!(
+            "must lie in [{}, {}]{unit}, got {}",
+            show(lo),
+            show(hi),
+            show(x)
+        ),
+    ))
 }
 
 /// `x` must be finite and >= 0.
@@ -359,5 +415,43 @@ mod tests {
         // Unknown and missing keys: serde's message, which names them.
         assert!(e(serde_json::json!({"k": 1, "bogus": 2})).starts_with("unknown field `bogus`"));
         assert_eq!(e(serde_json::json!({})), "missing field `k`");
+    }
+
+    /// Issue 32 item 5: an unknown key nested in an object parameter said
+    /// neither where it was nor what was meant.
+    #[test]
+    fn an_unknown_key_says_where_and_the_nearest_name() {
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct P {
+            lambda: f64,
+            #[serde(default)]
+            flows: Vec<F>,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct F {
+            src: f64,
+            dst: f64,
+        }
+        let e = |v: serde_json::Value| match parse::<P>(&v) {
+            Err(SolveError::BadParams(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            e(serde_json::json!({"lambda": 1, "flows": [{"src": 1, "dst": 2}, {"srcx": 1}]})),
+            "parameter `flows[1]`: unknown field `srcx` (did you mean `src`?), expected `src` or `dst`"
+        );
+        assert_eq!(
+            e(serde_json::json!({"lamda": 1})),
+            "unknown field `lamda` (did you mean `lambda`?), expected `lambda` or `flows`"
+        );
+        // Nothing near: serde's message alone.
+        assert_eq!(
+            e(serde_json::json!({"lambda": 1, "zzzzzz": 1})),
+            "unknown field `zzzzzz`, expected `lambda` or `flows`"
+        );
     }
 }

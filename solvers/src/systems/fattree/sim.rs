@@ -11,7 +11,7 @@ use crate::engines::flit::fattree::{
     CdQueue, ClusterSpec, Locality, MultiCluster, NetTiming, Spec, Tree, MAX_OUTPUT_CLUSTERS,
 };
 use crate::engines::flit::{run, state_bytes, Counters, Finish, Injection, Scenario, Source};
-use crate::params::count;
+use crate::params::{count, show};
 use crate::{Kind, Outcome, ParamDoc, SolveError, Solver, SolverDoc, TaskContext};
 
 /// Catalogue §3.2: 80k messages per point (8,000 warm-up, 10 × 8,000).
@@ -368,9 +368,24 @@ pub(crate) fn build(
     let expect = msgs / (n_tot * source.mean_rate() * mean_scale);
     let max_cycles = 4.0 * expect + 100_000.0 * cpf as f64;
     if max_cycles > 1e13 {
+        // The mean rate is made of all four source parameters: a vanishing
+        // weight of phase 1 (phi1 far above phi2) makes it tiny whatever
+        // lambda1 is (issue 32: `phi1: 1e308` blamed lambda1).
+        let blame = if s.phi2 / s.tau() < 1e-3 {
+            "phi1"
+        } else {
+            "lambda1"
+        };
         return Err(SolveError::param(
-            "lambda1",
-            format!("mean rate too low: {msgs} messages would take {max_cycles:e} cycles"),
+            blame,
+            format!(
+                "the mean rate (lambda1 phi2 + lambda2 phi1) / (phi1 + phi2) = {} messages per node and time unit (lambda1 = {}, lambda2 = {}, phi1 = {}, phi2 = {}) is too low: {msgs} messages would take {max_cycles:.3e} cycles, the limit is 1e13",
+                show(s.mean_rate()),
+                show(s.lambda1),
+                show(s.lambda2),
+                show(s.phi1),
+                show(s.phi2)
+            ),
         ));
     }
     let slowest = spec

@@ -124,6 +124,92 @@ pub(crate) fn source_mmpp(
     crate::traffic::mmpp::mmpp_from_params(phi1, phi2, lambda1, lambda2)
 }
 
+/// Ranges of the inputs the two analytic models (`wlan_mesh.model`,
+/// `wlan_access.model`) resolve (issue 32): past them the departure fits
+/// and the finite-queue chains lose every digit (moments of 10^300-second
+/// windows, generators whose rates differ by 10^300) and used to fail with
+/// internal messages ("GTH normalisation failed", "chain is reducible", a
+/// parameter `t` or `rate` the user never gave). The ranges are wide
+/// around the thesis's cases (slots of 0.15-0.9 ms, phase rates 0.02-0.6/s,
+/// station rates up to 25 packets/s).
+pub(crate) const SLOT_RANGE: (f64, f64) = (1e-9, 1e3);
+/// Phase-change rates phi1, phi2 (per second).
+pub(crate) const PHASE_RANGE: (f64, f64) = (1e-6, 1e6);
+/// Arrival rates lambda1, lambda2 (packets per second).
+pub(crate) const MAX_RATE: f64 = 1e9;
+/// Offered load (arrival rate / service rate, before any loss) of an
+/// entity with a finite buffer in `wlan_access.model`.
+pub(crate) const MAX_LOAD: f64 = 1e6;
+
+/// The slot times and the station source of a wireless model against
+/// [`SLOT_RANGE`], [`PHASE_RANGE`] and [`MAX_RATE`], each refusal naming
+/// the parameter, its value and the accepted range.
+/// `source` is (phi1, phi2, lambda1, lambda2) as the user gave them.
+pub(crate) fn check_model_scales(
+    t_wlan: f64,
+    t_mesh: f64,
+    source: [f64; 4],
+) -> Result<(), SolveError> {
+    use crate::params::within;
+    let [phi1, phi2, lambda1, lambda2] = source;
+    within("t_wlan", t_wlan, SLOT_RANGE, " s for the model")?;
+    within("t_mesh", t_mesh, SLOT_RANGE, " s for the model")?;
+    within("phi1", phi1, PHASE_RANGE, " per second for the model")?;
+    within("phi2", phi2, PHASE_RANGE, " per second for the model")?;
+    within(
+        "lambda1",
+        lambda1,
+        (0.0, MAX_RATE),
+        " packets per second for the model",
+    )?;
+    within(
+        "lambda2",
+        lambda2,
+        (0.0, MAX_RATE),
+        " packets per second for the model",
+    )?;
+    Ok(())
+}
+
+/// An entity's offered load against [`MAX_LOAD`]; `made_of` names the
+/// parameters it is computed from.
+pub(crate) fn check_load(entity: &str, load: f64, made_of: &str) -> Result<(), SolveError> {
+    use crate::params::show;
+    if load.is_finite() && load <= MAX_LOAD {
+        return Ok(());
+    }
+    Err(SolveError::BadParams(format!(
+        "the offered load of {entity} (arrival rate / service rate before any loss) is {load:.3e}, computed from {made_of}; the model accepts loads <= {} (give a smaller arrival rate or slot time, or a larger access probability)",
+        show(MAX_LOAD)
+    )))
+}
+
+/// A failure inside a wireless model's traffic algebra (a departure or
+/// superposition fit, a finite-queue chain) for inputs within the ranges
+/// of [`check_model_scales`], said in the user's terms: which of their
+/// parameters shape the fitted flows, with their values, and the internal
+/// reason. Before, such inputs reached the user as "numerical failure: fit:
+/// ..." or blamed a parameter (`t`, `rate`) the solver does not take.
+/// Stability errors (the caller turns them into `saturated`) and
+/// cancellation pass unchanged.
+pub(crate) fn in_user_terms(e: SolveError, t_wlan: f64, t_mesh: f64, m: &Mmpp2) -> SolveError {
+    use crate::params::show;
+    let detail = match &e {
+        SolveError::Numerical(d) => d.clone(),
+        SolveError::InvalidParam { param, rule } => format!("{param}: {rule}"),
+        _ => return e,
+    };
+    SolveError::BadParams(format!(
+        "the model cannot fit the traffic of these inputs ({detail}); the fitted flows are shaped by the source (phi1 = {}, phi2 = {}, lambda1 = {}, lambda2 = {}) against the service rates of the slots (t_wlan = {}, t_mesh = {}) and access probabilities: phase rates far apart from each other or far faster than the service rates are outside what the fits resolve",
+        show(m.phi1),
+        show(m.phi2),
+        show(m.lambda1),
+        show(m.lambda2),
+        show(t_wlan),
+        show(t_mesh),
+    ))
+}
+
 /// Run-length controls of both simulators, in simulated seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SimLength {

@@ -1009,3 +1009,109 @@ fn access_sim_names_the_slot_time_behind_a_long_default_warmup() {
     p["horizon"] = json!(1.0);
     assert!(s.solve(&p, &ctx).is_ok());
 }
+
+/// Issue 32 item 5: the models' extreme inputs blame the user's parameter
+/// with its value and the accepted range (`lambda2: 1e308` blamed an
+/// internal `rate`, `t_wlan: 1e-300` an internal `t`; `t_wlan`/`t_mesh` at
+/// 1e308 and `lambda1`/`phi1` at 1e308 failed with "chain is reducible" or
+/// "GTH normalisation failed"), and an entity loaded past the model's
+/// range names the inputs its load is made of.
+#[test]
+fn model_extremes_name_the_users_parameter_and_range() {
+    let r = Registry::with_all();
+    let ctx = TaskContext::new(0, crate::Fidelity::Full);
+    let access = json!({
+        "grid": 9, "K_s": 32, "K_a": 48, "K_r": 64, "p_station": 0.0025, "p_ap": 0.007,
+        "p_mr": [0.082, 0.073, 0.064, 0.055], "lambda2": 0.0, "stations": 3, "phi1": 0.6,
+        "phi2": 0.4, "lambda1": 2.0, "t_wlan": 0.000727, "t_mesh": 0.000148,
+    });
+    let mesh = json!({
+        "grid": 9, "mr_types": [{"count": 81, "aps": 3, "stations": 5}], "t_wlan": 0.000727,
+        "t_mesh": 0.000148, "p_station": 0.009, "p_ap_up": 0.02, "p_ap_down": 0.04,
+        "p_mr": 0.06, "lambda2": 0.0, "phi1": 0.09, "phi2": 0.06, "sigma": 0.1, "lambda1": 0.5,
+    });
+    assert!(r
+        .get("wlan_access.model")
+        .unwrap()
+        .solve(&access, &ctx)
+        .is_ok());
+    assert!(r.get("wlan_mesh.model").unwrap().solve(&mesh, &ctx).is_ok());
+    for (solver, base) in [("wlan_access.model", &access), ("wlan_mesh.model", &mesh)] {
+        for (key, value, range) in [
+            ("lambda2", 1e308, "[0, 1e9]"),
+            ("lambda1", 1e308, "[0, 1e9]"),
+            ("t_wlan", 1e-300, "[1e-9, 1000]"),
+            ("t_wlan", 1e308, "[1e-9, 1000]"),
+            ("t_mesh", 1e308, "[1e-9, 1000]"),
+            ("t_mesh", 1e-300, "[1e-9, 1000]"),
+            ("phi1", 1e308, "[1e-6, 1000000]"),
+            ("phi2", 1e-300, "[1e-6, 1000000]"),
+        ] {
+            let mut p = base.clone();
+            p[key] = json!(value);
+            match r.get(solver).unwrap().solve(&p, &ctx) {
+                Err(SolveError::InvalidParam { param, rule }) => {
+                    assert_eq!(param, key, "{solver} {key} = {value}: {rule}");
+                    assert!(rule.contains(range), "{solver} {key}: {rule}");
+                    assert!(rule.contains(&crate::params::show(value)), "{rule}");
+                }
+                other => panic!("{solver} {key} = {value}: {other:?}"),
+            }
+        }
+    }
+    // Within the ranges, a load past the model's: named with its inputs.
+    for (key, value, entity, inputs) in [
+        (
+            "p_station",
+            json!(1e-10),
+            "a station",
+            "t_wlan and p_station",
+        ),
+        ("p_ap", json!(1e-9), "an AP", "stations, t_wlan and p_ap"),
+        (
+            "p_mr",
+            json!([1e-9, 0.073, 0.064, 0.055]),
+            "an MR of ring 1",
+            "t_mesh and p_mr[0]",
+        ),
+    ] {
+        let mut p = access.clone();
+        p[key] = value.clone();
+        match r.get("wlan_access.model").unwrap().solve(&p, &ctx) {
+            Err(SolveError::BadParams(m)) => {
+                assert!(m.contains(entity) && m.contains(inputs), "{key}: {m}");
+                assert!(m.contains("loads <= 1000000"), "{m}");
+            }
+            other => panic!("{key} = {value}: {other:?}"),
+        }
+    }
+}
+
+/// Issue 32 item 5: inside the ranges, a traffic fit that cannot separate
+/// its target (here phase 2 of 1 ms between phases 1 of 1.7 s: IDC(t) and
+/// IDC(inf) equal to rounding after the AP's superposition) is refused in
+/// the user's terms, naming the source and slot parameters with their
+/// values, not as "numerical failure: fit: ..." or an internal `t`.
+#[test]
+fn a_fit_failure_names_the_inputs_that_shape_the_traffic() {
+    let r = Registry::with_all();
+    let ctx = TaskContext::new(0, crate::Fidelity::Full);
+    let p = json!({
+        "grid": 9, "K_s": 32, "K_a": 48, "K_r": 64, "p_station": 0.0025, "p_ap": 0.007,
+        "p_mr": [0.082, 0.073, 0.064, 0.055], "lambda2": 0.0, "stations": 3, "phi1": 0.6,
+        "phi2": 1e4, "lambda1": 2.0, "t_wlan": 0.000727, "t_mesh": 0.000148,
+    });
+    match r.get("wlan_access.model").unwrap().solve(&p, &ctx) {
+        Err(SolveError::BadParams(m)) => {
+            for name in [
+                "phi1 = 0.6",
+                "phi2 = 10000",
+                "lambda1 = 2",
+                "t_wlan = 0.000727",
+            ] {
+                assert!(m.contains(name), "{name} not in: {m}");
+            }
+        }
+        other => panic!("{other:?}"),
+    }
+}

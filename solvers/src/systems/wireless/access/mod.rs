@@ -397,6 +397,37 @@ impl Access {
         ))
     }
 
+    /// The offered load of every entity with a buffer, before any loss: a
+    /// station, an AP (its N stations) and one MR of each ring (the traffic
+    /// of the WLANs of that ring and the rings beyond, shared by its N_i
+    /// MRs), each at most [`super::MAX_LOAD`].
+    pub fn check_model(&self) -> Result<(), SolveError> {
+        let source = "lambda1, lambda2, phi1, phi2";
+        let lam = self.mmpp.mean_rate();
+        super::check_load(
+            "a station",
+            lam / self.mu_station(),
+            &format!("{source}, t_wlan and p_station"),
+        )?;
+        let ap = self.stations as f64 * lam;
+        super::check_load(
+            "an AP",
+            ap / self.mu_ap(),
+            &format!("{source}, stations, t_wlan and p_ap"),
+        )?;
+        let mut beyond = 0.0;
+        for i in (1..=self.rings).rev() {
+            let n_i = ring_size(self.n, i) as f64;
+            beyond += n_i * ap;
+            super::check_load(
+                &format!("an MR of ring {i}"),
+                beyond / n_i / self.mu_mr(i),
+                &format!("{source}, stations, grid, t_mesh and p_mr[{}]", i - 1),
+            )?;
+        }
+        Ok(())
+    }
+
     pub fn station_flow(&self) -> Flow {
         match self.source {
             SourceKind::Mmpp => Flow::Mmpp(self.mmpp),
@@ -429,11 +460,11 @@ fn common_docs() -> Vec<ParamDoc> {
         },
         ParamDoc {
             name: "t_wlan",
-            doc: "WLAN slot = packet airtime t_l (s, > 0)",
+            doc: "WLAN slot = packet airtime t_l (s, > 0; the model: 1e-9..=1e3, with phi1, phi2 in 1e-6..=1e6/s and lambda1, lambda2 <= 1e9/s)",
         },
         ParamDoc {
             name: "t_mesh",
-            doc: "mesh slot = packet airtime t_m (s, > 0)",
+            doc: "mesh slot = packet airtime t_m (s, > 0; the model: 1e-9..=1e3)",
         },
         ParamDoc {
             name: "p_station",

@@ -150,7 +150,13 @@ impl Solver for AccessModelSolver {
     }
     fn solve(&self, params: &serde_json::Value, _ctx: &TaskContext) -> Result<Outcome, SolveError> {
         let p: ModelParams = parse(params)?;
+        crate::systems::wireless::check_model_scales(
+            p.t_wlan,
+            p.t_mesh,
+            [p.phi1, p.phi2, p.lambda1, p.lambda2],
+        )?;
         let a = p.access()?;
+        a.check_model()?;
         let rule = match p.output.as_deref().unwrap_or("auto") {
             "auto" => OutputRule::Auto,
             "finite" => OutputRule::Finite,
@@ -161,7 +167,8 @@ impl Solver for AccessModelSolver {
                 ))
             }
         };
-        let r = access_model_with(&a, rule)?;
+        let r = access_model_with(&a, rule)
+            .map_err(|e| crate::systems::wireless::in_user_terms(e, a.t_wlan, a.t_mesh, &a.mmpp))?;
         let method = |m: OutputMethod| match m {
             OutputMethod::Infinite => 0.0,
             OutputMethod::Finite => 1.0,

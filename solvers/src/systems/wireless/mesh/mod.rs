@@ -312,11 +312,11 @@ fn common_docs() -> Vec<ParamDoc> {
         },
         ParamDoc {
             name: "t_wlan",
-            doc: "WLAN slot = packet airtime t_l (s, > 0)",
+            doc: "WLAN slot = packet airtime t_l (s, > 0; the model: 1e-9..=1e3, with phi1, phi2 in 1e-6..=1e6/s and lambda1, lambda2 <= 1e9/s)",
         },
         ParamDoc {
             name: "t_mesh",
-            doc: "mesh slot = packet airtime t_m (s, > 0)",
+            doc: "mesh slot = packet airtime t_m (s, > 0; the model: 1e-9..=1e3)",
         },
         ParamDoc {
             name: "p_station",

@@ -138,11 +138,20 @@ impl Solver for MeshModelSolver {
     fn solve(&self, params: &serde_json::Value, _ctx: &TaskContext) -> Result<Outcome, SolveError> {
         let p: ModelParams = parse(params)?;
         let averaging = parse_averaging(p.averaging.as_deref())?;
+        crate::systems::wireless::check_model_scales(
+            p.t_wlan,
+            p.t_mesh,
+            [p.phi1, p.phi2, p.lambda1, p.lambda2],
+        )?;
         let m = p.mesh()?;
         let r = match mesh_model(&m, averaging) {
             Ok(Some(r)) => r,
             Ok(None) | Err(SolveError::Unstable(_)) => return Ok(Outcome::saturated()),
-            Err(e) => return Err(e),
+            Err(e) => {
+                return Err(crate::systems::wireless::in_user_terms(
+                    e, m.t_wlan, m.t_mesh, &m.mmpp,
+                ))
+            }
         };
         Outcome::new()
             .with("delay", r.delay)

@@ -234,29 +234,9 @@ pub fn default_files(command: &[String], dir: &Path) -> Vec<String> {
     out
 }
 
-/// The known name closest to a misspelt one, for every "did you mean" of
-/// repro (parameters, experiment ids, metrics, series, functions): the one
-/// at the smallest case-insensitive Damerau-Levenshtein distance (a swap of
-/// two letters is one edit), if that is at most 2 or a third of the name's
-/// length and less than the longer name's length (so a one-letter name is
-/// not "corrected" into another), or else the first known name containing
-/// it (`yan-4` finds `yan-4.9`); ties go to the name first in sort order.
-pub fn nearest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let n = name.chars().count();
-    if n == 0 || n > 64 {
-        return None; // longer than any name: no suggestion, and no quadratic cost
-    }
-    let lower = name.to_lowercase();
-    known
-        .into_iter()
-        .filter_map(|k| {
-            let d = strsim::damerau_levenshtein(&lower, &k.to_lowercase());
-            let close = d <= 2.max(n / 3) && d < n.max(k.chars().count());
-            (close || k.contains(name)).then_some((d, k))
-        })
-        .min()
-        .map(|(_, k)| k)
-}
+/// The one "did you mean" helper of repro, defined beside the solvers'
+/// parameter checks (the lowest crate that needs it).
+pub use solvers::params::nearest;
 
 impl Program {
     pub fn param(&self, name: &str) -> Option<&ParamSpec> {

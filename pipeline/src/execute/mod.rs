@@ -12,6 +12,7 @@
 pub mod local;
 mod programs;
 pub mod queue;
+mod shared;
 pub mod slurm;
 mod todo;
 

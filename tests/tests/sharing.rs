@@ -1,0 +1,69 @@
+//! Two runs on one store share the work (issue 32 item 6): started together
+//! on the same manifest, each task is executed by one of them only; the
+//! other finds its result stored and counts it as cached.
+
+mod common;
+use common::*;
+use std::process::{Command, Stdio};
+
+/// 12 simulation tasks of a fraction of a second each, one at a time per run,
+/// so two runs started together overlap for seconds.
+const MANIFEST: &str = r#"
+id: shared
+title: shared
+version: 1
+params: { lambda: 5.0, mu1: 6.0, mu2: 8.0, n: 12 }
+sweep: { m: { from: 2, to: 13 } }
+series:
+  sim: { solver: credit.sim, params: { batch_len: 200000 }, quick: { params: { batch_len: 200000 } } }
+"#;
+
+#[test]
+fn two_simultaneous_runs_execute_each_task_once() {
+    let p = project(&[]);
+    write_manifest(p.path(), "shared", MANIFEST);
+    // The store exists before both start, so neither waits on the other's
+    // migrations.
+    ok(&repro(p.path(), &["list"]));
+    let start = || {
+        Command::new(repro_bin())
+            .args(["run", "--quick", "--jobs", "1", "--no-progress"])
+            .current_dir(p.path())
+            .env_remove("REPRO_STORE")
+            .env_remove("RUST_LOG")
+            .env("REPRO_SHARE_POLL_MS", "100")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (start(), start());
+    let (a, b) = (a.wait_with_output().unwrap(), b.wait_with_output().unwrap());
+    let (ta, ca, ra, fa) = summary(&ok(&a));
+    let (tb, cb, rb, fb) = summary(&ok(&b));
+    assert_eq!((ta, tb, fa, fb), (12, 12, 0, 0));
+    // Every task accounted for in each run, and executed once in all.
+    assert_eq!(ca + ra, 12, "{}", stderr(&a));
+    assert_eq!(cb + rb, 12, "{}", stderr(&b));
+    assert_eq!(
+        ra + rb,
+        12,
+        "tasks executed twice:\n{}\n{}",
+        stderr(&a),
+        stderr(&b)
+    );
+    // Both ran some: they overlapped and shared (one run after the other
+    // would have left the second nothing to do).
+    assert!(ra >= 1 && rb >= 1, "run a {ra}, run b {rb}");
+    // A third run finds everything stored, and the claims left no row in
+    // the queue.
+    let (_, c, r, _) = summary(&ok(&repro(p.path(), &["run", "--quick", "--no-progress"])));
+    assert_eq!((c, r), (12, 0));
+    let status = repro(p.path(), &["status"]);
+    ok(&status);
+    let status = stdout(&status);
+    assert!(
+        status.contains("queue: 0 pending, 0 running, 0 done, 0 failed"),
+        "{status}"
+    );
+}

@@ -120,6 +120,8 @@ struct RunArgs {
     experiments: ExperimentsArg,
     #[command(flatten)]
     slurm: pipeline::execute::slurm::SlurmArgs,
+    #[command(flatten)]
+    figures: FigureArgs,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,16 +144,22 @@ enum OutputFormat {
 struct CheckArgs {
     #[command(flatten)]
     run: RunArgs,
-    /// Also write JUnit XML to FILE: one test case per compared quantity and per
-    /// figure, failures listing the offending points.
-    #[arg(long, value_name = "FILE")]
+    /// Also write JUnit XML to FILE: one test case per compared quantity, figure
+    /// and claim, failures listing the offending points; and one per paper entry
+    /// in the class `entries.<status>` (skipped unless reproduced).
+    #[arg(long, value_name = "FILE", help_heading = "Check options")]
     junit: Option<PathBuf>,
     /// Format of the verdict on stdout.
-    #[arg(long, value_enum, default_value = "text")]
+    #[arg(
+        long,
+        value_enum,
+        default_value = "text",
+        help_heading = "Check options"
+    )]
     format: OutputFormat,
     /// Add replications to the simulation of every inconclusive point (up to
     /// its series' precision.max_replications, else 64) until it passes or fails.
-    #[arg(long)]
+    #[arg(long, help_heading = "Check options")]
     resolve: bool,
 }
 

@@ -738,11 +738,12 @@ fn paper_options_set_the_physical_size_font_and_title() {
     );
     // 8 pt = 10.667 px = 42.67 units (plotters writes size / 1.24).
     assert!(svg.contains("font-size=\"42.66"), "tick font is not 8 pt");
-    let pdf = String::from_utf8_lossy(&std::fs::read(&paths[2]).unwrap()).into_owned();
-    assert!(
-        pdf.contains("/MediaBox [0 0 240.9"),
-        "PDF is not 8.5 cm wide"
-    );
+    // 8.5 cm = 240.94 pt.
+    let pdf = lopdf::Document::load(&paths[2]).unwrap();
+    let page = *pdf.get_pages().values().next().unwrap();
+    let media_box = pdf.get_dictionary(page).unwrap().get(b"MediaBox").unwrap();
+    let width = media_box.as_array().unwrap()[2].as_float().unwrap();
+    assert!((width - 240.94).abs() < 0.01, "PDF is {width} pt wide");
     // The same figure at the default size is wider.
     let wide = render_figure(&fig, dir.path()).unwrap();
     assert!(std::fs::read_to_string(&wide[1])

@@ -10,6 +10,9 @@
 //!    uses every stage.
 //! 2. `lib.rs` only declares modules and re-exports: the code is in the stages.
 //! 3. No `.rs` file under `pipeline/` or `store/` has more than 600 lines.
+//! 4. The solvers' building blocks import in one direction:
+//!    `des` -> `markov` -> `traffic` -> `queueing` -> `engines` -> `systems`
+//!    (a module may use the ones before it, never one after it).
 //!
 //! The imports are read from the source text (`use crate::..`, `super::..` in
 //! a stage's `mod.rs`, and `crate::<module>::` paths written inline), so this
@@ -21,6 +24,8 @@ use std::path::{Path, PathBuf};
 const STAGES: [&str; 5] = ["manifest", "plan", "execute", "measure", "render"];
 /// The module every stage may use, which itself uses no stage.
 const SHARED: &str = "shared";
+/// The solvers' top-level modules in the order they may import each other.
+const SOLVER_LAYERS: [&str; 6] = ["des", "markov", "traffic", "queueing", "engines", "systems"];
 /// The most lines a source file may have.
 const MAX_LINES: usize = 600;
 
@@ -342,6 +347,71 @@ fn the_checker_sees_each_form_of_import() {
     assert!(joined.contains("render/mod.rs:4: `render` refers to `InputError` of the crate root"));
     assert!(joined.contains("stored.rs:1: `measure` refers to `CODE_VERSION` of the crate root"));
     assert!(joined.contains("stored.rs:2: `measure` refers to `exit` of the crate root"));
+}
+
+/// Every reference of a solvers module of [`SOLVER_LAYERS`] to one after it
+/// (the crate's contract, params, registry and root re-exports are not
+/// layers and may be used by all).
+fn solver_layer_violations(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut bad = Vec::new();
+    for f in files {
+        let Some(module) = owner(src, &f) else {
+            continue;
+        };
+        let Some(rank) = SOLVER_LAYERS.iter().position(|s| *s == module) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&f).expect("a readable source file");
+        let depth = f.strip_prefix(src).map_or(0, |r| r.components().count());
+        let in_root = depth == 1 || f.file_name().is_some_and(|n| n == "mod.rs") && depth == 2;
+        for (line, name) in referenced_modules(&text, in_root) {
+            if SOLVER_LAYERS.iter().position(|s| *s == name) > Some(rank) {
+                bad.push(format!(
+                    "{}:{line}: `{module}` imports `{name}`, which comes after it",
+                    f.display()
+                ));
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn solver_modules_import_in_one_direction() {
+    let src = root().join("solvers/src");
+    for s in SOLVER_LAYERS {
+        assert!(
+            src.join(s).join("mod.rs").is_file(),
+            "solvers/src/{s}/ should be a module folder"
+        );
+    }
+    let bad = solver_layer_violations(&src);
+    assert!(
+        bad.is_empty(),
+        "solvers modules importing a later one (docs/ARCHITECTURE.md):\n{}",
+        bad.join("\n")
+    );
+    // The checker sees the tie this order broke (traffic used queueing's CTMC).
+    let dir = tempfile::tempdir().unwrap();
+    for s in SOLVER_LAYERS {
+        std::fs::create_dir_all(dir.path().join(s)).unwrap();
+    }
+    std::fs::write(
+        dir.path().join("traffic/sources.rs"),
+        "use crate::queueing::ctmc::Generator;\nuse crate::{des::Rng, markov::ctmc::gth};\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("markov/mod.rs"),
+        "use super::{traffic::Map, SolveError};\n",
+    )
+    .unwrap();
+    let bad = solver_layer_violations(dir.path());
+    assert_eq!(bad.len(), 2, "{}", bad.join("\n"));
+    assert!(bad[0].ends_with("mod.rs:1: `markov` imports `traffic`, which comes after it"));
+    assert!(bad[1].ends_with("sources.rs:1: `traffic` imports `queueing`, which comes after it"));
 }
 
 /// Every text file of the repository (sources, docs, manifests, scripts),

@@ -175,6 +175,36 @@ fn check_exits_by_expectation_and_reports_every_claim() {
         xml.contains("<skipped message=\"fails as expected: T is the throughput"),
         "{xml}"
     );
+    // ... and one per entry, its status as the class (skipped unless
+    // reproduced, never failed: the claims fail), the counts as properties.
+    let doc = roxmltree::Document::parse(&xml).unwrap_or_else(|e| panic!("{e}: {xml}"));
+    let entry = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testcase") && n.attribute("name") == Some("credits-L1"))
+        .unwrap_or_else(|| panic!("no test case for the entry: {xml}"));
+    assert_eq!(
+        entry.attribute("classname"),
+        Some("entries.partly-reproduced")
+    );
+    let property = |name: &str| {
+        entry
+            .descendants()
+            .find(|n| n.has_tag_name("property") && n.attribute("name") == Some(name))
+            .and_then(|n| n.attribute("value"))
+            .map(str::to_string)
+    };
+    assert_eq!(property("claims_holding").as_deref(), Some("2"));
+    assert_eq!(property("claims_checkable").as_deref(), Some("3"));
+    assert_eq!(property("sanity_checks").as_deref(), Some("1"));
+    let skipped = entry.children().find(|n| n.has_tag_name("skipped"));
+    assert_eq!(
+        skipped.and_then(|n| n.attribute("message")),
+        Some("partly reproduced: 2 of 3 claims hold")
+    );
+    let suites = doc.root_element();
+    assert_eq!(suites.attribute("failures"), Some("0"));
+    // The expected failure and the entry.
+    assert_eq!(suites.attribute("skipped"), Some("2"), "{xml}");
 
     // The index lists the claims with their verdicts.
     let html = std::fs::read_to_string(p.path().join("results/quick/index.html")).unwrap();

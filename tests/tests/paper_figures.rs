@@ -1,5 +1,5 @@
-//! Figure options for papers: a manifest's `layout:` and `repro report`'s
-//! overrides reach the drawn figures.
+//! Figure options for papers: a manifest's `layout:` and the overrides of
+//! `repro run`, `repro check` and `repro report` reach the drawn figures.
 
 mod common;
 use common::*;
@@ -89,4 +89,50 @@ fn manifest_layout_and_report_flags_size_the_figures() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(err.contains(MANIFEST) && err.contains("unit"), "{err}");
+}
+
+#[test]
+fn run_and_check_take_the_figure_flags() {
+    let p = project(&[MANIFEST]);
+    let l = ("lib-mmpp-m1-L", "MMPP/M/1 mean number in system");
+    let w = ("lib-mmpp-m1-W", "MMPP/M/1 mean sojourn time");
+    ok(&repro(
+        p.path(),
+        &[
+            "run",
+            "--quick",
+            "--figure-width",
+            "9cm",
+            "--no-title",
+            MANIFEST,
+        ],
+    ));
+    for (id, title) in [l, w] {
+        let (width, titled) = svg(p.path(), id, title);
+        assert!((width - px(9.0)).abs() < 0.02, "{id}: {width}");
+        assert!(!titled, "{id}");
+    }
+    // Cached tasks, other flags: the figures are drawn again with them.
+    let o = repro(
+        p.path(),
+        &["check", "--quick", "--figure-width", "7cm", MANIFEST],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (id, title) in [l, w] {
+        let (width, titled) = svg(p.path(), id, title);
+        assert!((width - px(7.0)).abs() < 0.02, "{id}: {width}");
+        assert!(titled, "{id}");
+    }
+    // Without flags, the defaults come back.
+    ok(&repro(p.path(), &["run", "--quick", MANIFEST]));
+    let (width, titled) = svg(p.path(), l.0, l.1);
+    assert!((width - px(16.0)).abs() < 0.02, "{width}");
+    assert!(titled);
+    // A bad value is refused before anything runs.
+    let o = repro(
+        p.path(),
+        &["check", "--quick", "--legend", "middle", MANIFEST],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--legend"), "{}", stderr(&o));
 }

@@ -29,6 +29,7 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
                 &report.manifests,
                 &report.claims,
                 &report.error_measures,
+                &entry_statuses(&report),
                 &report.exec.failed,
                 &report.replications,
             ),

@@ -26,8 +26,8 @@ pub(crate) struct Pages {
     /// What the entries' statuses rest on, per experiment: its manifest and
     /// evaluated claims, as measure produced them.
     pub facts: BTreeMap<String, (Manifest, Vec<ClaimResult>)>,
-    /// Figure options over every manifest's `layout:` (`repro report
-    /// --figure-width ...`; none for `run` and `check`).
+    /// Figure options over every manifest's `layout:` (`--figure-width ...`
+    /// of `run`, `check` and `report`).
     pub layout: FigureOverrides,
 }
 

@@ -37,6 +37,8 @@ pub(crate) struct RunOptions {
     pub resolve: bool,
     /// Where the tasks execute: here, or through the store's queue.
     pub executor: Arc<dyn Executor>,
+    /// Figure options over every manifest's `layout:` (`--figure-width` ...).
+    pub layout: reports::FigureOverrides,
 }
 
 /// A run refused because its plan is over the task limit, before anything
@@ -111,6 +113,7 @@ pub(crate) fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOption
         ),
         resolve: false,
         executor,
+        layout: run.figures.overrides(),
     })
 }
 
@@ -226,7 +229,10 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
     let published: anyhow::Result<()> = async {
         let history = History::read(&store).await?;
         let drawn = drawn_into(&store, &out_dir).await?;
-        let mut pages = Pages::default();
+        let mut pages = Pages {
+            layout: opts.layout,
+            ..Pages::default()
+        };
         for m in &manifests {
             let x = measure::planned(
                 &store,

@@ -1,12 +1,14 @@
 //! `repro check --junit FILE`: JUnit XML for CI systems. One test suite per
 //! experiment; one test case per compared quantity (a `compare` entry: metric,
-//! reference, candidate) and one per figure; a failure lists the offending
-//! points. Inconclusive points fail, as they do for `repro check`. Failed tasks
-//! get a suite of their own.
+//! reference, candidate), one per figure and one per claim; a failure lists the
+//! offending points. Inconclusive points fail, as they do for `repro check`.
+//! The entries' statuses get a suite of their own (one test case per entry,
+//! its status in the class name), and so do failed tasks.
 
 use crate::manifest::Manifest;
 use crate::measure::claims::ClaimResult;
 use crate::measure::precision::Replications;
+use crate::measure::status::Derived;
 use crate::plan::Task;
 use reports::html_escape;
 use store::ErrorMeasureRow;
@@ -76,7 +78,8 @@ fn case(
 /// classification as properties; a failure when the verdict differs from the
 /// expectation; an expected failure, and a claim inconclusive at `--quick` as
 /// its `quick:` mark says, are reported as skipped (as pytest's xfail).
-fn claim_case(xml: &mut String, c: &ClaimResult) -> bool {
+/// Returns whether it failed and whether it was skipped.
+fn claim_case(xml: &mut String, c: &ClaimResult) -> (bool, bool) {
     xml.push_str(&format!(
         "    <testcase classname=\"{}\" name=\"{}\">\n      <properties>\n",
         html_escape(&c.experiment),
@@ -107,6 +110,7 @@ fn claim_case(xml: &mut String, c: &ClaimResult) -> bool {
     }
     xml.push_str("      </properties>\n");
     let failed = c.status.is_unexpected();
+    let mut skipped = false;
     if failed {
         let expected = match c.status {
             verdicts::ClaimStatus::DecidedAtQuick => format!(
@@ -128,14 +132,15 @@ fn claim_case(xml: &mut String, c: &ClaimResult) -> bool {
             ))
         ));
     } else {
-        let skipped = match c.status {
+        let skipped_as = match c.status {
             verdicts::ClaimStatus::FailsAsExpected => Some(("fails as expected", &c.why)),
             verdicts::ClaimStatus::InconclusiveAtQuick => {
                 Some(("inconclusive at --quick as marked", &c.quick_why))
             }
             _ => None,
         };
-        if let Some((what, why)) = skipped {
+        if let Some((what, why)) = skipped_as {
+            skipped = true;
             xml.push_str(&format!(
                 "      <skipped message=\"{}\"/>\n",
                 html_escape(&format!("{what}: {}", why.as_deref().unwrap_or("")))
@@ -143,27 +148,81 @@ fn claim_case(xml: &mut String, c: &ClaimResult) -> bool {
         }
     }
     xml.push_str("    </testcase>\n");
-    failed
+    (failed, skipped)
+}
+
+/// The entries' statuses as one suite: a test case per entry, named by the
+/// entry, in the class `entries.<status>` (so a CI's view by class counts the
+/// entries per status), with the counts behind the status as properties. It
+/// passes when the entry is reproduced and is skipped with its status
+/// otherwise; it never fails: a claim whose verdict differs from its
+/// expectation fails as its own test case, as it fails `repro check`.
+/// Returns the suite and its number of test cases and of skipped ones.
+fn entries_suite(entries: &[(String, Option<&'static str>, Derived)]) -> (String, usize, usize) {
+    let mut body = String::new();
+    let mut skipped = 0;
+    for (id, paper, d) in entries {
+        body.push_str(&format!(
+            "    <testcase classname=\"entries.{}\" name=\"{}\">\n      <properties>\n",
+            d.status.as_str(),
+            html_escape(id)
+        ));
+        let props = [
+            ("status", d.status.as_str().to_string()),
+            ("paper", paper.unwrap_or("").to_string()),
+            ("claims_holding", d.holding.to_string()),
+            ("claims_checkable", d.checkable.to_string()),
+            ("sanity_checks", d.sanity.to_string()),
+            ("fits", d.fits.to_string()),
+        ];
+        for (k, v) in props {
+            body.push_str(&format!(
+                "        <property name=\"{k}\" value=\"{}\"/>\n",
+                html_escape(&v)
+            ));
+        }
+        body.push_str("      </properties>\n");
+        if d.status != verdicts::EntryStatus::Reproduced {
+            skipped += 1;
+            let counts = if d.checkable > 0 {
+                format!(": {} of {} claims hold", d.holding, d.checkable)
+            } else {
+                String::new()
+            };
+            body.push_str(&format!(
+                "      <skipped message=\"{}\"/>\n",
+                html_escape(&format!("{}{counts}", d.status.label()))
+            ));
+        }
+        body.push_str("    </testcase>\n");
+    }
+    let suite = format!(
+        "  <testsuite name=\"entries\" tests=\"{}\" failures=\"0\" errors=\"0\" skipped=\"{skipped}\">\n{body}  </testsuite>\n",
+        entries.len()
+    );
+    (suite, entries.len(), skipped)
 }
 
 /// The JUnit XML of a `check` run: its manifests, their error measures and
-/// the tasks that failed (with their errors).
+/// claims, the statuses of the entries they touch (as `statuses_of` gives
+/// them) and the tasks that failed (with their errors).
 pub fn junit_xml(
     manifests: &[Manifest],
     claims: &[ClaimResult],
     error_measures: &[ErrorMeasureRow],
+    entries: &[(String, Option<&'static str>, Derived)],
     failed: &[(Task, String)],
     reps: &Replications,
 ) -> String {
     let mut suites = String::new();
-    let (mut total_tests, mut total_failures) = (0, 0);
+    let (mut total_tests, mut total_failures, mut total_skipped) = (0, 0, 0);
     for m in manifests {
         let ems: Vec<&ErrorMeasureRow> = error_measures
             .iter()
             .filter(|r| r.experiment == m.id && r.version == m.version)
             .collect();
         let mut body = String::new();
-        let (mut tests, mut failures) = (0, 0);
+        let (mut tests, mut failures, mut skipped) = (0, 0, 0);
         for c in &m.compare {
             let rows: Vec<&ErrorMeasureRow> = ems
                 .iter()
@@ -199,15 +258,24 @@ pub fn junit_xml(
             .iter()
             .filter(|c| c.experiment == m.id && c.kind == verdicts::ClaimKind::Predicate)
         {
+            let (failed, skip) = claim_case(&mut body, c);
             tests += 1;
-            failures += usize::from(claim_case(&mut body, c));
+            failures += usize::from(failed);
+            skipped += usize::from(skip);
         }
         suites.push_str(&format!(
-            "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\">\n{body}  </testsuite>\n",
+            "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" skipped=\"{skipped}\">\n{body}  </testsuite>\n",
             html_escape(&format!("{} v{}", m.id, m.version))
         ));
         total_tests += tests;
         total_failures += failures;
+        total_skipped += skipped;
+    }
+    if !entries.is_empty() {
+        let (suite, tests, skipped) = entries_suite(entries);
+        suites.push_str(&suite);
+        total_tests += tests;
+        total_skipped += skipped;
     }
     if !failed.is_empty() {
         let mut body = String::new();
@@ -226,7 +294,72 @@ pub fn junit_xml(
         total_tests += failed.len();
     }
     format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"repro check\" tests=\"{total_tests}\" failures=\"{total_failures}\" errors=\"{}\">\n{suites}</testsuites>\n",
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"repro check\" tests=\"{total_tests}\" failures=\"{total_failures}\" errors=\"{}\" skipped=\"{total_skipped}\">\n{suites}</testsuites>\n",
         failed.len()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use verdicts::EntryStatus;
+
+    fn derived(status: EntryStatus, holding: usize, checkable: usize) -> Derived {
+        Derived {
+            status,
+            holding,
+            checkable,
+            sanity: 1,
+            fits: 0,
+        }
+    }
+
+    #[test]
+    fn one_test_case_per_entry_with_its_status_as_class_and_properties() {
+        let entries = vec![
+            (
+                "yan-4.5".to_string(),
+                Some("yan2012"),
+                derived(EntryStatus::Reproduced, 2, 2),
+            ),
+            (
+                "yan-3.4".to_string(),
+                Some("yan2012"),
+                derived(EntryStatus::PartlyReproduced, 2, 3),
+            ),
+            (
+                "wu-3.2".to_string(),
+                None,
+                derived(EntryStatus::Drawn, 0, 0),
+            ),
+        ];
+        let xml = junit_xml(&[], &[], &[], &entries, &[], &Replications::new());
+        assert!(
+            xml.contains("<testsuites name=\"repro check\" tests=\"3\" failures=\"0\" errors=\"0\" skipped=\"2\">"),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("<testsuite name=\"entries\" tests=\"3\" failures=\"0\" errors=\"0\" skipped=\"2\">"),
+            "{xml}"
+        );
+        // A reproduced entry passes: no <skipped> in its test case.
+        let case = |id: &str| {
+            let at = xml.find(&format!("name=\"{id}\"")).unwrap();
+            let end = at + xml[at..].find("</testcase>").unwrap();
+            xml[..end].rsplit("<testcase").next().unwrap().to_string()
+        };
+        assert!(case("yan-4.5").contains("classname=\"entries.reproduced\""));
+        assert!(!case("yan-4.5").contains("<skipped"), "{}", case("yan-4.5"));
+        let partly = case("yan-3.4");
+        assert!(partly.contains("classname=\"entries.partly-reproduced\""));
+        assert!(partly.contains("<skipped message=\"partly reproduced: 2 of 3 claims hold\"/>"));
+        assert!(partly.contains("<property name=\"claims_holding\" value=\"2\"/>"));
+        assert!(partly.contains("<property name=\"paper\" value=\"yan2012\"/>"));
+        let drawn = case("wu-3.2");
+        assert!(drawn.contains("classname=\"entries.drawn\""));
+        assert!(drawn.contains("<skipped message=\"drawn\"/>"), "{drawn}");
+        // No entries, no suite.
+        let none = junit_xml(&[], &[], &[], &[], &[], &Replications::new());
+        assert!(!none.contains("<testsuite "), "{none}");
+    }
 }

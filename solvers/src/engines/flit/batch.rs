@@ -64,6 +64,18 @@ impl Batches {
         }
     }
 
+    /// Whether the warm-up is over.
+    #[inline]
+    pub(super) fn warm(&self) -> bool {
+        self.warm_done
+    }
+
+    /// Takes `n` sends off channel `ch`'s count at the end of the warm-up
+    /// (sends of a scheduled leg counted ahead, not yet made then).
+    pub(super) fn warm_sub(&mut self, ch: usize, n: u64) {
+        self.ch_flits_at_warm[ch] -= n;
+    }
+
     /// A flit reached its destination.
     #[inline]
     pub(super) fn flit(&mut self, c: &mut Counters) {

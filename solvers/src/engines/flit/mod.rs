@@ -36,9 +36,24 @@ mod sim;
 pub mod torus;
 pub mod traffic;
 mod unit;
+mod worm;
 
 pub use bounds::{state_bytes, StateBytes};
 pub use sim::{run, Counters, Finish};
+
+/// [`run`] with every flit moved one by one in the general loop (no leg
+/// advanced per message, `worm.rs`): the tests compare the two.
+#[cfg(test)]
+pub(crate) fn run_flitwise<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
+    sc: &Scenario,
+    topo: &T,
+    routing: &R,
+    timing: &L,
+    dests: &D,
+    ctx: &crate::TaskContext,
+) -> Result<Counters, crate::SolveError> {
+    sim::run_with(sc, topo, routing, timing, dests, ctx, false, false)
+}
 pub mod fattree;
 mod onoff;
 pub use traffic::{Clustered, HotSpot, Uniform};

@@ -24,13 +24,19 @@ mod relay;
 
 use super::batch::Batches;
 use super::torus::below;
+use super::worm;
 use super::{Destinations, Injection, Leg, LinkTiming, Routing, Scenario, Source, Topology};
 use crate::des::{ci95, Stream};
 use crate::traffic::sources::{ArrivalSource, Mmpp2Source, PoissonSource};
 use crate::{SolveError, TaskContext};
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 pub(super) const NONE: u32 = u32::MAX;
+
+/// The next landing of a scheduled leg at its target: cycle, send cycle,
+/// channel (the wheel's order within a cycle) and the leg.
+type LegLanding = (u64, u64, u32, u32);
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -312,7 +318,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     dests: &D,
     ctx: &TaskContext,
 ) -> Result<Counters, SolveError> {
-    run_with(sc, topo, routing, timing, dests, ctx, false)
+    run_with(sc, topo, routing, timing, dests, ctx, false, true)
 }
 
 /// The channel layout of a run: router r's ports are channels `base[r] ..
@@ -331,8 +337,11 @@ pub(super) struct Wiring {
 }
 
 /// [`run`]; `general` keeps networks of unit channels on this loop instead
-/// of `unit.rs`'s (the tests compare the two).
-pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
+/// of `unit.rs`'s, `worms: false` moves every flit one by one in it instead
+/// of advancing a leg per message once its header is at the leg's target
+/// (`worm.rs`; the tests compare the three).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     sc: &Scenario,
     topo: &T,
     routing: &R,
@@ -340,6 +349,7 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     dests: &D,
     ctx: &TaskContext,
     general: bool,
+    worms: bool,
 ) -> Result<Counters, SolveError> {
     let n_r = topo.routers();
     // Routers 0..n_src carry a processing element; the rest only switch.
@@ -524,7 +534,9 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     let mut msgs: Vec<Msg> = Vec::with_capacity(1024);
     let mut free_msgs: Vec<u32> = Vec::new();
 
-    let mut wheel: Vec<Vec<(u32, u32)>> = vec![Vec::new(); wheel_len];
+    // A flit in flight: the input VC it lands in, the flit and the cycle
+    // it was sent (scheduled legs' landings are merged by send cycle).
+    let mut wheel: Vec<Vec<(u32, u32, u64)>> = vec![Vec::new(); wheel_len];
     let mut credit_now: Vec<u32> = Vec::new();
     let mut credit_next: Vec<u32> = Vec::new();
 
@@ -543,6 +555,40 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         .max()
         .unwrap_or(1);
 
+    // Legs advanced per message (worm.rs): with one VC per channel, and
+    // when a scheduled leg cannot go quiet for a stall window (its gaps are
+    // a few link times), the deadlock detector then sees the same progress.
+    let max_lat = lat_cycles.iter().copied().max().unwrap_or(1) as u64;
+    let sched_on = worms
+        && v_n == 1
+        && sc.stall_cycles >= 4 * (buf as u64 + 2) * (max_period.ceil() as u64 + max_lat + 2);
+    // The next landing at each scheduled leg's target (its flits land in
+    // order): (cycle, send cycle, channel, leg); releases: (cycle, index
+    // into `rels`).
+    let mut ev_land: BinaryHeap<Reverse<LegLanding>> = BinaryHeap::new();
+    let mut ev_rel: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
+    let mut rels: Vec<worm::Release> = Vec::new();
+    let mut rels_free: Vec<u32> = Vec::new();
+    // Scheduled legs still running (for the counter corrections), and
+    // their last send (progress for the deadlock detector).
+    let mut legs: Vec<Option<(worm::Leg, u64)>> = Vec::new();
+    let mut legs_free: Vec<u32> = Vec::new();
+    let mut legs_pool: Vec<worm::Leg> = Vec::new();
+    let mut n_active = 0usize;
+    // Input VCs whose landings a scheduled leg accounts for.
+    let mut skipv = vec![false; if sched_on { n_ivc } else { 0 }];
+    let mut gmap = vec![NONE; if sched_on { n_ivc } else { 0 }];
+    // Landing cycles at a relay of a scheduled leg's flits, per message
+    // and relay slot, with the relay and the message's generation cycle.
+    let mut arr: Vec<Vec<u64>> = Vec::new();
+    let mut arr_tag: Vec<(u32, u64)> = Vec::new();
+    let mut cand: Vec<(u32, u32)> = Vec::new();
+    let mut st_buf: Vec<worm::ChanState> = Vec::new();
+    let mut infl: Vec<Vec<u64>> = Vec::new();
+    let mut chain: Vec<u32> = Vec::new();
+    let (mut s_buf, mut l_buf) = (Vec::new(), Vec::new());
+    let mut warm_seen = batches.warm();
+
     let mut next_min = next_t.iter().copied().fold(f64::INFINITY, f64::min);
     let mut cycle: u64 = 0;
     loop {
@@ -559,16 +605,107 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             act[r >> 6] |= 1 << (r & 63);
         }
         credit_now.clear();
-        // Phase 1b: flits landing now; those at their destination leave.
+        // Scheduled legs' releases due (after the credits: the tail's
+        // credit is the last; a cycle skipped while idle counts as here).
+        while let Some(&Reverse((t, x))) = ev_rel.peek() {
+            if t > cycle {
+                break;
+            }
+            ev_rel.pop();
+            let rel = rels[x as usize];
+            rels_free.push(x);
+            match rel {
+                worm::Release::Channel {
+                    o,
+                    ready: rd,
+                    fed,
+                    skip,
+                    last,
+                } => {
+                    let o = o as usize;
+                    owner[o] = NONE;
+                    credits[o] = buf as u32;
+                    if paced {
+                        ready[o] = rd;
+                    }
+                    if fed != NONE {
+                        alloc[fed as usize] = NONE;
+                    }
+                    if skip != NONE {
+                        skipv[skip as usize] = false;
+                    }
+                    let r = ivc_router[o] as usize;
+                    act[r >> 6] |= 1 << (r & 63);
+                    if last != NONE {
+                        let (leg, s_last) = legs[last as usize].take().expect("active leg");
+                        legs_free.push(last);
+                        legs_pool.push(leg);
+                        n_active -= 1;
+                        last_progress = last_progress.max(s_last);
+                    }
+                }
+                worm::Release::Source { inj } => {
+                    let j = inj as usize;
+                    alloc[n_ivc + j] = NONE;
+                    inj_msg[j] = NONE;
+                    inj_left[j] = 0;
+                    let r = j / inj_per;
+                    work[r] -= 1;
+                    if queued[r] > 0 {
+                        act[r >> 6] |= 1 << (r & 63);
+                    }
+                }
+            }
+        }
+        // Phase 1b: flits landing now; those at their destination leave,
+        // merged with scheduled legs' landings at their targets in the
+        // wheel's order (send cycle, then channel).
         let slot = (cycle % wheel_len as u64) as usize;
         let mut landing = std::mem::take(&mut wheel[slot]);
-        for &(i, f) in &landing {
+        let mut li = 0usize;
+        loop {
+            let next_ev = match ev_land.peek() {
+                Some(&Reverse((l, s, ch, _))) if l == cycle => Some((s, ch)),
+                _ => None,
+            };
+            // A scheduled leg's flit lands: the leg's next one is due next.
+            let mut leg_flit = || {
+                let Some(Reverse((_, _, ch, id))) = ev_land.pop() else {
+                    unreachable!("a landing was peeked")
+                };
+                let (leg, _) = legs[id as usize].as_mut().expect("active leg");
+                let (w, k) = (leg.omega as usize, leg.next as usize);
+                leg.next += 1;
+                if k + 1 < w {
+                    let hw = leg.send.len() - w;
+                    ev_land.push(Reverse((leg.land[k + 1], leg.send[hw + k + 1], ch, id)));
+                }
+                (leg.target, (leg.msg << 2) | u32::from(k + 1 == w))
+            };
+            let (i, f) = match (landing.get(li), next_ev) {
+                (None, None) => break,
+                (None, Some(_)) => leg_flit(),
+                (Some(&(i, f, s)), ev) => {
+                    if ev.is_some_and(|e| e < (s, up[i as usize])) {
+                        leg_flit()
+                    } else {
+                        li += 1;
+                        if sched_on && skipv[i as usize] {
+                            continue;
+                        }
+                        (i, f)
+                    }
+                }
+            };
             let r = ivc_router[i as usize] as usize;
             act[r >> 6] |= 1 << (r & 63);
             let m = (f >> 2) as usize;
             let r32 = r as u32;
             let slot = relay::slot_of(&msgs[m], r32);
             if msgs[m].dst == r32 || slot < 2 {
+                if sched_on && f & 3 == 2 && msgs[m].dst == r32 {
+                    cand.push((m as u32, i));
+                }
                 in_net -= 1;
                 credit_next.push(up[i as usize]);
                 let mut st = relay::RelayState {
@@ -595,6 +732,15 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 if f & 1 == 1 {
                     free_msgs.push(m as u32);
                     batches.message(&msgs[m], cycle, &ch_flits, &mut c);
+                    if !warm_seen && batches.warm() {
+                        // The snapshot counts sends made before this cycle.
+                        warm_seen = true;
+                        for (leg, _) in legs.iter().flatten() {
+                            for (j, &o) in leg.chans.iter().enumerate() {
+                                batches.warm_sub(o as usize, leg.due_from(j, cycle));
+                            }
+                        }
+                    }
                 }
             } else {
                 let at = i as usize;
@@ -615,6 +761,215 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         wheel[slot] = landing;
         if c.latency.len() >= sc.run.batches as usize {
             break;
+        }
+        // Legs whose header reached the leg's target this cycle: advanced
+        // per message from here on (worm.rs).
+        for (m, it) in cand.drain(..) {
+            // The channels back to the injection VC that still sends this
+            // message (none of them released: its tail is at the source).
+            chain.clear();
+            let mut i = it as usize;
+            let inj = loop {
+                let o = up[i];
+                if o == NONE || owner[o as usize] == NONE {
+                    break NONE;
+                }
+                chain.push(o);
+                let own = owner[o as usize] as usize;
+                if own >= n_ivc {
+                    break (own - n_ivc) as u32;
+                }
+                i = own;
+            };
+            if inj == NONE || inj_msg[inj as usize] != m {
+                continue;
+            }
+            chain.reverse();
+            let h = chain.len();
+            let o0 = chain[0] as usize;
+            let r0 = ivc_router[o0];
+            let mu = m as usize;
+            // Where the source's flits come from: all there, or landing at
+            // this relay from a scheduled earlier leg.
+            let here = relay::flits_here(&msgs[mu], r0, omega);
+            let (got, from) = if here == omega {
+                (omega, NONE)
+            } else {
+                let s = relay::slot_of(&msgs[mu], r0);
+                let key = mu * 2 + s;
+                if s < 2 && arr_tag.get(key) == Some(&(r0, msgs[mu].gen)) {
+                    (here, key as u32)
+                } else {
+                    continue;
+                }
+            };
+            // In flight on the leg's channels: their landing cycles.
+            if infl.len() < h {
+                infl.resize(h, Vec::new());
+            }
+            for (j, &o) in chain.iter().enumerate() {
+                gmap[down[o as usize] as usize] = j as u32;
+                infl[j].clear();
+            }
+            for (x, list) in wheel.iter().enumerate() {
+                let off = (x + wheel_len - slot) % wheel_len;
+                for &(iv, _, _) in list {
+                    let j = gmap[iv as usize];
+                    if j != NONE {
+                        infl[j as usize].push(cycle + off as u64);
+                    }
+                }
+            }
+            st_buf.clear();
+            let mut sent = omega - inj_left[inj as usize];
+            let mut ok = true;
+            for (j, &o) in chain.iter().enumerate() {
+                let o = o as usize;
+                let iv = down[o] as usize;
+                gmap[iv] = NONE;
+                infl[j].sort_unstable();
+                let nf = infl[j].len() as u32;
+                let ret = (credits[o] + sent) as i64 - buf as i64;
+                let pending = if j + 1 == h {
+                    credit_next.iter().filter(|&&x| x as usize == o).count() as u32
+                } else {
+                    0
+                };
+                if nf > sent || ret < 0 {
+                    ok = false;
+                }
+                let landed = sent.saturating_sub(nf);
+                st_buf.push(worm::ChanState {
+                    sent,
+                    returned: ret.max(0) as u32,
+                    pending,
+                    landed,
+                    ready: if paced { ready[o] } else { 0.0 },
+                    period: period[o],
+                    latency: lat[o],
+                    lat_cycles: lat_cycles[o] as u64,
+                });
+                if j + 1 < h {
+                    if fl_len[iv] > landed {
+                        ok = false;
+                    }
+                    sent = landed.saturating_sub(fl_len[iv]);
+                }
+            }
+            debug_assert!(ok, "inconsistent leg state at cycle {cycle}");
+            if !ok {
+                continue;
+            }
+            let av = |k: u32| {
+                if k < got {
+                    cycle
+                } else {
+                    arr[from as usize][k as usize]
+                }
+            };
+            worm::schedule(
+                cycle,
+                omega,
+                buf as u32,
+                paced,
+                &mut st_buf,
+                &infl[..h],
+                av,
+                &mut s_buf,
+                &mut l_buf,
+            );
+            let w = omega as usize;
+            // Counters of sends, added now (corrected where read early).
+            for (j, &o) in chain.iter().enumerate() {
+                let o = o as usize;
+                let n_new = (omega - st_buf[j].sent) as u64;
+                ch_flits[o] += n_new;
+                if j == 0 {
+                    c.flits_injected += n_new;
+                    in_net += n_new;
+                }
+                owned[o] = 0;
+                ch_owned[o >> 6] &= !(1u64 << (o & 63));
+                if j + 1 < h {
+                    let iv = down[o] as usize;
+                    let ri = ivc_router[iv] as usize;
+                    work[ri] -= fl_len[iv] as u64;
+                    fl_len[iv] = 0;
+                    skipv[iv] = true;
+                }
+            }
+            let first = st_buf[h - 1].sent as usize;
+            // A relay target: the next leg may start from these landings.
+            let rt = ivc_router[it as usize];
+            let s = relay::slot_of(&msgs[mu], rt);
+            if s < 2 {
+                let key = mu * 2 + s;
+                if arr.len() <= key {
+                    arr.resize(key + 2, Vec::new());
+                    arr_tag.resize(key + 2, (NONE, 0));
+                }
+                arr[key].clear();
+                arr[key].extend_from_slice(&l_buf[(h - 1) * w..h * w]);
+                arr_tag[key] = (rt, msgs[mu].gen);
+            }
+            let s_last = s_buf[h * w - 1];
+            let leg_id = match legs_free.pop() {
+                Some(x) => x,
+                None => {
+                    legs.push(None);
+                    (legs.len() - 1) as u32
+                }
+            };
+            if first < w {
+                ev_land.push(Reverse((
+                    l_buf[(h - 1) * w + first],
+                    s_buf[(h - 1) * w + first],
+                    chain[h - 1],
+                    leg_id,
+                )));
+            }
+            let mut push_rel = |t: u64, rel: worm::Release| {
+                let x = match rels_free.pop() {
+                    Some(x) => {
+                        rels[x as usize] = rel;
+                        x
+                    }
+                    None => {
+                        rels.push(rel);
+                        (rels.len() - 1) as u32
+                    }
+                };
+                ev_rel.push(Reverse((t, x)));
+            };
+            push_rel(s_buf[w - 1] + 1, worm::Release::Source { inj });
+            for (j, &o) in chain.iter().enumerate() {
+                let t = worm::credit_back(&st_buf, j, omega - 1, cycle, omega, &s_buf, &l_buf);
+                let fed = if j + 1 < h { down[o as usize] } else { NONE };
+                push_rel(
+                    t,
+                    worm::Release::Channel {
+                        o,
+                        ready: st_buf[j].ready,
+                        fed,
+                        skip: fed,
+                        last: if j + 1 == h { leg_id } else { NONE },
+                    },
+                );
+            }
+            let mut leg = legs_pool.pop().unwrap_or_default();
+            leg.chans.clear();
+            leg.chans.extend_from_slice(&chain);
+            leg.send.clear();
+            leg.send.extend_from_slice(&s_buf);
+            leg.land.clear();
+            leg.land.extend_from_slice(&l_buf[(h - 1) * w..h * w]);
+            leg.inj = inj;
+            leg.omega = omega;
+            leg.msg = m;
+            leg.target = it;
+            leg.next = first as u32;
+            legs[leg_id as usize] = Some((leg, s_last));
+            n_active += 1;
         }
         // Generation: messages generated before this cycle start.
         let now = cycle as f64;
@@ -873,7 +1228,7 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         if when >= wheel_len {
                             when -= wheel_len;
                         }
-                        wheel[when].push((down[o], f));
+                        wheel[when].push((down[o], f, cycle));
                         ch_flits[ch] += 1;
                         if f & 2 != 0 {
                             msgs[(f >> 2) as usize].hops += 1;
@@ -923,7 +1278,7 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         std::mem::swap(&mut act, &mut act_next);
         if moved || in_net == 0 {
             last_progress = cycle;
-        } else if cycle - last_progress > sc.stall_cycles {
+        } else if n_active == 0 && cycle - last_progress > sc.stall_cycles {
             c.finish = Finish::Stalled {
                 cycle,
                 flits_in_network: in_net,
@@ -953,6 +1308,21 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         cycle += 1;
     }
     c.cycles = cycle + 1;
+    // Scheduled legs still running: their sends from this cycle on were
+    // not made.
+    for (leg, _) in legs.iter().flatten() {
+        for (j, &o) in leg.chans.iter().enumerate() {
+            let n = leg.due_from(j, cycle);
+            ch_flits[o as usize] -= n;
+            if j == 0 {
+                c.flits_injected -= n;
+                in_net -= n;
+                if n > 0 {
+                    inj_left[leg.inj as usize] = n as u32;
+                }
+            }
+        }
+    }
     batches.finish(&ch_flits, &mut c);
     c.flits_in_network = in_net;
     c.flits_at_sources = inj_left
@@ -1025,7 +1395,7 @@ pub(super) fn generate<D: Destinations>(
 /// ⌈x⌉ for 0 <= x < 2^53 (a cycle count): what `x.ceil() as u64` gives,
 /// without the libm call the baseline x86-64 target makes for `ceil`.
 #[inline]
-fn ceil_u64(x: f64) -> u64 {
+pub(super) fn ceil_u64(x: f64) -> u64 {
     let t = x as u64;
     if (t as f64) < x {
         t + 1

@@ -38,8 +38,28 @@ fn same<T: Topology, R: Routing, D: Destinations>(
     dests: &D,
 ) -> Counters {
     assert!(!dests.relays());
-    let general = run_with(sc, topo, routing, &UniformLatency(1), dests, &ctx(), true).unwrap();
-    let unit = run_with(sc, topo, routing, &UniformLatency(1), dests, &ctx(), false).unwrap();
+    let general = run_with(
+        sc,
+        topo,
+        routing,
+        &UniformLatency(1),
+        dests,
+        &ctx(),
+        true,
+        true,
+    )
+    .unwrap();
+    let unit = run_with(
+        sc,
+        topo,
+        routing,
+        &UniformLatency(1),
+        dests,
+        &ctx(),
+        false,
+        true,
+    )
+    .unwrap();
     assert_eq!(format!("{general:?}"), format!("{unit:?}"), "{sc:?}");
     unit
 }

@@ -208,7 +208,7 @@ pub fn map_m1k(map: &Map, mu: f64, k: usize) -> Result<MmppM1K, SolveError> {
 #[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
-    use crate::queueing::ctmc::Generator;
+    use crate::markov::ctmc::Generator;
     use crate::queueing::mm1k::mm1k_metrics;
 
     fn rel(a: f64, b: f64) -> f64 {

@@ -4,7 +4,7 @@
 
 use super::engine::{run_fifo, Plan, ServiceLaw};
 use super::*;
-use crate::queueing::ctmc::Generator;
+use crate::markov::ctmc::Generator;
 use crate::queueing::mm1k::mm1k_metrics;
 use crate::Fidelity;
 use serde_json::{json, Value};

@@ -54,7 +54,7 @@ impl RawModel {
             m: count("m", self.m, 1)?,
         };
         // Checked before anything is allocated: the chain is stored densely.
-        crate::queueing::ctmc::check_states("n, m", (c.n + 1).saturating_mul(c.m + 1))?;
+        crate::markov::ctmc::check_states("n, m", (c.n + 1).saturating_mul(c.m + 1))?;
         Ok(c)
     }
 }

@@ -1,0 +1,197 @@
+//! Worms advanced per message in the general loop (`sim.rs`), issue 35.
+//!
+//! With one VC per channel, once the header of a leg has landed at the
+//! leg's target, every channel from the leg's source to the target is owned
+//! by that message alone until its tail passes (an output VC is allocated
+//! only to a header, and only when the buffer behind it is empty). No other
+//! message can then change when the leg's remaining flits move: flit k is
+//! sent on channel j in the first cycle in which (a) it is in the buffer
+//! before the channel (it landed there, or at the source: it is there, or
+//! at a cut-through relay: it landed at the relay), (b) the channel holds a
+//! credit, i.e. the credit of flit k − buffer has come back (the cycle after
+//! that flit left the next buffer, or after it landed at the target), and
+//! (c) the channel's pacing allows a start (its ready time is below the next
+//! cycle), the same conditions the router visit tests; the visit happens in
+//! that cycle because the loop visits every router that can act (sim.rs).
+//! Those cycles are the maximum of the lower bounds, so the leg's flits are
+//! computed here per message in one pass (flit by flit, channel by channel)
+//! instead of one landing, one credit and a router visit per flit-hop.
+//!
+//! What others see of the leg becomes events of `sim.rs`: the flits landing
+//! at the target (delivered, or absorbed by a relay), in the order the
+//! timing wheel would land them (send cycle, then channel); each channel's
+//! release when the credit of its tail is back (owner, credits, pacing time
+//! and the allocation of the input VC that fed it, as the flit-by-flit loop
+//! leaves them); the source's injection VC freed the cycle after the tail
+//! left it. Counters that count sends (flits per channel, flits injected,
+//! flits in the network) are added when the leg is scheduled and corrected
+//! for sends not yet due where a run reads them early: the warm-up's end and
+//! the end of the run.
+
+/// A scheduled leg: its channels (output VC = channel with one VC) in path
+/// order and, per channel, the send cycle of each flit (row j, index k;
+/// `u64::MAX` for flits sent before the leg was scheduled).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Leg {
+    pub(super) chans: Vec<u32>,
+    pub(super) send: Vec<u64>,
+    /// The source's injection VC (index among injection VCs).
+    pub(super) inj: u32,
+    pub(super) omega: u32,
+    /// The message, the input VC at the leg's target, the landing cycle
+    /// there of each flit and the next flit to land.
+    pub(super) msg: u32,
+    pub(super) target: u32,
+    pub(super) land: Vec<u64>,
+    pub(super) next: u32,
+}
+
+impl Leg {
+    /// Sends of channel `j` not yet made by cycle `e` (those at or after it).
+    pub(super) fn due_from(&self, j: usize, e: u64) -> u64 {
+        let w = self.omega as usize;
+        self.send[j * w..(j + 1) * w]
+            .iter()
+            .filter(|&&s| s != u64::MAX && s >= e)
+            .count() as u64
+    }
+}
+
+/// The state of one channel of a leg when it is scheduled (cycle `t0`,
+/// after the landings of that cycle).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ChanState {
+    /// Flits of the message sent on the channel so far.
+    pub(super) sent: u32,
+    /// Of those, the ones whose credit is already counted, and those whose
+    /// credit arrives in `t0 + 1` (landed at the target this cycle).
+    pub(super) returned: u32,
+    pub(super) pending: u32,
+    /// Flits landed downstream (the rest of `sent` are in flight, landing
+    /// in the cycles of the caller's list).
+    pub(super) landed: u32,
+    pub(super) ready: f64,
+    pub(super) period: f64,
+    pub(super) latency: f64,
+    pub(super) lat_cycles: u64,
+}
+
+/// Computes the send and landing cycles of a leg's remaining flits. `st`:
+/// the channels in path order; `inflight[j]`: the landing cycles of the
+/// flits in flight on channel j, in flit order; `avail(k)`: the cycle from
+/// which flit k is at the source (≤ t0: there now). Fills `send` and `land`
+/// (h × ω, row per channel; `land` holds 0 for flits landed before t0) and
+/// returns each channel's pacing time after the last flit.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn schedule(
+    t0: u64,
+    omega: u32,
+    buf: u32,
+    paced: bool,
+    st: &mut [ChanState],
+    inflight: &[Vec<u64>],
+    avail: impl Fn(u32) -> u64,
+    send: &mut Vec<u64>,
+    land: &mut Vec<u64>,
+) {
+    let h = st.len();
+    let w = omega as usize;
+    send.clear();
+    send.resize(h * w, u64::MAX);
+    land.clear();
+    land.resize(h * w, 0);
+    for (j, s) in st.iter().enumerate() {
+        for (x, &l) in inflight[j].iter().enumerate() {
+            land[j * w + s.landed as usize + x] = l;
+        }
+    }
+    for k in 0..omega {
+        for j in 0..h {
+            let s = st[j];
+            if k < s.sent {
+                continue;
+            }
+            let ku = k as usize;
+            let mut c = t0;
+            let a = if j == 0 {
+                avail(k)
+            } else {
+                land[(j - 1) * w + ku]
+            };
+            c = c.max(a);
+            if ku > 0 {
+                let p = send[j * w + ku - 1];
+                if p != u64::MAX {
+                    c = c.max(p + 1);
+                }
+            }
+            if k >= buf {
+                let x = k - buf;
+                let cr = if x < s.returned {
+                    0
+                } else if x < s.returned + s.pending {
+                    t0 + 1
+                } else if j + 1 < h {
+                    send[(j + 1) * w + x as usize] + 1
+                } else {
+                    land[j * w + x as usize] + 1
+                };
+                debug_assert!(cr != u64::MAX);
+                c = c.max(cr);
+            }
+            let l = if paced {
+                let r = st[j].ready;
+                c = c.max(r as u64);
+                let v = r.max(c as f64);
+                st[j].ready = v + s.period;
+                super::sim::ceil_u64(v + s.latency).max(c + 1)
+            } else {
+                c + s.lat_cycles
+            };
+            send[j * w + ku] = c;
+            land[j * w + ku] = l;
+        }
+    }
+}
+
+/// The credit of flit `x` of channel `j` (the cycle it is counted upstream).
+pub(super) fn credit_back(
+    st: &[ChanState],
+    j: usize,
+    x: u32,
+    t0: u64,
+    omega: u32,
+    send: &[u64],
+    land: &[u64],
+) -> u64 {
+    let w = omega as usize;
+    let s = st[j];
+    if x < s.returned {
+        t0
+    } else if x < s.returned + s.pending {
+        t0 + 1
+    } else if j + 1 < st.len() {
+        send[(j + 1) * w + x as usize] + 1
+    } else {
+        land[j * w + x as usize] + 1
+    }
+}
+
+/// An event of a scheduled leg other than a landing at its target.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Release {
+    /// Channel `o` (output VC, one VC) is free: owner, credits and pacing
+    /// time as the flit-by-flit loop leaves them, the allocation of input VC
+    /// `fed` (NONE: none) released, the owning router marked; `skip`
+    /// (NONE: none) stops skipping landings at that input VC. `last`: the
+    /// leg's final event (its slot in the leg table).
+    Channel {
+        o: u32,
+        ready: f64,
+        fed: u32,
+        skip: u32,
+        last: u32,
+    },
+    /// The source's injection VC `inj` (index among injection VCs) is free.
+    Source { inj: u32 },
+}

@@ -10,7 +10,7 @@ mod commands;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use commands::solve::{solver_listing, solver_names};
-use pipeline::shared::{exit, InputError};
+use pipeline::shared::{exit, BadInput};
 use solvers::Registry;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -105,6 +105,9 @@ struct RunArgs {
     /// of workers; needs a postgres:// store).
     #[arg(long, value_enum, default_value = "local")]
     executor: Executor,
+    /// Queue or Slurm: enqueue (slurm: and submit the workers), then return; follow with `repro status`.
+    #[arg(long)]
+    detach: bool,
     /// No progress bar (on a terminal) or progress lines (otherwise).
     #[arg(long)]
     no_progress: bool,
@@ -119,7 +122,7 @@ struct RunArgs {
     #[command(flatten)]
     experiments: ExperimentsArg,
     #[command(flatten)]
-    slurm: pipeline::execute::slurm::SlurmArgs,
+    slurm: pipeline::execute::launch::slurm::SlurmArgs,
     #[command(flatten)]
     figures: FigureArgs,
 }
@@ -491,9 +494,9 @@ fn man(cmd: clap::Command, out: Option<PathBuf>) -> anyhow::Result<ExitCode> {
         }
         Some(dir) => {
             std::fs::create_dir_all(&dir)
-                .map_err(|e| InputError(format!("--out {}: {e}", dir.display())))?;
+                .map_err(|e| BadInput::new(format!("--out {}", dir.display()), e))?;
             clap_mangen::generate_to(cmd, &dir)
-                .map_err(|e| InputError(format!("--out {}: {e}", dir.display())))?;
+                .map_err(|e| BadInput::new(format!("--out {}", dir.display()), e))?;
             if !quiet() {
                 eprintln!("man pages written into {}", dir.display());
             }

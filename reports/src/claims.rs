@@ -147,9 +147,67 @@ pub fn quick_counts(as_marked: usize, decided: usize) -> String {
     format!(", {as_marked} inconclusive at --quick as marked, {decided} decided at --quick although marked")
 }
 
+/// Comparisons that do not hold shown in the index per claim; all of them,
+/// holding or not, are in the experiment's claims CSV.
+const SHOWN_NOT_HOLDING: usize = 8;
+
+/// Where an experiment's per-point comparisons go, beside `index.html`.
+pub(crate) fn claims_csv_path(experiment: &str) -> String {
+    format!("claims/{experiment}.csv")
+}
+
+/// Every per-point comparison of an experiment's claims as CSV (one row per
+/// comparison: claim, point, the comparison, each side's interval, verdict),
+/// or `None` when its claims have none.
+pub(crate) fn claims_csv(x: &IndexExperiment) -> crate::Result<Option<String>> {
+    let err = |e: csv::Error| crate::write_err(std::path::Path::new(&claims_csv_path(&x.id)), e);
+    let steps = x
+        .claims
+        .iter()
+        .flat_map(|c| c.steps.iter().map(move |s| (c, s)))
+        .filter(|(_, s)| s.point.is_some());
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut any = false;
+    for (c, s) in steps {
+        if !any {
+            w.write_record([
+                "claim",
+                "point",
+                "comparison",
+                "left_low",
+                "left_high",
+                "op",
+                "right_low",
+                "right_high",
+                "verdict",
+            ])
+            .map_err(err)?;
+            any = true;
+        }
+        w.write_record([
+            c.id.as_str(),
+            s.point.as_deref().unwrap_or(""),
+            s.text.as_str(),
+            &s.lhs.0.to_string(),
+            &s.lhs.1.to_string(),
+            s.op.as_str(),
+            &s.rhs.0.to_string(),
+            &s.rhs.1.to_string(),
+            s.verdict.as_str(),
+        ])
+        .map_err(err)?;
+    }
+    if !any {
+        return Ok(None);
+    }
+    let bytes = w.into_inner().map_err(|e| err(e.into_error().into()))?;
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
 /// The values a claim was judged on: aggregate comparisons in full, per-point
-/// ones counted, with every comparison in a collapsed table.
-fn values(c: &IndexClaim) -> String {
+/// ones counted and linked (the experiment's claims CSV), with the first
+/// that do not hold shown.
+fn values(experiment: &str, c: &IndexClaim) -> String {
     let mut out = String::new();
     let aggregate: Vec<&IndexClaimStep> = c.steps.iter().filter(|s| s.point.is_none()).collect();
     for s in &aggregate {
@@ -168,27 +226,41 @@ fn values(c: &IndexClaim) -> String {
         let n = |v: Verdict| per.iter().filter(|s| s.verdict == v).count();
         let _ = write!(
             out,
-            "<details><summary>{} comparison(s) at {} point(s): {} hold, {} fail, {} inconclusive</summary>\
-             <table><thead><tr><th>point</th><th>comparison</th><th class=\"num\">left ± CI</th><th></th><th class=\"num\">right ± CI</th><th>verdict</th></tr></thead><tbody>",
+            "<div>{} comparison(s) at {} point(s): {} hold, {} fail, {} inconclusive (<a href=\"{}\">all as CSV</a>)</div>",
             per.len(),
             c.evaluated,
             n(Verdict::Holds),
             n(Verdict::Fails),
-            n(Verdict::Inconclusive)
+            n(Verdict::Inconclusive),
+            e(&claims_csv_path(experiment))
         );
-        for s in per.iter().take(400) {
-            let _ = write!(
-                out,
-                "<tr><td><code>{}</code></td><td><code>{}</code></td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-                e(s.point.as_deref().unwrap_or("")),
-                e(&s.text),
-                e(&interval(s.lhs)),
-                e(&s.op),
-                e(&interval(s.rhs)),
-                verdict_word(s.verdict)
+        let not_holding: Vec<&&IndexClaimStep> =
+            per.iter().filter(|s| s.verdict != Verdict::Holds).collect();
+        if !not_holding.is_empty() {
+            out.push_str(
+                "<table><thead><tr><th>point</th><th>comparison</th><th class=\"num\">left ± CI</th><th></th><th class=\"num\">right ± CI</th><th>verdict</th></tr></thead><tbody>",
             );
+            for s in not_holding.iter().take(SHOWN_NOT_HOLDING) {
+                let _ = write!(
+                    out,
+                    "<tr><td><code>{}</code></td><td><code>{}</code></td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                    e(s.point.as_deref().unwrap_or("")),
+                    e(&s.text),
+                    e(&interval(s.lhs)),
+                    e(&s.op),
+                    e(&interval(s.rhs)),
+                    verdict_word(s.verdict)
+                );
+            }
+            out.push_str("</tbody></table>");
+            if not_holding.len() > SHOWN_NOT_HOLDING {
+                let _ = write!(
+                    out,
+                    "<div class=\"notes\">the first {SHOWN_NOT_HOLDING} of {} that do not hold; all in the CSV</div>",
+                    not_holding.len()
+                );
+            }
         }
-        out.push_str("</tbody></table></details>");
     }
     if !c.skipped.is_empty() {
         let _ = write!(
@@ -210,7 +282,7 @@ fn values(c: &IndexClaim) -> String {
     out
 }
 
-fn claim_row(h: &mut String, c: &IndexClaim) {
+fn claim_row(h: &mut String, experiment: &str, c: &IndexClaim) {
     let mut who = format!("<code>{}</code>", e(&c.id));
     if !c.quote.is_empty() {
         let _ = write!(who, "<br><q>{}</q>", e(&c.quote));
@@ -262,19 +334,19 @@ fn claim_row(h: &mut String, c: &IndexClaim) {
     let _ = writeln!(
         h,
         "<tr><td>{who}</td><td class=\"pred\">{pred}</td><td>{}</td><td>{} <span class=\"notes\">({})</span></td><td>{expect}</td></tr>",
-        values(c),
+        values(experiment, c),
         status_badge(c.status),
         c.verdict
     );
 }
 
-fn claims_table(h: &mut String, claims: &[&IndexClaim]) {
+fn claims_table(h: &mut String, experiment: &str, claims: &[&IndexClaim]) {
     h.push_str(
         "<div class=\"scroll\"><table class=\"claims\"><thead><tr><th>claim (quote, where, entries)</th>\
          <th>predicate</th><th>values (± 95% CI)</th><th>verdict</th><th>expectation</th></tr></thead><tbody>\n",
     );
     for c in claims {
-        claim_row(h, c);
+        claim_row(h, experiment, c);
     }
     h.push_str("</tbody></table></div>\n");
 }
@@ -331,10 +403,10 @@ pub(crate) fn claims_block(h: &mut String, x: &IndexExperiment) {
         .collect();
     if !checkable.is_empty() {
         h.push_str("<h3>Claims</h3>\n");
-        claims_table(h, &checkable);
+        claims_table(h, &x.id, &checkable);
     }
     if !apart.is_empty() {
         h.push_str("<h3>Sanity checks and fits</h3>\n<p class=\"notes\">A sanity check cannot fail (it reads no solver output, or its band holds every value the metric can take); a fit compares with numbers the parameters were calibrated against. Neither makes an entry reproduced.</p>\n");
-        claims_table(h, &apart);
+        claims_table(h, &x.id, &apart);
     }
 }

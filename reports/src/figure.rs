@@ -162,7 +162,7 @@ pub fn render_figure_with(
 ) -> Result<Vec<PathBuf>> {
     let draw_err = |reason: String| ReportError::Draw {
         id: fig.id.clone(),
-        reason,
+        cause: reason.into(),
     };
     crate::check_id(&fig.id).map_err(draw_err)?;
     opts.validate().map_err(draw_err)?;
@@ -798,7 +798,7 @@ pub(crate) fn marker<DB: DrawingBackend, F: Color>(
 pub fn figure_csv(fig: &Figure) -> Result<String> {
     let err = |e: csv::Error| ReportError::Write {
         path: format!("{}.csv", fig.id),
-        reason: e.to_string(),
+        cause: e.into(),
     };
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(["x", "series", "label", "metric", "value", "half_width", "n"])
@@ -823,7 +823,7 @@ pub fn figure_csv(fig: &Figure) -> Result<String> {
     }
     let bytes = w.into_inner().map_err(|e| ReportError::Write {
         path: format!("{}.csv", fig.id),
-        reason: e.to_string(),
+        cause: e.into_error().into(),
     })?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

@@ -657,6 +657,17 @@ pub fn write_index(index: &Index, path: &Path) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
     }
+    // Each experiment's per-point claim comparisons, linked from the index.
+    let dir = path.parent().unwrap_or(Path::new(""));
+    for x in &index.experiments {
+        if let Some(csv) = crate::claims::claims_csv(x)? {
+            let file = dir.join(crate::claims::claims_csv_path(&x.id));
+            if let Some(parent) = file.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| write_err(parent, e))?;
+            }
+            crate::write_atomic(&file, csv).map_err(|e| write_err(&file, e))?;
+        }
+    }
     crate::write_atomic(path, index_html(index)).map_err(|e| write_err(path, e))
 }
 

@@ -59,16 +59,34 @@ pub use versions::{
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+/// Why an output could not be made; its cause (an I/O, CSV or polars error,
+/// or the reason a figure cannot be drawn) is kept as the error's source.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error("cannot write {path}: {reason}")]
-    Write { path: String, reason: String },
-    #[error("cannot draw figure {id}: {reason}")]
-    Draw { id: String, reason: String },
+    #[error("cannot write {path}")]
+    Write {
+        path: String,
+        #[source]
+        cause: Cause,
+    },
+    #[error("cannot draw figure {id}")]
+    Draw {
+        id: String,
+        #[source]
+        cause: Cause,
+    },
     /// A data-frame operation (polars) failed.
-    #[error("data frame ({what}): {reason}")]
-    Frame { what: String, reason: String },
+    #[error("data frame ({what})")]
+    Frame {
+        what: String,
+        #[source]
+        cause: Cause,
+    },
 }
+
+/// The cause of a [`ReportError`]: any error, or a message where the cause
+/// is only text (`String` and `&str` convert into it).
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 pub type Result<T> = std::result::Result<T, ReportError>;
 
@@ -86,10 +104,10 @@ pub(crate) fn check_id(id: &str) -> std::result::Result<(), String> {
     }
 }
 
-pub(crate) fn write_err(path: &Path, e: impl std::fmt::Display) -> ReportError {
+pub(crate) fn write_err(path: &Path, e: impl Into<Cause>) -> ReportError {
     ReportError::Write {
         path: path.display().to_string(),
-        reason: e.to_string(),
+        cause: e.into(),
     }
 }
 

@@ -97,18 +97,18 @@ impl Records {
     /// CSV with a header line.
     pub fn write_csv<W: Write>(&self, out: W) -> Result<()> {
         self.check()?;
-        let err = |e: &dyn std::fmt::Display| ReportError::Write {
+        let err = |e: crate::Cause| ReportError::Write {
             path: "CSV".to_string(),
-            reason: e.to_string(),
+            cause: e,
         };
         let mut w = csv::Writer::from_writer(out);
         w.write_record(self.columns.iter().map(|(n, _)| n.as_str()))
-            .map_err(|e| err(&e))?;
+            .map_err(|e| err(e.into()))?;
         for i in 0..self.len() {
             w.write_record(self.columns.iter().map(|(_, v)| v.text(i)))
-                .map_err(|e| err(&e))?;
+                .map_err(|e| err(e.into()))?;
         }
-        w.flush().map_err(|e| err(&e))
+        w.flush().map_err(|e| err(e.into()))
     }
 
     /// A polars frame (for Parquet and Arrow): text as `String`, integers as

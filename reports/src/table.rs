@@ -144,7 +144,7 @@ pub fn table_markdown(t: &Table) -> String {
 pub fn table_csv(t: &Table) -> Result<String> {
     let err = |e: csv::Error| ReportError::Write {
         path: format!("{}.csv", t.id),
-        reason: e.to_string(),
+        cause: e.into(),
     };
     let n = n_cols(t);
     let kinds: Vec<ColumnKind> = (0..n).map(|c| column_kind(t, c)).collect();
@@ -214,7 +214,7 @@ pub fn table_csv(t: &Table) -> Result<String> {
     }
     let bytes = w.into_inner().map_err(|e| ReportError::Write {
         path: format!("{}.csv", t.id),
-        reason: e.to_string(),
+        cause: e.into_error().into(),
     })?;
     // Only &str went in, so the output is UTF-8.
     Ok(String::from_utf8_lossy(&bytes).into_owned())
@@ -224,7 +224,7 @@ pub fn table_csv(t: &Table) -> Result<String> {
 pub fn write_table(table: &Table, out_dir: &Path) -> Result<Vec<PathBuf>> {
     check_id(&table.id).map_err(|reason| ReportError::Write {
         path: out_dir.join(&table.id).display().to_string(),
-        reason,
+        cause: reason.into(),
     })?;
     std::fs::create_dir_all(out_dir).map_err(|e| write_err(out_dir, e))?;
     let md = out_dir.join(format!("{}.md", table.id));

@@ -821,3 +821,107 @@ fn an_axis_keeps_one_tick_format_with_its_power_of_ten_in_the_label() {
     assert!(!x_ticks.is_empty());
     assert!(decimals.len() <= 2, "x and y each one format: {x_ticks:?}");
 }
+
+/// A claim judged at many points: the index counts its comparisons, shows
+/// only those that do not hold, and links the experiment's claims CSV,
+/// which holds every comparison with both sides' intervals.
+#[test]
+fn per_point_claim_comparisons_go_to_a_csv_beside_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results/index.html");
+    let mut index = sample_index();
+    let step = |k: usize, verdict| IndexClaimStep {
+        text: "sim.L > model.L".into(),
+        point: Some(format!("{{\"lambda\":{k}}}")),
+        lhs: (1.0 + k as f64, 1.5 + k as f64),
+        op: ">".into(),
+        rhs: (0.5, 0.5),
+        verdict,
+    };
+    let mut steps: Vec<IndexClaimStep> = (0..20)
+        .map(|k| {
+            let v = if k == 7 || k == 13 {
+                verdicts::Verdict::Fails
+            } else {
+                verdicts::Verdict::Holds
+            };
+            step(k, v)
+        })
+        .collect();
+    steps.push(IndexClaimStep {
+        point: None,
+        ..step(0, verdicts::Verdict::Holds)
+    });
+    index.experiments[0].claims = vec![IndexClaim {
+        id: "sim-above".into(),
+        kind: verdicts::ClaimKind::Predicate,
+        quote: "the simulation lies above".into(),
+        where_: "§1".into(),
+        entries: vec!["lib-mm1k-L".into()],
+        holds: "sim.L > model.L".into(),
+        points: None,
+        expect: verdicts::Expectation::Holds,
+        why: None,
+        quick_expect: None,
+        quick_why: None,
+        note: None,
+        sanity: None,
+        fit: None,
+        verdict: verdicts::Verdict::Fails,
+        status: verdicts::ClaimStatus::Fails,
+        reason: None,
+        evaluated: 20,
+        skipped: vec![],
+        steps,
+        history: vec![],
+        definition: String::new(),
+        first_evaluated: None,
+    }];
+    write_index(&index, &path).unwrap();
+    let html = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        html.contains("20 comparison(s) at 20 point(s): 18 hold, 2 fail, 0 inconclusive (<a href=\"claims/lib-mm1k.csv\">all as CSV</a>)"),
+        "{html}"
+    );
+    // The two that fail are shown, none of those that hold.
+    assert!(html.contains("<code>{&quot;lambda&quot;:7}</code>"));
+    assert!(html.contains("<code>{&quot;lambda&quot;:13}</code>"));
+    assert!(!html.contains("<code>{&quot;lambda&quot;:8}</code>"));
+    let csv = std::fs::read_to_string(dir.path().join("results/claims/lib-mm1k.csv")).unwrap();
+    let mut rd = csv::Reader::from_reader(csv.as_bytes());
+    assert_eq!(
+        rd.headers().unwrap().iter().collect::<Vec<_>>(),
+        [
+            "claim",
+            "point",
+            "comparison",
+            "left_low",
+            "left_high",
+            "op",
+            "right_low",
+            "right_high",
+            "verdict"
+        ]
+    );
+    let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+    assert_eq!(rows.len(), 20, "per-point comparisons only");
+    assert_eq!(
+        rows[7].iter().collect::<Vec<_>>(),
+        [
+            "sim-above",
+            "{\"lambda\":7}",
+            "sim.L > model.L",
+            "8",
+            "8.5",
+            ">",
+            "0.5",
+            "0.5",
+            "fails"
+        ]
+    );
+    // An experiment without per-point comparisons writes no CSV.
+    index.experiments[0].claims.clear();
+    let other = tempfile::tempdir().unwrap();
+    write_index(&index, &other.path().join("index.html")).unwrap();
+    assert!(!other.path().join("claims").exists());
+}

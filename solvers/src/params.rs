@@ -49,16 +49,35 @@ fn with_suggestion(msg: &str) -> String {
     };
     let head = format!("unknown field `{name}`");
     let expected = &msg[head.len()..];
-    let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
-    let nearest = known
-        .iter()
-        .map(|k| (strsim::damerau_levenshtein(name, k), *k))
-        .filter(|(d, k)| *d <= 2.max(k.len() / 4) && *d < k.len().max(name.len()))
-        .min();
-    match nearest {
-        Some((_, k)) => format!("{head} (did you mean `{k}`?){expected}"),
+    let known = expected.split('`').skip(1).step_by(2);
+    match nearest(name, known) {
+        Some(k) => format!("{head} (did you mean `{k}`?){expected}"),
         None => msg.to_string(),
     }
+}
+
+/// The known name closest to a misspelt one, for every "did you mean" of
+/// repro (parameters, experiment ids, metrics, series, functions): the one
+/// at the smallest case-insensitive Damerau-Levenshtein distance (a swap of
+/// two letters is one edit), if that is at most 2 or a third of the name's
+/// length and less than the longer name's length (so a one-letter name is
+/// not "corrected" into another), or else the first known name containing
+/// it (`yan-4` finds `yan-4.9`); ties go to the name first in sort order.
+pub fn nearest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let n = name.chars().count();
+    if n == 0 || n > 64 {
+        return None; // longer than any name: no suggestion, and no quadratic cost
+    }
+    let lower = name.to_lowercase();
+    known
+        .into_iter()
+        .filter_map(|k| {
+            let d = strsim::damerau_levenshtein(&lower, &k.to_lowercase());
+            let close = d <= 2.max(n / 3) && d < n.max(k.chars().count());
+            (close || k.contains(name)).then_some((d, k))
+        })
+        .min()
+        .map(|(_, k)| k)
 }
 
 /// serde's message in the user's words: the names of the types it was

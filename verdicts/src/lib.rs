@@ -150,16 +150,23 @@ impl ClaimStatus {
         }
     }
 
-    /// The status of a verdict at a fidelity: `quick_mark` is true when the
-    /// run is `--quick` and the claim is marked `quick: { expect:
-    /// inconclusive }`. Then inconclusive is what is expected and a decided
-    /// verdict is not (like an unexpected pass of a strict xfail); otherwise
-    /// `expect:` applies ([`ClaimStatus::of`]).
-    pub fn at(verdict: Verdict, expect: Expectation, quick_mark: bool) -> ClaimStatus {
+    /// The status of a verdict at a fidelity: `quick_mark` is the verdict a
+    /// claim's `quick:` mark expects when the run is `--quick` (`None`: a
+    /// full-fidelity run, or no mark). A mark expecting inconclusive is met by
+    /// an inconclusive verdict, and a decided one is a surprise (like an
+    /// unexpected pass of a strict xfail); a mark expecting holds or fails
+    /// stands for `expect:` at that fidelity ([`ClaimStatus::of`]).
+    pub fn at(verdict: Verdict, expect: Expectation, quick_mark: Option<Verdict>) -> ClaimStatus {
         match (quick_mark, verdict) {
-            (false, _) => ClaimStatus::of(verdict, expect),
-            (true, Verdict::Inconclusive) => ClaimStatus::InconclusiveAtQuick,
-            (true, Verdict::Holds | Verdict::Fails) => ClaimStatus::DecidedAtQuick,
+            (None, _) => ClaimStatus::of(verdict, expect),
+            (Some(Verdict::Inconclusive), Verdict::Inconclusive) => {
+                ClaimStatus::InconclusiveAtQuick
+            }
+            (Some(Verdict::Inconclusive), Verdict::Holds | Verdict::Fails) => {
+                ClaimStatus::DecidedAtQuick
+            }
+            (Some(Verdict::Holds), _) => ClaimStatus::of(verdict, Expectation::Holds),
+            (Some(Verdict::Fails), _) => ClaimStatus::of(verdict, Expectation::Fails),
         }
     }
 
@@ -340,7 +347,7 @@ mod tests {
         ];
         for (v, e, s, bad) in cases {
             assert_eq!(S::of(v, e), s);
-            assert_eq!(S::at(v, e, false), s);
+            assert_eq!(S::at(v, e, None), s);
             assert_eq!(s.is_unexpected(), bad, "{s}");
         }
     }
@@ -350,15 +357,30 @@ mod tests {
         use ClaimStatus as S;
         for e in Expectation::ALL {
             assert_eq!(
-                S::at(Verdict::Inconclusive, *e, true),
+                S::at(Verdict::Inconclusive, *e, Some(Verdict::Inconclusive)),
                 S::InconclusiveAtQuick
             );
             assert!(!S::InconclusiveAtQuick.is_unexpected());
             for v in [Verdict::Holds, Verdict::Fails] {
-                assert_eq!(S::at(v, *e, true), S::DecidedAtQuick, "{v} {e}");
+                assert_eq!(
+                    S::at(v, *e, Some(Verdict::Inconclusive)),
+                    S::DecidedAtQuick,
+                    "{v} {e}"
+                );
             }
         }
         assert!(S::DecidedAtQuick.is_unexpected());
+        // A mark expecting a decided verdict stands for `expect:` at --quick,
+        // whatever the full-fidelity expectation is.
+        for e in Expectation::ALL {
+            let q = Some(Verdict::Holds);
+            assert_eq!(S::at(Verdict::Holds, *e, q), S::Holds);
+            assert_eq!(S::at(Verdict::Fails, *e, q), S::Fails);
+            assert_eq!(S::at(Verdict::Inconclusive, *e, q), S::Inconclusive);
+            let q = Some(Verdict::Fails);
+            assert_eq!(S::at(Verdict::Fails, *e, q), S::FailsAsExpected);
+            assert_eq!(S::at(Verdict::Holds, *e, q), S::UnexpectedlyHolds);
+        }
     }
 
     #[test]

@@ -32,7 +32,7 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
                 &entry_statuses(&report),
                 &report.exec.failed,
                 &report.replications,
-            ),
+            )?,
         )
         .with_context(|| format!("writing JUnit XML to {}", path.display()))?;
     }

@@ -192,7 +192,7 @@ fn check_metrics(c: &Comparison, metrics: &[String]) -> anyhow::Result<()> {
             continue;
         }
         let known: Vec<&str> = known.iter().copied().collect();
-        let hint = external::spec::nearest(m, &known)
+        let hint = external::spec::nearest(m, known.iter().copied())
             .map_or(String::new(), |n| format!("did you mean `{n}`? "));
         return Err(InputError(format!(
             "--metric {m}: neither {} nor {} has values of `{m}`; {hint}their metrics: {}",

@@ -86,13 +86,7 @@ async fn of_manifest(store: Option<&Store>, m: &Manifest) -> anyhow::Result<Vec<
             ("experiment", json!(m.id)),
             ("version", json!(m.version)),
             ("id", json!(c.id)),
-            (
-                "quick_expect",
-                json!(c
-                    .quick
-                    .as_ref()
-                    .map(|_| pipeline::manifest::QuickMark::EXPECT)),
-            ),
+            ("quick_expect", json!(c.quick.as_ref().map(|q| q.expect))),
             ("quick_why", json!(c.quick.as_ref().map(|q| &q.why))),
             ("sanity", json!(c.sanity)),
             ("fit", json!(c.fit)),

@@ -21,7 +21,7 @@ pub mod worker;
 use anyhow::Context;
 use pipeline::manifest::ManifestError;
 use pipeline::plan::PlanError;
-use pipeline::shared::{exit, open_store, sqlite_file, InputError};
+use pipeline::shared::{exit, open_store, sqlite_file, BadInput, InputError};
 use solvers::Fidelity;
 use std::error::Error;
 use store::{Store, StoreError};
@@ -43,6 +43,7 @@ pub(crate) fn failure(e: &anyhow::Error) -> (String, u8) {
 /// Whether an error is one the user can fix in what they gave repro.
 pub(crate) fn user_caused(e: &(dyn Error + 'static)) -> bool {
     e.is::<InputError>()
+        || e.is::<BadInput>()
         || e.is::<ManifestError>()
         || e.is::<PlanError>()
         || matches!(
@@ -130,9 +131,52 @@ mod tests {
             manifests: vec![("m.yaml".into(), 9)],
         };
         let words = plan.to_string();
+        assert_eq!(
+            words,
+            format!(
+                "this run would plan 9 tasks; the limit is {} tasks per run (largest: m.yaml \
+                 with 9); run fewer manifests at once",
+                pipeline::manifest::limits::MAX_TASKS
+            )
+        );
         let (text, code) = failure(&anyhow::Error::new(run::NothingRun(plan)));
         assert_eq!(code, exit::BAD_INPUT);
         assert_eq!(text, format!("{words}; nothing was run"));
+        // Bad input explained by another error: what, then why.
+        let io = std::io::Error::new(std::io::ErrorKind::PermissionDenied, "denied");
+        let bad = BadInput::new("--out man", io);
+        assert!(bad.source().is_some());
+        assert_eq!(
+            failure(&anyhow::Error::new(bad)),
+            ("--out man: denied".into(), exit::BAD_INPUT)
+        );
+        let m = ManifestError {
+            file: "e/x.yaml".into(),
+            line: Some(4),
+            key: "series.a.solver".into(),
+            message: "unknown solver `q`".into(),
+        };
+        assert_eq!(
+            failure(&anyhow::Error::new(m)),
+            (
+                "e/x.yaml:4: key `series.a.solver`: unknown solver `q`".into(),
+                exit::BAD_INPUT
+            )
+        );
+        // A figure that cannot be drawn: internal, its reason kept as the source.
+        let draw = reports::ReportError::Draw {
+            id: "f".into(),
+            cause: "no finite point".into(),
+        };
+        assert!(draw.source().is_some());
+        let e = anyhow::Error::new(draw).context("rendering figure f");
+        assert_eq!(
+            failure(&e),
+            (
+                "rendering figure f: cannot draw figure f: no finite point".into(),
+                exit::INTERNAL
+            )
+        );
         // Anything else is internal, with its context first.
         let internal = anyhow::anyhow!("disk full").context("writing index.html");
         assert_eq!(

@@ -6,7 +6,8 @@ use super::pages::{drawn_into, record_drawn, Pages};
 use super::{existing_store, fidelity_of, runtime};
 use crate::{Executor as ExecutorName, RunArgs};
 use anyhow::Context;
-use pipeline::execute::queue::{Launch, Queued};
+use pipeline::execute::launch::{slurm::Slurm, InProcess};
+use pipeline::execute::queue::Queued;
 use pipeline::execute::{self, ExecOptions, Executor, Local};
 use pipeline::manifest::{self, discover, load_or_input_error, Manifest};
 use pipeline::measure;
@@ -73,7 +74,7 @@ pub(crate) fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOption
         Some(j) => j,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    if run.slurm.detach && run.executor == ExecutorName::Local {
+    if run.detach && run.executor == ExecutorName::Local {
         return Err(InputError("--detach needs --executor queue or slurm".into()).into());
     }
     let fidelity = fidelity_of(run.quick);
@@ -88,16 +89,16 @@ pub(crate) fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOption
         })),
         // Detached: only enqueue; workers are started by hand (`repro worker`).
         ExecutorName::Queue => Arc::new(Queued {
-            launch: Launch::InProcess(if run.slurm.detach { 0 } else { jobs }),
+            launcher: Arc::new(InProcess(if run.detach { 0 } else { jobs })),
             force: run.force,
             progress,
-            detach: run.slurm.detach,
+            detach: run.detach,
         }),
         ExecutorName::Slurm => Arc::new(Queued {
-            launch: Launch::Slurm(run.slurm.resolve(&run.results.results)?),
+            launcher: Arc::new(Slurm(run.slurm.resolve(&run.results.results)?)),
             force: run.force,
             progress,
-            detach: run.slurm.detach,
+            detach: run.detach,
         }),
     };
     Ok(RunOptions {

@@ -4,16 +4,18 @@
 //! ([`todo`]: the plan minus what the store holds, longest first) and shares
 //! one unit of work ([`run_task`], the same code and seed everywhere): [`Local`] (this process,
 //! `--jobs` at a time), and [`queue::Queued`], which puts the tasks on the
-//! store's task queue for `repro worker` processes started in this process
-//! (`--executor queue`) or as an sbatch job array (`--executor slurm`,
-//! [`slurm`]). A new executor is a type here implementing [`Executor`] and a
+//! store's task queue for workers that its [`launch::Launcher`] starts: in
+//! this process (`--executor queue`, [`launch::InProcess`]) or as an sbatch
+//! job array (`--executor slurm`, [`launch::slurm`]). A new executor is a
+//! type here implementing [`Executor`]; a new way to start queue workers is
+//! one file in `launch/` implementing [`launch::Launcher`]; either is then a
 //! value of `--executor` (main.rs, mapped in commands/run.rs).
 
+pub mod launch;
 pub mod local;
 mod programs;
 pub mod queue;
 mod shared;
-pub mod slurm;
 mod todo;
 
 pub(crate) use local::record;

@@ -73,17 +73,15 @@ pub(super) struct RawQuick {
     why: Option<String>,
 }
 
-/// `quick: { expect: inconclusive, why: ... }`: a `--quick` run cannot decide
-/// the claim; `why` gives the quick numbers. The expected verdict at quick
-/// fidelity is [`QuickMark::EXPECT`]; full-fidelity runs ignore the mark.
+/// `quick: { expect: inconclusive|holds|fails, why: ... }`: what a `--quick`
+/// run gives where it differs from the claim's full-fidelity `expect:` (most
+/// often: cannot decide it); `why` gives the quick numbers. Full-fidelity
+/// runs ignore the mark.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QuickMark {
+    /// The verdict expected at `--quick`.
+    pub expect: verdicts::Verdict,
     pub why: String,
-}
-
-impl QuickMark {
-    /// The only expectation a quick mark may state.
-    pub const EXPECT: verdicts::Verdict = verdicts::Verdict::Inconclusive;
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -148,16 +146,20 @@ impl Claim {
         });
         if let Some(q) = &self.quick {
             d["quick"] = serde_json::json!({
-                "expect": QuickMark::EXPECT.as_str(),
+                "expect": q.expect.as_str(),
                 "why": q.why,
             });
         }
         d
     }
 
-    /// Whether the `quick:` mark applies in a run at `fidelity`.
-    pub fn quick_applies(&self, fidelity: solvers::Fidelity) -> bool {
-        self.quick.is_some() && fidelity == solvers::Fidelity::Quick
+    /// The verdict the `quick:` mark expects in a run at `fidelity` (`None`
+    /// at full fidelity or without a mark).
+    pub fn quick_expect_at(&self, fidelity: solvers::Fidelity) -> Option<verdicts::Verdict> {
+        self.quick
+            .as_ref()
+            .filter(|_| fidelity == solvers::Fidelity::Quick)
+            .map(|q| q.expect)
     }
 }
 
@@ -319,7 +321,7 @@ pub(super) fn parse_claims(
             }
             _ => {}
         }
-        let quick = parse_quick(ctx, &key("quick"), c.quick.as_ref())?;
+        let quick = parse_quick(ctx, &key("quick"), c.quick.as_ref(), expect)?;
         let pred_err =
             |f: &str, text: &str, e: predicate::PredicateError| ctx.err(&key(f), e.describe(text));
         let parsed = predicate::parse(&c.holds).map_err(|e| pred_err("holds", &c.holds, e))?;
@@ -364,22 +366,27 @@ pub(super) fn parse_claims(
     Ok(out)
 }
 
-/// A claim's `quick:` mark, checked: `expect: inconclusive` (the only value)
-/// and a non-empty `why:`. `key` is the mark's field (`claims.3.quick`).
+/// A claim's `quick:` mark, checked: `expect:` one of `inconclusive`, `holds`
+/// or `fails`, different from the claim's own `expect:` (a mark that says
+/// what `expect:` says is noise), and a non-empty `why:`. `key` is the mark's
+/// field (`claims.3.quick`).
 fn parse_quick(
     ctx: &Ctx,
     key: &str,
     raw: Option<&RawQuick>,
+    claim_expect: Expectation,
 ) -> Result<Option<QuickMark>, ManifestError> {
     let Some(q) = raw else { return Ok(None) };
-    let inconclusive = QuickMark::EXPECT.as_str();
-    match q.expect.as_deref() {
-        Some(e) if e == inconclusive => {}
+    let allowed = "`inconclusive`, `holds` or `fails`";
+    let expect = match q.expect.as_deref() {
+        Some("inconclusive") => verdicts::Verdict::Inconclusive,
+        Some("holds") => verdicts::Verdict::Holds,
+        Some("fails") => verdicts::Verdict::Fails,
         Some(e) => {
             return Err(ctx.err(
                 &format!("{key}.expect"),
                 format!(
-                    "`{}` is not allowed: a `quick:` mark only says `expect: {inconclusive}` (what a claim is expected to be at full fidelity is its own `expect:`)",
+                    "`{}` is not allowed: a `quick:` mark says {allowed} (the verdict a --quick run gives)",
                     shorten(e)
                 ),
             ))
@@ -387,9 +394,18 @@ fn parse_quick(
         None => {
             return Err(ctx.err(
                 key,
-                format!("`quick:` needs `expect: {inconclusive}`"),
+                format!("`quick:` needs `expect:` ({allowed})"),
             ))
         }
+    };
+    if expect.as_str() == claim_expect.as_str() {
+        return Err(ctx.err(
+            &format!("{key}.expect"),
+            format!(
+                "`{}` is the claim's own `expect:`: a `quick:` mark is only for a verdict --quick gives that differs from it",
+                expect.as_str()
+            ),
+        ));
     }
     let why = match q.why.as_deref() {
         Some(w) if !w.trim().is_empty() => w,
@@ -404,6 +420,7 @@ fn parse_quick(
     };
     check_text(ctx, &format!("{key}.why"), why)?;
     Ok(Some(QuickMark {
+        expect,
         why: why.to_string(),
     }))
 }

@@ -169,7 +169,7 @@ fn unknown_metrics_are_refused_where_they_are_named() {
 }
 
 #[test]
-fn a_quick_mark_says_inconclusive_with_why_or_is_refused() {
+fn a_quick_mark_says_a_verdict_other_than_expect_with_why_or_is_refused() {
     let quick = |body: &str| format!("{CLAIM}    quick:\n{body}");
     let m = load(&quick(
         "      expect: inconclusive\n      why: \"at --quick 1.2 ± 0.3 (2 replications)\"\n",
@@ -182,9 +182,21 @@ fn a_quick_mark_says_inconclusive_with_why_or_is_refused() {
     );
     // The claim's own expectation is untouched; the mark applies at quick only.
     assert_eq!(c.expect, Expectation::Holds);
-    assert!(c.quick_applies(solvers::Fidelity::Quick));
-    assert!(!c.quick_applies(solvers::Fidelity::Full));
-    assert!(!m.claims[1].quick_applies(solvers::Fidelity::Quick));
+    use verdicts::Verdict;
+    assert_eq!(
+        c.quick_expect_at(solvers::Fidelity::Quick),
+        Some(Verdict::Inconclusive)
+    );
+    assert_eq!(c.quick_expect_at(solvers::Fidelity::Full), None);
+    assert_eq!(m.claims[1].quick_expect_at(solvers::Fidelity::Quick), None);
+    // A decided verdict at --quick that differs from `expect:` (here: the
+    // claim is expected to hold, and a quick run shows it failing).
+    let fails = load(&quick("      expect: fails\n      why: \"w\"\n")).unwrap();
+    assert_eq!(
+        fails.claims[0].quick_expect_at(solvers::Fidelity::Quick),
+        Some(Verdict::Fails)
+    );
+    assert_eq!(fails.claims[0].definition(None)["quick"]["expect"], "fails");
     // The mark is part of the definition; an unmarked claim's definition has
     // no `quick` key, so definitions written before marks keep their hashes.
     let d = c.definition(None);
@@ -202,19 +214,19 @@ fn a_quick_mark_says_inconclusive_with_why_or_is_refused() {
             "      expect: holds\n      why: \"w\"\n",
             "claims.0.quick.expect",
             line + 1,
-            "`holds` is not allowed",
+            "is the claim's own `expect:`",
         ),
         (
-            "      expect: fails\n      why: \"w\"\n",
+            "      expect: maybe\n      why: \"w\"\n",
             "claims.0.quick.expect",
             line + 1,
-            "only says `expect: inconclusive`",
+            "`maybe` is not allowed",
         ),
         (
             "      why: \"w\"\n",
             "claims.0.quick",
             line,
-            "needs `expect: inconclusive`",
+            "needs `expect:`",
         ),
         (
             "      expect: inconclusive\n",

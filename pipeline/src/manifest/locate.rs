@@ -99,6 +99,18 @@ pub(super) fn yaml_error(file: &Path, text: &str, e: &serde_yaml::Error) -> Mani
     } else {
         None
     };
+    // A misspelt key (`swep`): the known key it is closest to, from serde's
+    // own list of the expected ones.
+    let message = match (&field, message.split_once(", expected one of ")) {
+        (Some(f), Some((_, expected))) if message.starts_with("unknown field") => {
+            let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+            match external::spec::nearest(f, known) {
+                Some(k) => format!("{message} (did you mean `{k}`?)"),
+                None => message,
+            }
+        }
+        _ => message,
+    };
     let key = match (path.is_empty(), field) {
         (_, None) => path,
         (true, Some(f)) => f,

@@ -43,10 +43,12 @@ pub use values::{canonical_number, yaml_to_json};
 use serde::Deserialize;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::PathBuf;
 
-#[derive(Debug, Clone, PartialEq)]
+/// A manifest that cannot be used: file, line (where it can be found), key
+/// and what is wrong, said as `FILE:LINE: key `KEY`: MESSAGE`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}: {}{message}", self.place(), self.key_said())]
 pub struct ManifestError {
     pub file: PathBuf,
     pub line: Option<usize>,
@@ -55,21 +57,23 @@ pub struct ManifestError {
     pub message: String,
 }
 
-impl fmt::Display for ManifestError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
-        if let Some(l) = self.line {
-            write!(f, ":{l}")?;
+impl ManifestError {
+    /// `FILE[:LINE]`: where the error is.
+    fn place(&self) -> String {
+        match self.line {
+            Some(l) => format!("{}:{l}", self.file.display()),
+            None => self.file.display().to_string(),
         }
+    }
+    /// `key `KEY`: ` when the error concerns a key.
+    fn key_said(&self) -> String {
         if self.key.is_empty() {
-            write!(f, ": {}", self.message)
+            String::new()
         } else {
-            write!(f, ": key `{}`: {}", self.key, self.message)
+            format!("key `{}`: ", self.key)
         }
     }
 }
-
-impl std::error::Error for ManifestError {}
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -111,6 +111,15 @@ fn id_must_match_file_name() {
 }
 
 #[test]
+fn a_misspelt_key_gets_a_suggestion() {
+    let text =
+        "id: x\ntitle: t\nversion: 1\nswep:\n  a: [1]\nseries:\n  s:\n    solver: mm1k.model\n";
+    let e = parse(Path::new("x.yaml"), text, &reg()).unwrap_err();
+    assert_eq!((e.line, e.key.as_str()), (Some(4), "swep"), "{e}");
+    assert!(e.message.ends_with("(did you mean `sweep`?)"), "{e}");
+}
+
+#[test]
 fn syntax_error_has_line() {
     let e = err_of("id: t1\ntitle: [unclosed\n");
     assert!(e.line.is_some(), "{e}");

@@ -40,7 +40,7 @@ pub(super) fn check_schema(
         if known.contains(&name) {
             continue;
         }
-        let hint = match external::spec::nearest(name, &known) {
+        let hint = match external::spec::nearest(name, known.iter().copied()) {
             Some(n) => format!("did you mean `{n}`? "),
             None => String::new(),
         };

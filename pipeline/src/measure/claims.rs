@@ -11,7 +11,8 @@
 //!
 //! Fidelity: at `--quick` a claim marked `quick: { expect: inconclusive }` is
 //! expected to be inconclusive ([`ClaimStatus::InconclusiveAtQuick`]) and a
-//! decided verdict is a surprise ([`ClaimStatus::DecidedAtQuick`]); at full
+//! decided verdict is a surprise ([`ClaimStatus::DecidedAtQuick`]); a mark
+//! `expect: holds` or `fails` stands for `expect:` at `--quick`; at full
 //! fidelity the mark is ignored. The verdict itself never depends on the mark.
 //!
 //! Tolerance claims (`compare:` with a tolerance) keep today's verdicts: they
@@ -22,7 +23,7 @@ use super::{verdict_of, ExperimentResults, PointStatus};
 use crate::manifest::claims::select_points_of;
 use crate::manifest::predicate::interval::{evaluate, Env, Interval, Step, Truth};
 use crate::manifest::predicate::{metrics, saturation_series};
-use crate::manifest::{Claim, Manifest, QuickMark};
+use crate::manifest::{Claim, Manifest};
 use serde::Serialize;
 use serde_json::Value as Json;
 use solvers::Fidelity;
@@ -274,13 +275,13 @@ fn evaluate_claim(
         tolerance,
         expect: c.expect,
         why: c.why.clone(),
-        quick_expect: c.quick.as_ref().map(|_| QuickMark::EXPECT),
+        quick_expect: c.quick.as_ref().map(|q| q.expect),
         quick_why: c.quick.as_ref().map(|q| q.why.clone()),
         note: c.note.clone(),
         sanity: c.sanity.clone(),
         fit: c.fit.clone(),
         verdict,
-        status: ClaimStatus::at(verdict, c.expect, c.quick_applies(fidelity)),
+        status: ClaimStatus::at(verdict, c.expect, c.quick_expect_at(fidelity)),
         reason,
         points,
         skipped,

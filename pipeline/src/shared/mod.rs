@@ -34,6 +34,29 @@ pub mod exit {
 #[error("{0}")]
 pub struct InputError(pub String);
 
+/// Bad input that another error explains (exit code 2, like [`InputError`]):
+/// what could not be used (`--out DIR`, a config file, `--params`) and, as
+/// the source, why (the I/O or parse error).
+#[derive(Debug, thiserror::Error)]
+#[error("{what}")]
+pub struct BadInput {
+    pub what: String,
+    #[source]
+    pub cause: Box<dyn std::error::Error + Send + Sync + 'static>,
+}
+
+impl BadInput {
+    pub fn new(
+        what: impl Into<String>,
+        cause: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> Self {
+        BadInput {
+            what: what.into(),
+            cause: cause.into(),
+        }
+    }
+}
+
 /// This machine's name (`HOSTNAME`, else `/etc/hostname`), for the provenance
 /// of runs and the names of queue workers.
 pub fn host() -> String {

@@ -567,30 +567,6 @@ fn stop_rule_marks_an_imprecise_point_undefined() {
     }
 }
 
-/// Issue 32 item 5: `phi1: 1e308` blamed `lambda1` ("mean rate too low"):
-/// phase 1, the one with lambda1, is then almost never visited, so the
-/// mean rate vanishes whatever lambda1 is. It names `phi1` and the four
-/// source values.
-#[test]
-fn a_vanishing_mean_rate_names_the_phase_that_causes_it() {
-    let run = |extra: serde_json::Value| match MulticlusterSim.solve(&fig45a(extra), &ctx(1)) {
-        Err(SolveError::InvalidParam { param, rule }) => (param, rule),
-        other => panic!("{other:?}"),
-    };
-    for phi1 in [1e308, 1e12] {
-        let (param, rule) = run(json!({"lambda1": 0.0005, "phi1": phi1, "source": "mmpp"}));
-        assert_eq!(param, "phi1", "{rule}");
-        let want = format!("phi1 = {}", crate::params::show(phi1));
-        assert!(
-            rule.contains(&want) && rule.contains("lambda1 = 0.0005") && rule.contains("1e13"),
-            "{rule}"
-        );
-    }
-    // A plainly low rate still names lambda1.
-    let (param, _) = run(json!({"lambda1": 1e-300}));
-    assert_eq!(param, "lambda1");
-}
-
 /// Legs advanced per message (engines/flit/worm.rs) against every flit moved
 /// one by one: every counter of the run equal, bit for bit, over both C/D
 /// variants, cut-through and store-and-forward relays, MMPP and Poisson
@@ -636,4 +612,28 @@ fn worms_advanced_per_message_change_no_counter() {
         let b = crate::engines::flit::run_flitwise(&task.sc, &mc, &mc, &mc, &mc, &ctx(7)).unwrap();
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "{p}");
     }
+}
+
+/// Issue 32 item 5: `phi1: 1e308` blamed `lambda1` ("mean rate too low"):
+/// phase 1, the one with lambda1, is then almost never visited, so the
+/// mean rate vanishes whatever lambda1 is. It names `phi1` and the four
+/// source values.
+#[test]
+fn a_vanishing_mean_rate_names_the_phase_that_causes_it() {
+    let run = |extra: serde_json::Value| match MulticlusterSim.solve(&fig45a(extra), &ctx(1)) {
+        Err(SolveError::InvalidParam { param, rule }) => (param, rule),
+        other => panic!("{other:?}"),
+    };
+    for phi1 in [1e308, 1e12] {
+        let (param, rule) = run(json!({"lambda1": 0.0005, "phi1": phi1, "source": "mmpp"}));
+        assert_eq!(param, "phi1", "{rule}");
+        let want = format!("phi1 = {}", crate::params::show(phi1));
+        assert!(
+            rule.contains(&want) && rule.contains("lambda1 = 0.0005") && rule.contains("1e13"),
+            "{rule}"
+        );
+    }
+    // A plainly low rate still names lambda1.
+    let (param, _) = run(json!({"lambda1": 1e-300}));
+    assert_eq!(param, "lambda1");
 }

@@ -124,6 +124,25 @@ pub(crate) fn source_mmpp(
     crate::traffic::mmpp::mmpp_from_params(phi1, phi2, lambda1, lambda2)
 }
 
+/// The slot times and the station's access probability, documented alike
+/// for the ch.6 and ch.7 solvers (`mesh` and `access`).
+fn slot_docs() -> [ParamDoc; 3] {
+    [
+        ParamDoc {
+            name: "t_wlan",
+            doc: "WLAN slot = packet airtime t_l (s, > 0; the model: 1e-9..=1e3, with phi1, phi2 in 1e-6..=1e6/s and lambda1, lambda2 <= 1e9/s)",
+        },
+        ParamDoc {
+            name: "t_mesh",
+            doc: "mesh slot = packet airtime t_m (s, > 0; the model: 1e-9..=1e3)",
+        },
+        ParamDoc {
+            name: "p_station",
+            doc: "station access probability per slot, in (0, 1)",
+        },
+    ]
+}
+
 /// Ranges of the inputs the two analytic models (`wlan_mesh.model`,
 /// `wlan_access.model`) resolve (issue 32): past them the departure fits
 /// and the finite-queue chains lose every digit (moments of 10^300-second

@@ -458,18 +458,9 @@ fn common_docs() -> Vec<ParamDoc> {
             name: "K_r",
             doc: "MR buffer incl. the packet in service (>= 1)",
         },
-        ParamDoc {
-            name: "t_wlan",
-            doc: "WLAN slot = packet airtime t_l (s, > 0; the model: 1e-9..=1e3, with phi1, phi2 in 1e-6..=1e6/s and lambda1, lambda2 <= 1e9/s)",
-        },
-        ParamDoc {
-            name: "t_mesh",
-            doc: "mesh slot = packet airtime t_m (s, > 0; the model: 1e-9..=1e3)",
-        },
-        ParamDoc {
-            name: "p_station",
-            doc: "station access probability per slot, in (0, 1)",
-        },
+    ];
+    v.extend(super::slot_docs());
+    v.extend([
         ParamDoc {
             name: "p_ap",
             doc: "AP access probability per slot, in (0, 1)",
@@ -478,7 +469,7 @@ fn common_docs() -> Vec<ParamDoc> {
             name: "p_mr",
             doc: "MR access probability per slot for rings 1, 2, ... outward (list, at least one per ring)",
         },
-    ];
+    ]);
     v.extend(mmpp_docs());
     v
 }

@@ -310,18 +310,9 @@ fn common_docs() -> Vec<ParamDoc> {
             name: "mr_types",
             doc: "list of {count, aps, stations}: MR types assigned in row-major order; stations per AP; counts add up to grid²",
         },
-        ParamDoc {
-            name: "t_wlan",
-            doc: "WLAN slot = packet airtime t_l (s, > 0; the model: 1e-9..=1e3, with phi1, phi2 in 1e-6..=1e6/s and lambda1, lambda2 <= 1e9/s)",
-        },
-        ParamDoc {
-            name: "t_mesh",
-            doc: "mesh slot = packet airtime t_m (s, > 0; the model: 1e-9..=1e3)",
-        },
-        ParamDoc {
-            name: "p_station",
-            doc: "station access probability per slot, in (0, 1)",
-        },
+    ];
+    v.extend(super::slot_docs());
+    v.extend([
         ParamDoc {
             name: "p_ap_up",
             doc: "AP uplink access probability per slot, in (0, 1)",
@@ -334,7 +325,7 @@ fn common_docs() -> Vec<ParamDoc> {
             name: "p_mr",
             doc: "MR access probability per slot, in (0, 1)",
         },
-    ];
+    ]);
     v.extend(mmpp_docs());
     v
 }

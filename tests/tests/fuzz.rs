@@ -203,13 +203,30 @@ fn progress(test: &str, every: usize, started: Instant) {
             LOADED.load(Ordering::Relaxed),
             SOLVED.load(Ordering::Relaxed)
         );
+        print_outcomes();
     }
 }
 
-/// How often to print progress: ten times in a long run, never in a short one.
+/// Prints [`OUTCOMES`] (nothing before a solver was called): at the end of
+/// `fuzz_solver_params` and with each progress line, so a long campaign that
+/// is stopped still records its counts per outcome.
+fn print_outcomes() {
+    let outcomes = OUTCOMES.lock().unwrap_or_else(|e| e.into_inner());
+    if outcomes.is_empty() {
+        return;
+    }
+    eprintln!("outcomes per solver ({}):", OUTCOME_NAMES.join(" / "));
+    for (name, c) in outcomes.iter() {
+        let c: Vec<String> = c.iter().map(usize::to_string).collect();
+        eprintln!("  {name}: {}", c.join(" / "));
+    }
+}
+
+/// How often to print progress: every 2,000 inputs (at most ten times) in a
+/// long run, never in a short one.
 fn every(n: u32) -> usize {
     if n > 10_000 {
-        (n / 10).min(10_000) as usize
+        (n / 10).min(2_000) as usize
     } else {
         usize::MAX
     }
@@ -722,11 +739,7 @@ fn fuzz_solver_params() {
         SOLVED.load(Ordering::Relaxed),
         started.elapsed()
     );
-    eprintln!("outcomes per solver ({}):", OUTCOME_NAMES.join(" / "));
-    for (name, c) in OUTCOMES.lock().unwrap_or_else(|e| e.into_inner()).iter() {
-        let c: Vec<String> = c.iter().map(usize::to_string).collect();
-        eprintln!("  {name}: {}", c.join(" / "));
-    }
+    print_outcomes();
     result.unwrap();
     assert_eq!(FINDINGS.swap(0, Ordering::Relaxed), 0, "findings (above)");
 }

@@ -62,6 +62,17 @@ pub struct Claimed {
     pub attempt: i64,
 }
 
+/// What [`Store::claim_key`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KeyClaim {
+    /// Claimed; `true` when the claim inserted the row (no queue run had it).
+    Claimed(Claimed, bool),
+    /// Another worker or run holds it under a live lease (its worker name).
+    Busy(String),
+    /// Its row is done: the result is stored.
+    Done,
+}
+
 /// One row of the queue, for `repro status`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueueRow {
@@ -311,6 +322,152 @@ impl Store {
             .execute(pool)
             .await
             .map_err(db("release task"))?;
+            Ok(())
+        })
+    }
+
+    /// Claims one given task for a process that runs it itself (a local
+    /// run, issue 32: two runs on one store ran each task twice), through
+    /// the same rows and leases as the workers'. A key without a row gets a
+    /// `running` row of `worker` (`inserted`: [`Store::finish_key`] removes it
+    /// again); a pending or failed row, a running one whose lease expired or
+    /// whose worker is `dead` (a process known to be gone), and with `force`
+    /// a done one, is taken over. A row another live worker holds is
+    /// [`KeyClaim::Busy`]; a done one without `force` is [`KeyClaim::Done`].
+    pub async fn claim_key(
+        &self,
+        run: i64,
+        item: &Enqueue,
+        worker: &WorkerId,
+        lease: Duration,
+        force: bool,
+        dead: Option<&str>,
+    ) -> Result<KeyClaim> {
+        let now = now_ms();
+        let until = now + lease.as_millis() as i64;
+        let started = now_rfc3339();
+        on_pool!(self, |pool, DB| {
+            let inserted = sqlx::query(
+                "INSERT INTO queue (task_key, spec, priority, state, run_id, worker, lease_until,                    attempts, enqueued, started)                  VALUES ($1, $2, $3, 'running', $4, $5, $6, 1, $7, $7)                  ON CONFLICT (task_key) DO NOTHING",
+            )
+            .bind(&item.task_key)
+            .bind(&item.spec)
+            .bind(item.priority)
+            .bind(run)
+            .bind(&worker.0)
+            .bind(until)
+            .bind(&started)
+            .bind(&started)
+            .execute(pool)
+            .await
+            .map_err(db("claim a task key"))?
+            .rows_affected()
+                == 1;
+            if inserted {
+                return Ok(KeyClaim::Claimed(
+                    Claimed {
+                        task_key: item.task_key.clone(),
+                        spec: item.spec.clone(),
+                        run_id: run,
+                        attempt: 1,
+                    },
+                    true,
+                ));
+            }
+            let done = if force { " OR state = 'done'" } else { "" };
+            let taken: Option<(i64, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
+                "UPDATE queue SET state = 'running', worker = $1, lease_until = $2,                    attempts = attempts + 1, started = $3, finished = NULL, error = NULL                  WHERE task_key = $4 AND (state IN ('pending', 'failed'){done}                    OR (state = 'running' AND (lease_until < $5 OR worker = $6)))                  RETURNING run_id, attempts"
+            )))
+            .bind(&worker.0)
+            .bind(until)
+            .bind(&started)
+            .bind(&item.task_key)
+            .bind(now)
+            .bind(dead.unwrap_or(""))
+            .fetch_optional(pool)
+            .await
+            .map_err(db("take over a task key"))?;
+            if let Some((run_id, attempt)) = taken {
+                return Ok(KeyClaim::Claimed(
+                    Claimed {
+                        task_key: item.task_key.clone(),
+                        spec: item.spec.clone(),
+                        run_id,
+                        attempt,
+                    },
+                    false,
+                ));
+            }
+            let row: Option<(String, Option<String>)> =
+                sqlx::query_as("SELECT state, worker FROM queue WHERE task_key = $1")
+                    .bind(&item.task_key)
+                    .fetch_optional(pool)
+                    .await
+                    .map_err(db("read a task key's row"))?;
+            Ok(match row {
+                Some((state, _)) if state == QueueState::Done.as_str() => KeyClaim::Done,
+                Some((_, worker)) => KeyClaim::Busy(worker.unwrap_or_default()),
+                // Removed between the statements (its holder finished): look again.
+                None => KeyClaim::Busy(String::new()),
+            })
+        })
+    }
+
+    /// Stores the result of a task claimed with [`Store::claim_key`], in one
+    /// transaction with its row: a row the claim inserted is removed, one it
+    /// took over is marked done (or failed) as [`Store::complete`] does.
+    /// `false`, storing nothing, if `worker` no longer holds it.
+    pub async fn finish_key(
+        &self,
+        claimed: &Claimed,
+        inserted: bool,
+        worker: &WorkerId,
+        record: &TaskRecord,
+    ) -> Result<bool> {
+        if !inserted {
+            return self.complete(claimed, worker, record).await;
+        }
+        validate_task(record)?;
+        let run = claimed.run_id;
+        on_pool!(self, |pool, DB| {
+            let mut tx = begin_write(pool, None).await?;
+            let owned = sqlx::query(
+                "DELETE FROM queue WHERE task_key = $1 AND worker = $2 AND state = 'running'",
+            )
+            .bind(&claimed.task_key)
+            .bind(&worker.0)
+            .execute(&mut *tx)
+            .await
+            .map_err(db("remove a finished task's row"))?
+            .rows_affected()
+                == 1;
+            if !owned {
+                tx.rollback().await.map_err(db("roll back lost task"))?;
+                return Ok(false);
+            }
+            let t = record;
+            write_task!(tx, DB, run, t);
+            tx.commit().await.map_err(db("commit task"))?;
+            Ok(true)
+        })
+    }
+
+    /// Gives back a task claimed with [`Store::claim_key`] and not finished
+    /// (cancelled): a row the claim inserted is removed, one it took over is
+    /// pending again ([`Store::release`]).
+    pub async fn release_key(&self, key: &str, inserted: bool, worker: &WorkerId) -> Result<()> {
+        if !inserted {
+            return self.release(key, worker).await;
+        }
+        on_pool!(self, |pool, DB| {
+            sqlx::query(
+                "DELETE FROM queue WHERE task_key = $1 AND worker = $2 AND state = 'running'",
+            )
+            .bind(key)
+            .bind(&worker.0)
+            .execute(pool)
+            .await
+            .map_err(db("release a task key"))?;
             Ok(())
         })
     }

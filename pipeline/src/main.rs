@@ -100,11 +100,10 @@ struct RunArgs {
     /// Rerun tasks even if their results are cached.
     #[arg(long)]
     force: bool,
-    /// Where tasks run: `local` (this process), `queue` (the store's task queue, with --jobs
-    /// workers in this process and any started by `repro worker`), `slurm` (an sbatch job array
-    /// of workers; needs a postgres:// store).
-    #[arg(long, value_enum, default_value = "local")]
-    executor: Executor,
+    /// Where tasks run: `local` (this process) or the store's task queue with workers started
+    /// by one of the launchers.
+    #[arg(long, default_value = "local", value_parser = executor_values())]
+    executor: String,
     /// Queue or Slurm: enqueue (slurm: and submit the workers), then return; follow with `repro status`.
     #[arg(long)]
     detach: bool,
@@ -127,12 +126,21 @@ struct RunArgs {
     figures: FigureArgs,
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-enum Executor {
-    Local,
-    Queue,
-    Slurm,
+/// `--executor`'s values: `local` and each launcher's (execute::launch::LAUNCHERS).
+fn executor_values() -> clap::builder::PossibleValuesParser {
+    use clap::builder::PossibleValue;
+    let local = PossibleValue::new(LOCAL_EXECUTOR).help("this process, tasks in parallel (--jobs)");
+    let launchers = pipeline::execute::launch::LAUNCHERS
+        .iter()
+        .map(|l| PossibleValue::new(l.name).help(l.help));
+    std::iter::once(local)
+        .chain(launchers)
+        .collect::<Vec<_>>()
+        .into()
 }
+
+/// The `--executor` value that runs tasks in this process without the queue.
+const LOCAL_EXECUTOR: &str = "local";
 
 /// Output format of the reading commands and `check`.
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,6 +172,13 @@ struct CheckArgs {
     /// its series' precision.max_replications, else 64) until it passes or fails.
     #[arg(long, help_heading = "Check options")]
     resolve: bool,
+    /// With --resolve: at most this many replications per point, for every
+    /// simulation series (over its precision.max_replications or 64; never
+    /// fewer than the series runs). Doubles per round, so N=3000 from 200 runs
+    /// rounds of 400, 800, 1600 and 3000.
+    #[arg(long, value_name = "N", requires = "resolve", help_heading = "Check options",
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(pipeline::measure::precision::RESOLVE_MAX_LIMIT)))]
+    resolve_max: Option<u32>,
 }
 
 #[derive(Args, Debug, Clone)]

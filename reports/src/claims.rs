@@ -238,12 +238,12 @@ fn values(experiment: &str, c: &IndexClaim) -> String {
             per.iter().filter(|s| s.verdict != Verdict::Holds).collect();
         if !not_holding.is_empty() {
             out.push_str(
-                "<table><thead><tr><th>point</th><th>comparison</th><th class=\"num\">left ± CI</th><th></th><th class=\"num\">right ± CI</th><th>verdict</th></tr></thead><tbody>",
+                "<table class=\"cmp\"><thead><tr><th>point</th><th>comparison</th><th>left ± CI</th><th></th><th>right ± CI</th><th>verdict</th></tr></thead><tbody>",
             );
             for s in not_holding.iter().take(SHOWN_NOT_HOLDING) {
                 let _ = write!(
                     out,
-                    "<tr><td><code>{}</code></td><td><code>{}</code></td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                    "<tr><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                     e(s.point.as_deref().unwrap_or("")),
                     e(&s.text),
                     e(&interval(s.lhs)),
@@ -331,12 +331,19 @@ fn claim_row(h: &mut String, experiment: &str, c: &IndexClaim) {
             e(c.quick_why.as_deref().unwrap_or(""))
         );
     }
+    // The verdict beside the badge when the badge's words do not say it
+    // ("DECIDED AT --quick (holds)"; not "holds (holds)").
+    let verdict = c.verdict.to_string();
+    let verdict = if c.status.label().to_lowercase().contains(&verdict) {
+        String::new()
+    } else {
+        format!(" <span class=\"notes\">({verdict})</span>")
+    };
     let _ = writeln!(
         h,
-        "<tr><td>{who}</td><td class=\"pred\">{pred}</td><td>{}</td><td>{} <span class=\"notes\">({})</span></td><td>{expect}</td></tr>",
+        "<tr><td>{who}</td><td class=\"pred\">{pred}</td><td>{}</td><td>{}{verdict}</td><td>{expect}</td></tr>",
         values(experiment, c),
         status_badge(c.status),
-        c.verdict
     );
 }
 

@@ -164,16 +164,20 @@ pub fn render_figure_with(
         id: fig.id.clone(),
         cause: reason.into(),
     };
+    let vector_err = |e: crate::vector::VectorError| ReportError::Draw {
+        id: fig.id.clone(),
+        cause: e.into(),
+    };
     crate::check_id(&fig.id).map_err(draw_err)?;
     opts.validate().map_err(draw_err)?;
     ensure_fonts();
     std::fs::create_dir_all(out_dir).map_err(|e| write_err(out_dir, e))?;
     let (svg, hover) = figure_svg(fig, opts).map_err(draw_err)?;
-    let tree = crate::vector::tree(&svg).map_err(draw_err)?;
+    let tree = crate::vector::tree(&svg).map_err(vector_err)?;
 
     let path = |ext: &str| out_dir.join(format!("{}.{ext}", fig.id));
     let png = path("png");
-    let bytes = crate::vector::png(&tree).map_err(draw_err)?;
+    let bytes = crate::vector::png(&tree).map_err(vector_err)?;
     crate::write_atomic(&png, bytes).map_err(|e| write_err(&png, e))?;
     let svg_path = path("svg");
     let with_hover = match svg.rfind("</svg>") {
@@ -182,7 +186,7 @@ pub fn render_figure_with(
     };
     crate::write_atomic(&svg_path, with_hover).map_err(|e| write_err(&svg_path, e))?;
     let pdf = path("pdf");
-    let bytes = crate::vector::pdf(&tree).map_err(draw_err)?;
+    let bytes = crate::vector::pdf(&tree).map_err(vector_err)?;
     crate::write_atomic(&pdf, bytes).map_err(|e| write_err(&pdf, e))?;
     let csv = path("csv");
     crate::write_atomic(&csv, figure_csv(fig)?).map_err(|e| write_err(&csv, e))?;

@@ -304,6 +304,24 @@ pub struct CatalogueEntry {
     pub hardware: bool,
 }
 
+/// Where one series' results come from: a row of `provenance/<experiment>.csv`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SeriesProvenance {
+    pub series: String,
+    pub solver: String,
+    pub solver_version: i64,
+    pub tasks: usize,
+    /// Sum of the tasks' wall times, seconds.
+    pub wall_s: f64,
+    /// Simulations only: the series' base seed and the fidelity its tasks ran at.
+    pub base_seed: Option<u64>,
+    pub fidelity: Option<String>,
+    pub points: usize,
+    /// (status, count) of its points without a value: undefined, saturated,
+    /// failed, missing; only counts above zero.
+    pub without_value: Vec<(String, usize)>,
+}
+
 /// Error measures over the compared points one figure or table shows.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct OutputEm {
@@ -324,8 +342,12 @@ pub struct IndexExperiment {
     /// Relative paths (from index.html) of figure images (PNG; the SVG sits beside).
     pub figures: Vec<IndexFigure>,
     pub tables: Vec<IndexTable>,
-    /// Seeds, task counts, wall times: (label, value) pairs shown as provenance.
+    /// Manifest, task counts, wall times: (label, value) pairs shown as provenance.
     pub provenance: Vec<(String, String)>,
+    /// Per series: solver, tasks, wall time, base seed (written to
+    /// `provenance/<id>.csv` beside the index, its points without a value shown).
+    #[serde(default)]
+    pub series: Vec<SeriesProvenance>,
     /// EM summaries: one line per compared metric.
     pub em_summary: Vec<EmSummaryLine>,
     /// (name, relative href) of the model documents (`docs/models/*.md`) behind it.

@@ -13,6 +13,8 @@
 //! 4. The solvers' building blocks import in one direction:
 //!    `des` -> `markov` -> `traffic` -> `queueing` -> `engines` -> `systems`
 //!    (a module may use the ones before it, never one after it).
+//! 5. A worker launcher is one file of `execute/launch/` with its
+//!    `REGISTRATION`, listed in `LAUNCHERS`; the binary names no launcher.
 //!
 //! The imports are read from the source text (`use crate::..`, `super::..` in
 //! a stage's `mod.rs`, and `crate::<module>::` paths written inline), so this
@@ -765,4 +767,117 @@ fn render_reads_no_store_and_measures_nothing() {
                   use crate::measure::compare::Comparison; // Store in a comment\n";
     let found = render_violations("x.rs", sample);
     assert_eq!(found.len(), 4, "{found:#?}");
+}
+
+/// Whether `code` holds `w` as a whole word.
+fn has_word(code: &str, w: &str) -> bool {
+    code.match_indices(w).any(|(i, _)| {
+        let before = code[..i].chars().next_back();
+        let after = code[i + w.len()..].chars().next();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
+}
+
+/// What keeps a launcher from being one file: given the launcher files
+/// (name, text), `execute/launch/mod.rs` and the binary's files, each file
+/// without its `REGISTRATION`, each registration `LAUNCHERS` does not list,
+/// and each launcher type the binary names.
+fn launcher_violations(
+    launchers: &[(String, String)],
+    mod_rs: &str,
+    binary: &[(String, String)],
+) -> Vec<String> {
+    let mut bad = Vec::new();
+    let list = mod_rs
+        .split("pub const LAUNCHERS")
+        .nth(1)
+        .and_then(|rest| rest.split(';').next())
+        .unwrap_or("");
+    for (name, text) in launchers {
+        if !text.contains("pub const REGISTRATION: Registration") {
+            bad.push(format!(
+                "{name}.rs declares no `pub const REGISTRATION: Registration`"
+            ));
+        }
+        if !list.contains(&format!("{name}::REGISTRATION")) {
+            bad.push(format!("LAUNCHERS does not list `{name}::REGISTRATION`"));
+        }
+        for line in text.lines() {
+            let Some(ty) = line.trim().strip_prefix("impl Launcher for ") else {
+                continue;
+            };
+            let ty: String = ty
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            for (file, code) in binary {
+                for (i, l) in code.lines().enumerate() {
+                    if has_word(l.split("//").next().unwrap_or(""), &ty) {
+                        bad.push(format!(
+                            "{file}:{}: names the launcher `{ty}`: the binary reads execute::launch::LAUNCHERS",
+                            i + 1
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    bad
+}
+
+/// A new worker launcher is one file (docs/ARCHITECTURE.md, "Where things
+/// go"): it registers its `--executor` value and constructor itself, and
+/// neither main.rs nor commands/ names a launcher.
+#[test]
+fn a_worker_launcher_is_one_file() {
+    let src = root().join("pipeline/src");
+    let dir = src.join("execute/launch");
+    let mut launchers = Vec::new();
+    for f in std::fs::read_dir(&dir).expect("execute/launch/") {
+        let p = f.expect("an entry").path();
+        let stem = p
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("")
+            .to_string();
+        if p.extension().is_some_and(|x| x == "rs") && stem != "mod" {
+            launchers.push((stem, std::fs::read_to_string(&p).expect("a launcher file")));
+        }
+    }
+    launchers.sort();
+    assert!(launchers.len() >= 2, "found {} launchers", launchers.len());
+    let mod_rs = std::fs::read_to_string(dir.join("mod.rs")).expect("launch/mod.rs");
+    let mut binary = vec![src.join("main.rs")];
+    rust_files(&src.join("commands"), &mut binary);
+    let binary: Vec<(String, String)> = binary
+        .iter()
+        .map(|p| {
+            (
+                p.display().to_string(),
+                std::fs::read_to_string(p).expect("a source file"),
+            )
+        })
+        .collect();
+    let bad = launcher_violations(&launchers, &mod_rs, &binary);
+    assert!(
+        bad.is_empty(),
+        "a launcher must be one file:\n{}",
+        bad.join("\n")
+    );
+    // The checker finds each case.
+    let fixture = [
+        (
+            "ssh".to_string(),
+            "pub struct Ssh;\nimpl Launcher for Ssh {}\n".to_string(),
+        ),
+        (
+            "k8s".to_string(),
+            "pub const REGISTRATION: Registration = R;\nimpl Launcher for Job {}\n".to_string(),
+        ),
+    ];
+    let fixture_mod = "pub const LAUNCHERS: &[Registration] = &[k8s::REGISTRATION];";
+    let fixture_bin = [("run.rs".to_string(), "let l = Ssh; // Job\n".to_string())];
+    let found = launcher_violations(&fixture, fixture_mod, &fixture_bin);
+    assert_eq!(found.len(), 3, "{found:#?}");
 }

@@ -4,9 +4,9 @@
 
 use super::pages::{drawn_into, record_drawn, Pages};
 use super::{existing_store, fidelity_of, runtime};
-use crate::{Executor as ExecutorName, RunArgs};
+use crate::{RunArgs, LOCAL_EXECUTOR};
 use anyhow::Context;
-use pipeline::execute::launch::{slurm::Slurm, InProcess};
+use pipeline::execute::launch::{self, LaunchArgs};
 use pipeline::execute::queue::Queued;
 use pipeline::execute::{self, ExecOptions, Executor, Local};
 use pipeline::manifest::{self, discover, load_or_input_error, Manifest};
@@ -35,7 +35,7 @@ pub(crate) struct RunOptions {
     /// The command line, for the run's provenance.
     pub args: String,
     /// `check --resolve`: add replications to decide inconclusive points.
-    pub resolve: bool,
+    pub resolve: measure::precision::Resolve,
     /// Where the tasks execute: here, or through the store's queue.
     pub executor: Arc<dyn Executor>,
     /// Figure options over every manifest's `layout:` (`--figure-width` ...).
@@ -58,7 +58,7 @@ pub(crate) struct RunReport {
     /// Claims with results that the manifests no longer have.
     pub removed_claims: Vec<store::ClaimDefinitionRow>,
     pub manifests: Vec<Manifest>,
-    /// `--detach`: the Slurm job that runs the tasks; nothing was measured or rendered.
+    /// `--detach`: who runs the queued tasks (`Launched::workers`); nothing was measured or rendered.
     pub detached: Option<String>,
     /// Replications per (experiment, series, point index) of every simulation
     /// series with a precision target or more replications than it plans
@@ -74,32 +74,32 @@ pub(crate) fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOption
         Some(j) => j,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    if run.detach && run.executor == ExecutorName::Local {
+    if run.detach && run.executor == LOCAL_EXECUTOR {
         return Err(InputError("--detach needs --executor queue or slurm".into()).into());
     }
     let fidelity = fidelity_of(run.quick);
     // A bar on a terminal, plain lines otherwise (see execute/local.rs); none with -q.
     let progress = !run.no_progress && !crate::quiet();
-    let executor: Arc<dyn Executor> = match run.executor {
-        ExecutorName::Local => Arc::new(Local(ExecOptions {
+    let launch = LaunchArgs {
+        jobs,
+        detach: run.detach,
+        slurm: &run.slurm,
+        results: &run.results.results,
+    };
+    let executor: Arc<dyn Executor> = match launch::build(&run.executor, &launch) {
+        Some(launcher) => Arc::new(Queued {
+            launcher: launcher?,
+            force: run.force,
+            progress,
+            detach: run.detach,
+        }),
+        // `local` (clap admits no other value without a launcher).
+        None => Arc::new(Local(ExecOptions {
             jobs,
             force: run.force,
             fidelity,
             progress,
         })),
-        // Detached: only enqueue; workers are started by hand (`repro worker`).
-        ExecutorName::Queue => Arc::new(Queued {
-            launcher: Arc::new(InProcess(if run.detach { 0 } else { jobs })),
-            force: run.force,
-            progress,
-            detach: run.detach,
-        }),
-        ExecutorName::Slurm => Arc::new(Queued {
-            launcher: Arc::new(Slurm(run.slurm.resolve(&run.results.results)?)),
-            force: run.force,
-            progress,
-            detach: run.detach,
-        }),
     };
     Ok(RunOptions {
         targets: run.targets.clone(),
@@ -112,7 +112,7 @@ pub(crate) fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOption
             "{verb} {}",
             std::env::args().skip(2).collect::<Vec<_>>().join(" ")
         ),
-        resolve: false,
+        resolve: measure::precision::Resolve::Off,
         executor,
         layout: run.figures.overrides(),
     })
@@ -363,14 +363,9 @@ pub(crate) fn print_run_summary(r: &RunReport, results: &std::path::Path) {
         print_failed(&e.failed);
         return;
     }
-    if let Some(job) = &r.detached {
-        let by = if job.is_empty() {
-            "for workers (start them with `repro worker`)".to_string()
-        } else {
-            format!("for Slurm job {job}")
-        };
+    if let Some(workers) = &r.detached {
         eprintln!(
-            "{} tasks: {} cached, {} queued {by}; follow them with `repro status`, \
+            "{} tasks: {} cached, {} queued for {workers}; follow them with `repro status`, \
              then run the same `repro run` (without --detach) to measure and render from the cache",
             e.total,
             e.cached,

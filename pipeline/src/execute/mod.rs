@@ -31,8 +31,9 @@ use store::Store;
 #[derive(Debug, Default)]
 pub struct Executed {
     pub summary: ExecSummary,
-    /// `--detach`: the tasks were queued and handed to workers (the Slurm job
-    /// id, or "" for workers started by hand); nothing is measured yet.
+    /// `--detach`: the tasks were queued and handed to workers, said as the
+    /// launcher says who runs them (`Launched::workers`: "Slurm job 42");
+    /// nothing is measured yet.
     pub detached: Option<String>,
 }
 
@@ -86,7 +87,6 @@ impl Executor for queue::Queued {
             let (summary, job) = queue::execute_queued(plan, registry, store, run_id, self).await?;
             Ok(Executed {
                 summary,
-                // Detached without Slurm: workers are started by hand.
                 detached: self.detach.then(|| job.unwrap_or_default()),
             })
         })

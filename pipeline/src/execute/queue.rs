@@ -376,7 +376,7 @@ pub async fn execute_queued(
     let job = launched.job().map(str::to_string);
     if detach {
         summary.wall = start.elapsed();
-        return Ok((summary, job));
+        return Ok((summary, Some(launched.workers())));
     }
 
     let bar = if progress {

@@ -4,13 +4,51 @@
 //! start workers, follows the store's queue until the tasks are finished and
 //! collects their results; a launcher only starts and stops workers, which
 //! all run the same `repro worker` loop. A launcher is one file here
-//! implementing [`Launcher`]: [`InProcess`] (workers in this process) and
-//! [`slurm::Slurm`] (an sbatch job array).
+//! implementing [`Launcher`] and declaring its `--executor` value as a
+//! [`Registration`] (name, help, constructor): [`InProcess`] (`queue`:
+//! workers in this process) and [`slurm::Slurm`] (`slurm`: an sbatch job
+//! array). [`LAUNCHERS`] lists them; `repro run --executor` takes its values
+//! and their help from it and builds the launcher it names ([`build`]), so
+//! neither main.rs nor commands/run.rs names a launcher.
 
 pub mod in_process;
 pub mod slurm;
 
 pub use in_process::InProcess;
+
+/// Every launcher, in the order `--help` lists them: a new launcher is a
+/// file in this folder, its `mod` line above and its registration here.
+pub const LAUNCHERS: &[Registration] = &[in_process::REGISTRATION, slurm::REGISTRATION];
+
+/// A launcher's `--executor` value and how to build it from the run's flags.
+#[derive(Clone, Copy)]
+pub struct Registration {
+    /// The `--executor` value.
+    pub name: &'static str,
+    /// One line for `--help`.
+    pub help: &'static str,
+    pub build: fn(&LaunchArgs<'_>) -> anyhow::Result<Arc<dyn Launcher>>,
+}
+
+/// The flags of `repro run` a launcher may be built from.
+pub struct LaunchArgs<'a> {
+    /// `--jobs` (already resolved to the core count when not given).
+    pub jobs: usize,
+    /// `--detach`: enqueue and return; the workers finish the run.
+    pub detach: bool,
+    pub slurm: &'a slurm::SlurmArgs,
+    /// `--results`.
+    pub results: &'a std::path::Path,
+}
+
+/// The launcher registered as `name`; `None` for a name no launcher has
+/// (such as `local`, which runs tasks without the queue).
+pub fn build(name: &str, args: &LaunchArgs<'_>) -> Option<anyhow::Result<Arc<dyn Launcher>>> {
+    LAUNCHERS
+        .iter()
+        .find(|r| r.name == name)
+        .map(|r| (r.build)(args))
+}
 
 use crate::execute::queue::{WorkerOptions, WorkerSummary};
 use crate::shared::InputError;
@@ -48,6 +86,11 @@ pub trait Launched: Send {
     /// for workers in this process.
     fn job(&self) -> Option<&str> {
         None
+    }
+    /// Who runs the tasks queued with `--detach`, for the line that says so
+    /// ("N queued for ...").
+    fn workers(&self) -> String {
+        "workers (start them with `repro worker`)".into()
     }
     /// A line to print when the run's first task started `after` the launch.
     fn first_start(&self, _after: Duration) -> Option<String> {

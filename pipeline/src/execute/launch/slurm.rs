@@ -19,13 +19,24 @@
 //! (sbatch exports the submitter's environment by default), so a password in
 //! the URL does not appear in `squeue`'s command lines.
 
-use super::{Launched, Launcher, Start};
+use super::{LaunchArgs, Launched, Launcher, Registration, Start};
 use crate::shared::{BadInput, InputError};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use store::{QueueCounts, Store};
+
+pub const REGISTRATION: Registration = Registration {
+    name: "slurm",
+    help: "an sbatch job array of workers; needs a postgres:// store",
+    build,
+};
+
+fn build(a: &LaunchArgs<'_>) -> anyhow::Result<Arc<dyn Launcher>> {
+    Ok(Arc::new(Slurm(a.slurm.resolve(a.results)?)))
+}
 
 /// `--executor slurm` flags (flattened into `repro run`/`check`).
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -374,6 +385,9 @@ struct Job(String);
 impl Launched for Job {
     fn job(&self) -> Option<&str> {
         Some(&self.0)
+    }
+    fn workers(&self) -> String {
+        format!("Slurm job {}", self.0)
     }
     fn first_start(&self, after: Duration) -> Option<String> {
         Some(format!(

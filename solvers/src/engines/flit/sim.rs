@@ -582,6 +582,8 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     // and relay slot, with the relay and the message's generation cycle.
     let mut arr: Vec<Vec<u64>> = Vec::new();
     let mut arr_tag: Vec<(u32, u64)> = Vec::new();
+    // The scheduled leg those landings come from.
+    let mut arr_leg: Vec<u32> = Vec::new();
     let mut cand: Vec<(u32, u32)> = Vec::new();
     let mut st_buf: Vec<worm::ChanState> = Vec::new();
     let mut infl: Vec<Vec<u64>> = Vec::new();
@@ -668,33 +670,55 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 Some(&Reverse((l, s, ch, _))) if l == cycle => Some((s, ch)),
                 _ => None,
             };
-            // A scheduled leg's flit lands: the leg's next one is due next.
-            let mut leg_flit = || {
-                let Some(Reverse((_, _, ch, id))) = ev_land.pop() else {
-                    unreachable!("a landing was peeked")
-                };
-                let (leg, _) = legs[id as usize].as_mut().expect("active leg");
-                let (w, k) = (leg.omega as usize, leg.next as usize);
-                leg.next += 1;
-                if k + 1 < w {
-                    let hw = leg.send.len() - w;
-                    ev_land.push(Reverse((leg.land[k + 1], leg.send[hw + k + 1], ch, id)));
-                }
-                (leg.target, (leg.msg << 2) | u32::from(k + 1 == w))
-            };
-            let (i, f) = match (landing.get(li), next_ev) {
+            // The landing's place in the wheel's order: send cycle, channel.
+            let (i, f, key) = match (landing.get(li), next_ev) {
                 (None, None) => break,
-                (None, Some(_)) => leg_flit(),
-                (Some(&(i, f, s)), ev) => {
-                    if ev.is_some_and(|e| e < (s, up[i as usize])) {
-                        leg_flit()
-                    } else {
-                        li += 1;
-                        if sched_on && skipv[i as usize] {
+                (Some(&(i, f, s)), ev) if !ev.is_some_and(|e| e < (s, up[i as usize])) => {
+                    li += 1;
+                    if sched_on && skipv[i as usize] {
+                        continue;
+                    }
+                    (i, f, (s, up[i as usize]))
+                }
+                // A scheduled leg's flit lands: the leg's next one is due
+                // next; a lazy leg's next event is its tail, which counts
+                // the flits before it.
+                (_, ev) => {
+                    let Some(Reverse((l, _, ch, id))) = ev_land.pop() else {
+                        unreachable!("a landing was peeked")
+                    };
+                    let (leg, _) = legs[id as usize].as_mut().expect("active leg");
+                    let w = leg.omega as usize;
+                    let hw = leg.send.len() - w;
+                    if leg.lazy {
+                        let t = w - 1;
+                        if l != leg.land[t] {
+                            ev_land.push(Reverse((leg.land[t], leg.send[hw + t], ch, id)));
                             continue;
                         }
-                        (i, f)
+                        // The tail: the flits before it land uncounted.
+                        let n = (t - leg.next as usize) as u64;
+                        leg.next = t as u32;
+                        in_net -= n;
+                        if leg.relay {
+                            c.flits_relayed += n;
+                            let m = leg.msg as usize;
+                            let sl = relay::slot_of(&msgs[m], ivc_router[leg.target as usize]);
+                            msgs[m].got[sl] += n as u32;
+                        } else {
+                            batches.flits(n, &mut c);
+                        }
                     }
+                    let k = leg.next as usize;
+                    leg.next += 1;
+                    if k + 1 < w {
+                        ev_land.push(Reverse((leg.land[k + 1], leg.send[hw + k + 1], ch, id)));
+                    }
+                    (
+                        leg.target,
+                        (leg.msg << 2) | u32::from(k + 1 == w),
+                        ev.expect("peeked"),
+                    )
                 }
             };
             let r = ivc_router[i as usize] as usize;
@@ -731,6 +755,18 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 batches.flit(&mut c);
                 if f & 1 == 1 {
                     free_msgs.push(m as u32);
+                    if batches.ends_next() {
+                        // The warm-up or a batch ends: the flits of lazy legs
+                        // that landed before this one count in it.
+                        for (leg, _) in legs.iter_mut().flatten() {
+                            if leg.lazy && !leg.relay {
+                                let n = leg.landed_before(cycle, key.0, key.1);
+                                leg.next += n;
+                                in_net -= n as u64;
+                                batches.flits(n as u64, &mut c);
+                            }
+                        }
+                    }
                     batches.message(&msgs[m], cycle, &ch_flits, &mut c);
                     if !warm_seen && batches.warm() {
                         // The snapshot counts sends made before this cycle.
@@ -902,16 +938,6 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             // A relay target: the next leg may start from these landings.
             let rt = ivc_router[it as usize];
             let s = relay::slot_of(&msgs[mu], rt);
-            if s < 2 {
-                let key = mu * 2 + s;
-                if arr.len() <= key {
-                    arr.resize(key + 2, Vec::new());
-                    arr_tag.resize(key + 2, (NONE, 0));
-                }
-                arr[key].clear();
-                arr[key].extend_from_slice(&l_buf[(h - 1) * w..h * w]);
-                arr_tag[key] = (rt, msgs[mu].gen);
-            }
             let s_last = s_buf[h * w - 1];
             let leg_id = match legs_free.pop() {
                 Some(x) => x,
@@ -920,6 +946,27 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     (legs.len() - 1) as u32
                 }
             };
+            if s < 2 {
+                let key = mu * 2 + s;
+                if arr.len() <= key {
+                    arr.resize(key + 2, Vec::new());
+                    arr_tag.resize(key + 2, (NONE, 0));
+                    arr_leg.resize(key + 2, NONE);
+                }
+                arr[key].clear();
+                arr[key].extend_from_slice(&l_buf[(h - 1) * w..h * w]);
+                arr_tag[key] = (rt, msgs[mu].gen);
+                arr_leg[key] = leg_id;
+            }
+            // The leg bringing the flits to this relay: nothing here needs
+            // its landings one by one any more.
+            if from != NONE {
+                let (prev, _) = legs[arr_leg[from as usize] as usize]
+                    .as_mut()
+                    .expect("the leg into the relay runs until its tail lands");
+                debug_assert!(prev.msg == m && prev.relay);
+                prev.lazy = true;
+            }
             if first < w {
                 ev_land.push(Reverse((
                     l_buf[(h - 1) * w + first],
@@ -968,6 +1015,8 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             leg.msg = m;
             leg.target = it;
             leg.next = first as u32;
+            leg.relay = s < 2;
+            leg.lazy = s == 2 || !cut_through;
             legs[leg_id as usize] = Some((leg, s_last));
             n_active += 1;
         }
@@ -1311,6 +1360,16 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     // Scheduled legs still running: their sends from this cycle on were
     // not made.
     for (leg, _) in legs.iter().flatten() {
+        if leg.lazy {
+            // Flits landed by now that wait for the tail to be counted.
+            let n = leg.landed_before(cycle + 1, 0, 0) as u64;
+            in_net -= n;
+            if leg.relay {
+                c.flits_relayed += n;
+            } else {
+                c.flits_delivered += n;
+            }
+        }
         for (j, &o) in leg.chans.iter().enumerate() {
             let n = leg.due_from(j, cycle);
             ch_flits[o as usize] -= n;

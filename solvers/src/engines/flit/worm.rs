@@ -44,6 +44,15 @@ pub(super) struct Leg {
     pub(super) target: u32,
     pub(super) land: Vec<u64>,
     pub(super) next: u32,
+    /// The target is a relay absorbing the message's flits (else its final
+    /// node).
+    pub(super) relay: bool,
+    /// Only the tail's landing at the target is an event; the flits before
+    /// it are counted when it lands, or earlier where a counter is read
+    /// (a batch closing, the end of the run): a final node or a
+    /// store-and-forward relay does nothing with them, and a cut-through
+    /// relay nothing once the message's next leg is scheduled.
+    pub(super) lazy: bool,
 }
 
 impl Leg {
@@ -54,6 +63,20 @@ impl Leg {
             .iter()
             .filter(|&&s| s != u64::MAX && s >= e)
             .count() as u64
+    }
+
+    /// Flits from `next` on that land at the target before the landing
+    /// (cycle `t`, send cycle `s`, channel `ch`) in the timing wheel's order
+    /// (cycle, send cycle, channel), the tail excepted.
+    pub(super) fn landed_before(&self, t: u64, s: u64, ch: u32) -> u32 {
+        let w = self.omega as usize;
+        let last = *self.chans.last().expect("a leg has a channel");
+        let row = &self.send[self.send.len() - w..];
+        let mut k = self.next as usize;
+        while k + 1 < w && (self.land[k], row[k], last) < (t, s, ch) {
+            k += 1;
+        }
+        (k - self.next as usize) as u32
     }
 }
 

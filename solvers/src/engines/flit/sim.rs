@@ -506,8 +506,8 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     // a visit depends only on that state and on the pacing times), so the
     // results are those of visiting every router with work every cycle.
     let words = n_r.div_ceil(64);
-    let mut act = vec![0u64; words];
-    let mut act_next = vec![0u64; words];
+    let mut act = Marks::new(words);
+    let mut act_next = Marks::new(words);
     // Paced timers: routers to mark in cycle t, at slot t mod len (a paced
     // channel's next start is at most ⌈period⌉ + 1 cycles ahead).
     let max_period = period.iter().copied().fold(1.0f64, f64::max);
@@ -604,7 +604,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         for &o in &credit_now {
             credits[o as usize] += 1;
             let r = ivc_router[o as usize] as usize;
-            act[r >> 6] |= 1 << (r & 63);
+            act.mark(r);
         }
         credit_now.clear();
         // Scheduled legs' releases due (after the credits: the tail's
@@ -637,7 +637,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         skipv[skip as usize] = false;
                     }
                     let r = ivc_router[o] as usize;
-                    act[r >> 6] |= 1 << (r & 63);
+                    act.mark(r);
                     if last != NONE {
                         let (leg, s_last) = legs[last as usize].take().expect("active leg");
                         legs_free.push(last);
@@ -654,7 +654,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     let r = j / inj_per;
                     work[r] -= 1;
                     if queued[r] > 0 {
-                        act[r >> 6] |= 1 << (r & 63);
+                        act.mark(r);
                     }
                 }
             }
@@ -722,7 +722,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 }
             };
             let r = ivc_router[i as usize] as usize;
-            act[r >> 6] |= 1 << (r & 63);
+            act.mark(r);
             let m = (f >> 2) as usize;
             let r32 = r as u32;
             let slot = relay::slot_of(&msgs[m], r32);
@@ -1037,7 +1037,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             |n| {
                 work[n] += 1;
                 queued[n] += 1;
-                act[n >> 6] |= 1 << (n & 63);
+                act.mark(n);
             },
         );
         if c.msgs_waiting > sc.backlog_limit {
@@ -1066,7 +1066,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         if paced {
             let ts = (cycle % timer_len as u64) as usize;
             for &r in &timers[ts] {
-                act[r as usize >> 6] |= 1 << (r & 63);
+                act.mark(r as usize);
             }
             timers[ts].clear();
         }
@@ -1103,223 +1103,232 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 any
             }};
         }
-        for (w, word) in act.iter_mut().enumerate() {
-            let mut bits = std::mem::take(word);
-            while bits != 0 {
-                let r = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                if work[r] == 0 {
-                    continue;
-                }
-                // Visit again next cycle / first paced cycle a channel may send.
-                let mut wake_next = false;
-                let mut wake_at = u64::MAX;
-                let r32 = r as u32;
-                let ivc0 = base[r] * v_n;
-                let net_in = (base[r + 1] - base[r]) * v_n;
-                let n_in_r = net_in + inj_per;
-                // Idle injection VCs take their next message.
-                for v in 0..inj_per {
-                    if queued[r] == 0 {
-                        break;
-                    }
-                    let j = r * inj_per + v;
-                    if inj_msg[j] == NONE {
-                        let q = match sc.injection {
-                            Injection::PerVc | Injection::Classes(_) => j,
-                            Injection::Shared => r,
-                        };
-                        if let Some(m) = queue[q].pop_front() {
-                            inj_msg[j] = m;
-                            inj_left[j] = omega;
-                            queued[r] -= 1;
-                            hdr_wait[r] += 1;
-                            set_bit(&mut hw, base[r + 1] * v_n + j);
-                        }
-                    }
-                }
-                // VC allocation for waiting headers, from a rotating input
-                // on: the set bits of `hw` at or above it, then below.
-                let waiting = hdr_wait[r];
-                if waiting > 0 {
-                    let start = if order_rot < n_in_r {
-                        order_rot
-                    } else {
-                        order_rot % n_in_r
-                    };
-                    let kb = ivc0 + r * inj_per;
-                    for (lo, hi) in [(kb + start, kb + n_in_r), (kb, kb + start)] {
-                        bits_in!(hw, lo, hi, pos => {
-                            let k = pos - kb;
-                            let (i, m) = if k < net_in {
-                                let i = ivc0 + k;
-                                debug_assert!(alloc[i] == NONE && fl_len[i] > 0);
-                                let f = fl[i * buf + fl_head[i] as usize];
-                                debug_assert!(f & 2 != 0);
-                                (i, (f >> 2) as usize)
-                            } else {
-                                let j = r * inj_per + (k - net_in);
-                                debug_assert!(alloc[n_ivc + j] == NONE && inj_msg[j] != NONE);
-                                debug_assert!(inj_left[j] == omega);
-                                (n_ivc + j, inj_msg[j] as usize)
-                            };
-                            let chosen =
-                                routing.route(r32, msgs[m].dst, msgs[m].tag, &mut rng, |p, v| {
-                                    let o = (base[r] + p as usize) * v_n + v as usize;
-                                    owner[o] == NONE && credits[o] == buf as u32
-                                });
-                            if let Some((p, v)) = chosen {
-                                debug_assert!((p as usize) < base[r + 1] - base[r]);
-                                let ch = base[r] + p as usize;
-                                let o = ch * v_n + v as usize;
-                                owner[o] = i as u32;
-                                alloc[i] = o as u32;
-                                owned[ch] |= 1 << v;
-                                set_bit(&mut ch_owned, ch);
-                                hdr_wait[r] -= 1;
-                                hw[pos >> 6] &= !(1u64 << (pos & 63));
-                            }
-                        });
-                    }
-                }
-                // Switch traversal: one flit per output channel (those
-                // with an owned VC, in channel order).
-                bits_in!(ch_owned, base[r], base[r + 1], ch => {
-                    if paced && ready[ch] >= next_cycle {
-                        if !wake_next && wake_at > cycle + 1 && eligible!(ch, r32) {
-                            wake_at = wake_at.min(ready[ch] as u64);
-                        }
+        // The marked routers in index order: the words the summary marks.
+        for sw in 0..act.sum.len() {
+            let mut sbits = std::mem::take(&mut act.sum[sw]);
+            while sbits != 0 {
+                let w = sw * 64 + sbits.trailing_zeros() as usize;
+                sbits &= sbits - 1;
+                let mut bits = std::mem::take(&mut act.words[w]);
+                while bits != 0 {
+                    let r = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    if work[r] == 0 {
                         continue;
                     }
-                    // Owned VCs from the round-robin pointer on: those at
-                    // or above it, then those below (the order of a scan of
-                    // every VC from the pointer, skipping unowned ones).
-                    let start = rr[ch];
-                    let mask = owned[ch];
-                    let mut bits = mask >> start << start;
-                    let mut wrapped = false;
-                    loop {
-                        if bits == 0 {
-                            if wrapped {
-                                break;
-                            }
-                            wrapped = true;
-                            bits = mask & ((1u64 << start) - 1);
-                            if bits == 0 {
-                                break;
+                    // Visit again next cycle / first paced cycle a channel may send.
+                    let mut wake_next = false;
+                    let mut wake_at = u64::MAX;
+                    let r32 = r as u32;
+                    let ivc0 = base[r] * v_n;
+                    let net_in = (base[r + 1] - base[r]) * v_n;
+                    let n_in_r = net_in + inj_per;
+                    // Idle injection VCs take their next message.
+                    for v in 0..inj_per {
+                        if queued[r] == 0 {
+                            break;
+                        }
+                        let j = r * inj_per + v;
+                        if inj_msg[j] == NONE {
+                            let q = match sc.injection {
+                                Injection::PerVc | Injection::Classes(_) => j,
+                                Injection::Shared => r,
+                            };
+                            if let Some(m) = queue[q].pop_front() {
+                                inj_msg[j] = m;
+                                inj_left[j] = omega;
+                                queued[r] -= 1;
+                                hdr_wait[r] += 1;
+                                set_bit(&mut hw, base[r + 1] * v_n + j);
                             }
                         }
-                        let v = bits.trailing_zeros() as usize;
-                        bits &= bits - 1;
-                        let o = ch * v_n + v;
-                        let i = owner[o];
-                        debug_assert!(i != NONE);
-                        if credits[o] == 0 {
+                    }
+                    // VC allocation for waiting headers, from a rotating input
+                    // on: the set bits of `hw` at or above it, then below.
+                    let waiting = hdr_wait[r];
+                    if waiting > 0 {
+                        let start = if order_rot < n_in_r {
+                            order_rot
+                        } else {
+                            order_rot % n_in_r
+                        };
+                        let kb = ivc0 + r * inj_per;
+                        for (lo, hi) in [(kb + start, kb + n_in_r), (kb, kb + start)] {
+                            bits_in!(hw, lo, hi, pos => {
+                                let k = pos - kb;
+                                let (i, m) = if k < net_in {
+                                    let i = ivc0 + k;
+                                    debug_assert!(alloc[i] == NONE && fl_len[i] > 0);
+                                    let f = fl[i * buf + fl_head[i] as usize];
+                                    debug_assert!(f & 2 != 0);
+                                    (i, (f >> 2) as usize)
+                                } else {
+                                    let j = r * inj_per + (k - net_in);
+                                    debug_assert!(alloc[n_ivc + j] == NONE && inj_msg[j] != NONE);
+                                    debug_assert!(inj_left[j] == omega);
+                                    (n_ivc + j, inj_msg[j] as usize)
+                                };
+                                let chosen =
+                                    routing.route(r32, msgs[m].dst, msgs[m].tag, &mut rng, |p, v| {
+                                        let o = (base[r] + p as usize) * v_n + v as usize;
+                                        owner[o] == NONE && credits[o] == buf as u32
+                                    });
+                                if let Some((p, v)) = chosen {
+                                    debug_assert!((p as usize) < base[r + 1] - base[r]);
+                                    let ch = base[r] + p as usize;
+                                    let o = ch * v_n + v as usize;
+                                    owner[o] = i as u32;
+                                    alloc[i] = o as u32;
+                                    owned[ch] |= 1 << v;
+                                    set_bit(&mut ch_owned, ch);
+                                    hdr_wait[r] -= 1;
+                                    hw[pos >> 6] &= !(1u64 << (pos & 63));
+                                }
+                            });
+                        }
+                    }
+                    // Switch traversal: one flit per output channel (those
+                    // with an owned VC, in channel order).
+                    bits_in!(ch_owned, base[r], base[r + 1], ch => {
+                        if paced && ready[ch] >= next_cycle {
+                            if !wake_next && wake_at > cycle + 1 && eligible!(ch, r32) {
+                                wake_at = wake_at.min(ready[ch] as u64);
+                            }
                             continue;
                         }
-                        let i = i as usize;
-                        let f = if i < n_ivc {
-                            if fl_len[i] == 0 {
-                                continue;
-                            }
-                            let f = fl[i * buf + fl_head[i] as usize];
-                            fl_head[i] = if fl_head[i] + 1 == buf as u32 {
-                                0
-                            } else {
-                                fl_head[i] + 1
-                            };
-                            fl_len[i] -= 1;
-                            work[r] -= 1;
-                            credit_next.push(up[i]);
-                            f
-                        } else {
-                            let j = i - n_ivc;
-                            let m = inj_msg[j];
-                            let left = inj_left[j];
-                            // A cut-through relay sends only flits that landed.
-                            let msg = &msgs[m as usize];
-                            let avail = relay::flits_here(msg, r32, omega);
-                            if omega - left >= avail {
-                                continue;
-                            }
-                            let head = left == omega;
-                            let tail = left == 1;
-                            if head {
-                                let msg = &mut msgs[m as usize];
-                                if msg.legs == 0 {
-                                    msg.inject = cycle;
-                                } else if n_slots > 0 {
-                                    batches.relay_wait(dests.relay_slot(r32), cycle - msg.enq);
+                        // Owned VCs from the round-robin pointer on: those at
+                        // or above it, then those below (the order of a scan of
+                        // every VC from the pointer, skipping unowned ones).
+                        let start = rr[ch];
+                        let mask = owned[ch];
+                        let mut bits = mask >> start << start;
+                        let mut wrapped = false;
+                        loop {
+                            if bits == 0 {
+                                if wrapped {
+                                    break;
                                 }
-                                msg.legs += 1;
-                                c.msgs_waiting -= 1;
+                                wrapped = true;
+                                bits = mask & ((1u64 << start) - 1);
+                                if bits == 0 {
+                                    break;
+                                }
                             }
-                            c.flits_injected += 1;
-                            in_net += 1;
-                            inj_left[j] = left - 1;
-                            if tail {
-                                inj_msg[j] = NONE;
+                            let v = bits.trailing_zeros() as usize;
+                            bits &= bits - 1;
+                            let o = ch * v_n + v;
+                            let i = owner[o];
+                            debug_assert!(i != NONE);
+                            if credits[o] == 0 {
+                                continue;
+                            }
+                            let i = i as usize;
+                            let f = if i < n_ivc {
+                                if fl_len[i] == 0 {
+                                    continue;
+                                }
+                                let f = fl[i * buf + fl_head[i] as usize];
+                                fl_head[i] = if fl_head[i] + 1 == buf as u32 {
+                                    0
+                                } else {
+                                    fl_head[i] + 1
+                                };
+                                fl_len[i] -= 1;
                                 work[r] -= 1;
-                                // The next queued message takes the VC.
-                                wake_next |= queued[r] > 0;
+                                credit_next.push(up[i]);
+                                f
+                            } else {
+                                let j = i - n_ivc;
+                                let m = inj_msg[j];
+                                let left = inj_left[j];
+                                // A cut-through relay sends only flits that landed.
+                                let msg = &msgs[m as usize];
+                                let avail = relay::flits_here(msg, r32, omega);
+                                if omega - left >= avail {
+                                    continue;
+                                }
+                                let head = left == omega;
+                                let tail = left == 1;
+                                if head {
+                                    let msg = &mut msgs[m as usize];
+                                    if msg.legs == 0 {
+                                        msg.inject = cycle;
+                                    } else if n_slots > 0 {
+                                        batches.relay_wait(dests.relay_slot(r32), cycle - msg.enq);
+                                    }
+                                    msg.legs += 1;
+                                    c.msgs_waiting -= 1;
+                                }
+                                c.flits_injected += 1;
+                                in_net += 1;
+                                inj_left[j] = left - 1;
+                                if tail {
+                                    inj_msg[j] = NONE;
+                                    work[r] -= 1;
+                                    // The next queued message takes the VC.
+                                    wake_next |= queued[r] > 0;
+                                }
+                                (m << 2) | (u32::from(head) << 1) | u32::from(tail)
+                            };
+                            credits[o] -= 1;
+                            let ahead = if paced {
+                                let s = ready[ch].max(now);
+                                ready[ch] = s + period[ch];
+                                (ceil_u64(s + lat[ch]).saturating_sub(cycle) as usize).max(1)
+                            } else {
+                                lat_cycles[ch]
+                            };
+                            let mut when = slot + ahead;
+                            if when >= wheel_len {
+                                when -= wheel_len;
                             }
-                            (m << 2) | (u32::from(head) << 1) | u32::from(tail)
-                        };
-                        credits[o] -= 1;
-                        let ahead = if paced {
-                            let s = ready[ch].max(now);
-                            ready[ch] = s + period[ch];
-                            (ceil_u64(s + lat[ch]).saturating_sub(cycle) as usize).max(1)
-                        } else {
-                            lat_cycles[ch]
-                        };
-                        let mut when = slot + ahead;
-                        if when >= wheel_len {
-                            when -= wheel_len;
-                        }
-                        wheel[when].push((down[o], f, cycle));
-                        ch_flits[ch] += 1;
-                        if f & 2 != 0 {
-                            msgs[(f >> 2) as usize].hops += 1;
-                        }
-                        if f & 1 != 0 {
-                            owner[o] = NONE;
-                            alloc[i] = NONE;
-                            owned[ch] &= !(1 << v);
-                            if owned[ch] == 0 {
-                                ch_owned[ch >> 6] &= !(1u64 << (ch & 63));
+                            wheel[when].push((down[o], f, cycle));
+                            ch_flits[ch] += 1;
+                            if f & 2 != 0 {
+                                msgs[(f >> 2) as usize].hops += 1;
                             }
-                            // The next message's header, if already here, waits.
-                            if i < n_ivc && fl_len[i] > 0 {
-                                hdr_wait[r] += 1;
-                                set_bit(&mut hw, i + r * inj_per);
+                            if f & 1 != 0 {
+                                owner[o] = NONE;
+                                alloc[i] = NONE;
+                                owned[ch] &= !(1 << v);
+                                if owned[ch] == 0 {
+                                    ch_owned[ch >> 6] &= !(1u64 << (ch & 63));
+                                }
+                                // The next message's header, if already here, waits.
+                                if i < n_ivc && fl_len[i] > 0 {
+                                    hdr_wait[r] += 1;
+                                    set_bit(&mut hw, i + r * inj_per);
+                                    wake_next = true;
+                                }
+                            }
+                            rr[ch] = if v + 1 == v_n { 0 } else { v as u32 + 1 };
+                            moved = true;
+                            break;
+                        }
+                        // The channel's next flit, if it has one now (no need
+                        // to look once the router is due next cycle anyway).
+                        // Unpaced (the torus): an owned channel keeps its router
+                        // awake, which costs less than looking.
+                        if owned[ch] > 0 && !wake_next && wake_at > cycle + 1 {
+                            if !paced {
                                 wake_next = true;
+                            } else if eligible!(ch, r32) {
+                                wake_at = wake_at.min(ready[ch] as u64);
                             }
                         }
-                        rr[ch] = if v + 1 == v_n { 0 } else { v as u32 + 1 };
-                        moved = true;
-                        break;
-                    }
-                    // The channel's next flit, if it has one now (no need
-                    // to look once the router is due next cycle anyway).
-                    // Unpaced (the torus): an owned channel keeps its router
-                    // awake, which costs less than looking.
-                    if owned[ch] > 0 && !wake_next && wake_at > cycle + 1 {
-                        if !paced {
-                            wake_next = true;
-                        } else if eligible!(ch, r32) {
-                            wake_at = wake_at.min(ready[ch] as u64);
+                    });
+                    if wake_next || wake_at <= cycle + 1 {
+                        act_next.mark(r);
+                    } else if wake_at != u64::MAX {
+                        if wake_at - cycle < timer_len as u64 {
+                            timers[(wake_at % timer_len as u64) as usize].push(r32);
+                        } else {
+                            debug_assert!(
+                                false,
+                                "paced timer {wake_at} beyond the wheel at {cycle}"
+                            );
+                            act_next.mark(r);
                         }
-                    }
-                });
-                if wake_next || wake_at <= cycle + 1 {
-                    act_next[r >> 6] |= 1 << (r & 63);
-                } else if wake_at != u64::MAX {
-                    if wake_at - cycle < timer_len as u64 {
-                        timers[(wake_at % timer_len as u64) as usize].push(r32);
-                    } else {
-                        debug_assert!(false, "paced timer {wake_at} beyond the wheel at {cycle}");
-                        act_next[r >> 6] |= 1 << (r & 63);
                     }
                 }
             }
@@ -1460,6 +1469,28 @@ pub(super) fn ceil_u64(x: f64) -> u64 {
         t + 1
     } else {
         t
+    }
+}
+
+/// A set of routers to visit: a bit per router, and a bit per word of those
+/// that may be non-zero, so that a cycle with few marks reads few words.
+struct Marks {
+    words: Vec<u64>,
+    sum: Vec<u64>,
+}
+
+impl Marks {
+    fn new(words: usize) -> Marks {
+        Marks {
+            words: vec![0; words],
+            sum: vec![0; words.div_ceil(64)],
+        }
+    }
+
+    #[inline]
+    fn mark(&mut self, r: usize) {
+        self.words[r >> 6] |= 1 << (r & 63);
+        self.sum[r >> 12] |= 1 << ((r >> 6) & 63);
     }
 }
 

@@ -105,6 +105,14 @@ pub(super) struct ChanState {
 /// which flit k is at the source (≤ t0: there now). Fills `send` and `land`
 /// (h × ω, row per channel; `land` holds 0 for flits landed before t0) and
 /// returns each channel's pacing time after the last flit.
+///
+/// Flit k on channel j depends on flit k on channel j − 1 (its landing),
+/// flit k − 1 on channel j (the channel's previous send and pacing) and
+/// flit k − buffer on channel j + 1 (the credit). Visiting (k, j) by
+/// increasing 2k + j (a wavefront) computes each after all three, and the
+/// flits of one wavefront are independent of each other, so the processor
+/// overlaps their chains of float operations instead of waiting for each
+/// (the row-by-row order makes every step wait for the one before).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn schedule(
     t0: u64,
@@ -119,6 +127,7 @@ pub(super) fn schedule(
 ) {
     let h = st.len();
     let w = omega as usize;
+    let b = buf as usize;
     send.clear();
     send.resize(h * w, u64::MAX);
     land.clear();
@@ -128,51 +137,59 @@ pub(super) fn schedule(
             land[j * w + s.landed as usize + x] = l;
         }
     }
-    for k in 0..omega {
-        for j in 0..h {
-            let s = st[j];
-            if k < s.sent {
-                continue;
-            }
-            let ku = k as usize;
-            let mut c = t0;
-            let a = if j == 0 {
-                avail(k)
+    let step = |k: usize, j: usize, st: &mut [ChanState], send: &mut [u64], land: &mut [u64]| {
+        let s = st[j];
+        if k < s.sent as usize {
+            return;
+        }
+        let a = if j == 0 {
+            avail(k as u32)
+        } else {
+            land[(j - 1) * w + k]
+        };
+        let mut c = t0.max(a);
+        // The channel's previous send (none after the flits sent before t0,
+        // whose next cycle is at most t0).
+        if k > s.sent as usize {
+            c = c.max(send[j * w + k - 1] + 1);
+        }
+        if k >= b {
+            let x = (k - b) as u32;
+            let cr = if x < s.returned {
+                0
+            } else if x < s.returned + s.pending {
+                t0 + 1
+            } else if j + 1 < h {
+                send[(j + 1) * w + x as usize] + 1
             } else {
-                land[(j - 1) * w + ku]
+                land[j * w + x as usize] + 1
             };
-            c = c.max(a);
-            if ku > 0 {
-                let p = send[j * w + ku - 1];
-                if p != u64::MAX {
-                    c = c.max(p + 1);
-                }
-            }
-            if k >= buf {
-                let x = k - buf;
-                let cr = if x < s.returned {
-                    0
-                } else if x < s.returned + s.pending {
-                    t0 + 1
-                } else if j + 1 < h {
-                    send[(j + 1) * w + x as usize] + 1
-                } else {
-                    land[j * w + x as usize] + 1
-                };
-                debug_assert!(cr != u64::MAX);
-                c = c.max(cr);
-            }
-            let l = if paced {
-                let r = st[j].ready;
-                c = c.max(r as u64);
-                let v = r.max(c as f64);
-                st[j].ready = v + s.period;
-                super::sim::ceil_u64(v + s.latency).max(c + 1)
-            } else {
-                c + s.lat_cycles
-            };
-            send[j * w + ku] = c;
-            land[j * w + ku] = l;
+            c = c.max(cr);
+        }
+        // Cycle counts are below 2^63: the conversions through i64 give the
+        // same values as those through u64, with one instruction each.
+        let l = if paced {
+            let r = s.ready;
+            c = c.max(r as i64 as u64);
+            let v = r.max(c as i64 as f64);
+            st[j].ready = v + s.period;
+            let x = v + s.latency;
+            let t = x as i64;
+            let up = if (t as f64) < x { t + 1 } else { t };
+            (up as u64).max(c + 1)
+        } else {
+            c + s.lat_cycles
+        };
+        send[j * w + k] = c;
+        land[j * w + k] = l;
+    };
+    // Wavefronts d = 2k + j, from 0 to 2(ω − 1) + h − 1.
+    for d in 0..2 * (w - 1) + h {
+        // k ≤ d / 2, j = d − 2k < h, k < ω.
+        let k_hi = (d / 2).min(w - 1);
+        let k_lo = if d + 1 > h { (d + 2 - h) / 2 } else { 0 };
+        for k in (k_lo..=k_hi).rev() {
+            step(k, d - 2 * k, st, send, land);
         }
     }
 }

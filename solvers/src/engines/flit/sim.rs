@@ -318,7 +318,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     dests: &D,
     ctx: &TaskContext,
 ) -> Result<Counters, SolveError> {
-    run_with(sc, topo, routing, timing, dests, ctx, false, true)
+    run_with(sc, topo, routing, timing, dests, ctx, Mode::DEFAULT)
 }
 
 /// The channel layout of a run: router r's ports are channels `base[r] ..
@@ -336,10 +336,28 @@ pub(super) struct Wiring {
     pub(super) inj_per: usize,
 }
 
-/// [`run`]; `general` keeps networks of unit channels on this loop instead
-/// of `unit.rs`'s, `worms: false` moves every flit one by one in it instead
-/// of advancing a leg per message once its header is at the leg's target
-/// (`worm.rs`; the tests compare the three).
+/// Which of the general loop's shortcuts a run takes (all by default; the
+/// tests turn them off one by one and compare every counter).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Mode {
+    /// Networks of unit channels stay on this loop instead of `unit.rs`'s.
+    pub(crate) general: bool,
+    /// Legs are advanced per message once their header is at the leg's
+    /// target (`worm.rs`), instead of every flit one by one.
+    pub(crate) worms: bool,
+    /// Cycles in which nothing is due are jumped over while messages exist.
+    pub(crate) jumps: bool,
+}
+
+impl Mode {
+    pub(crate) const DEFAULT: Mode = Mode {
+        general: false,
+        worms: true,
+        jumps: true,
+    };
+}
+
+/// [`run`] with the shortcuts of `mode`.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     sc: &Scenario,
@@ -348,9 +366,13 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     timing: &L,
     dests: &D,
     ctx: &TaskContext,
-    general: bool,
-    worms: bool,
+    mode: Mode,
 ) -> Result<Counters, SolveError> {
+    let Mode {
+        general,
+        worms,
+        jumps,
+    } = mode;
     let n_r = topo.routers();
     // Routers 0..n_src carry a processing element; the rest only switch.
     let n_src = dests.nodes() as usize;
@@ -580,7 +602,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     let mut gmap = vec![NONE; if sched_on { n_ivc } else { 0 }];
     // Landing cycles at a relay of a scheduled leg's flits, per message
     // and relay slot, with the relay and the message's generation cycle.
-    let mut arr: Vec<Vec<u64>> = Vec::new();
+    let mut arr: Vec<Vec<f64>> = Vec::new();
     let mut arr_tag: Vec<(u32, u64)> = Vec::new();
     // The scheduled leg those landings come from.
     let mut arr_leg: Vec<u32> = Vec::new();
@@ -588,7 +610,8 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     let mut st_buf: Vec<worm::ChanState> = Vec::new();
     let mut infl: Vec<Vec<u64>> = Vec::new();
     let mut chain: Vec<u32> = Vec::new();
-    let (mut s_buf, mut l_buf) = (Vec::new(), Vec::new());
+    let (mut s_buf, mut l_buf, mut c_buf) = (Vec::new(), Vec::new(), Vec::new());
+    let mut src_buf: Vec<f64> = Vec::new();
     let mut warm_seen = batches.warm();
 
     let mut next_min = next_t.iter().copied().fold(f64::INFINITY, f64::min);
@@ -689,11 +712,10 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     };
                     let (leg, _) = legs[id as usize].as_mut().expect("active leg");
                     let w = leg.omega as usize;
-                    let hw = leg.send.len() - w;
                     if leg.lazy {
                         let t = w - 1;
                         if l != leg.land[t] {
-                            ev_land.push(Reverse((leg.land[t], leg.send[hw + t], ch, id)));
+                            ev_land.push(Reverse((leg.land[t], leg.send_last[t], ch, id)));
                             continue;
                         }
                         // The tail: the flits before it land uncounted.
@@ -712,7 +734,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     let k = leg.next as usize;
                     leg.next += 1;
                     if k + 1 < w {
-                        ev_land.push(Reverse((leg.land[k + 1], leg.send[hw + k + 1], ch, id)));
+                        ev_land.push(Reverse((leg.land[k + 1], leg.send_last[k + 1], ch, id)));
                     }
                     (
                         leg.target,
@@ -896,13 +918,13 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             if !ok {
                 continue;
             }
-            let av = |k: u32| {
-                if k < got {
-                    cycle
-                } else {
-                    arr[from as usize][k as usize]
-                }
-            };
+            let w = omega as usize;
+            src_buf.clear();
+            src_buf.resize(w, cycle as f64);
+            if from != NONE {
+                let g = got as usize;
+                src_buf[g..].copy_from_slice(&arr[from as usize][g..w]);
+            }
             worm::schedule(
                 cycle,
                 omega,
@@ -910,11 +932,12 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 paced,
                 &mut st_buf,
                 &infl[..h],
-                av,
+                &src_buf,
                 &mut s_buf,
                 &mut l_buf,
+                &mut c_buf,
             );
-            let w = omega as usize;
+            let lw = (h - 1) * w;
             // Counters of sends, added now (corrected where read early).
             for (j, &o) in chain.iter().enumerate() {
                 let o = o as usize;
@@ -938,7 +961,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             // A relay target: the next leg may start from these landings.
             let rt = ivc_router[it as usize];
             let s = relay::slot_of(&msgs[mu], rt);
-            let s_last = s_buf[h * w - 1];
+            let s_last = s_buf[h * w - 1] as u64;
             let leg_id = match legs_free.pop() {
                 Some(x) => x,
                 None => {
@@ -954,7 +977,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     arr_leg.resize(key + 2, NONE);
                 }
                 arr[key].clear();
-                arr[key].extend_from_slice(&l_buf[(h - 1) * w..h * w]);
+                arr[key].extend_from_slice(&l_buf[lw..lw + w]);
                 arr_tag[key] = (rt, msgs[mu].gen);
                 arr_leg[key] = leg_id;
             }
@@ -969,8 +992,8 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             }
             if first < w {
                 ev_land.push(Reverse((
-                    l_buf[(h - 1) * w + first],
-                    s_buf[(h - 1) * w + first],
+                    l_buf[lw + first] as u64,
+                    s_buf[lw + first] as u64,
                     chain[h - 1],
                     leg_id,
                 )));
@@ -988,9 +1011,9 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 };
                 ev_rel.push(Reverse((t, x)));
             };
-            push_rel(s_buf[w - 1] + 1, worm::Release::Source { inj });
+            push_rel(s_buf[w - 1] as u64 + 1, worm::Release::Source { inj });
             for (j, &o) in chain.iter().enumerate() {
-                let t = worm::credit_back(&st_buf, j, omega - 1, cycle, omega, &s_buf, &l_buf);
+                let t = c_buf[j * w + w - 1] as u64;
                 let fed = if j + 1 < h { down[o as usize] } else { NONE };
                 push_rel(
                     t,
@@ -1009,7 +1032,10 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             leg.send.clear();
             leg.send.extend_from_slice(&s_buf);
             leg.land.clear();
-            leg.land.extend_from_slice(&l_buf[(h - 1) * w..h * w]);
+            leg.land.extend(l_buf[lw..lw + w].iter().map(|&x| x as u64));
+            leg.send_last.clear();
+            leg.send_last
+                .extend(s_buf[lw..lw + w].iter().map(|&x| x as u64));
             leg.inj = inj;
             leg.omega = omega;
             leg.msg = m;
@@ -1362,6 +1388,57 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 cycle += skip;
                 ctx.check_cancel()?;
             }
+        } else if jumps && act.is_empty() && credit_next.is_empty() {
+            // Messages exist but nothing is due next cycle (no router marked,
+            // no credit): jump to the cycle before the first one in which
+            // something is, a landing (timing wheel or scheduled leg), a
+            // release, a paced timer, a generation, the cycle budget or the
+            // deadlock detector's verdict. A skipped cycle would have visited
+            // nothing and moved nothing, so this only saves time; the
+            // allocation order, the detector's last progress and the stepped
+            // cycles advance as if stepped.
+            let mut due = sc.max_cycles;
+            let g = next_min.floor() + 1.0;
+            if g < due as f64 {
+                due = g as u64;
+            }
+            if let Some(&Reverse((t, _))) = ev_rel.peek() {
+                due = due.min(t);
+            }
+            if let Some(&Reverse((t, ..))) = ev_land.peek() {
+                due = due.min(t);
+            }
+            if in_net > 0 && n_active == 0 {
+                due = due.min(last_progress + sc.stall_cycles + 1);
+            }
+            let mut d = 1;
+            while d < wheel_len && cycle + (d as u64) < due {
+                if !wheel[(slot + d) % wheel_len].is_empty() {
+                    due = cycle + d as u64;
+                }
+                d += 1;
+            }
+            if paced {
+                let mut d = 1;
+                while d < timer_len && cycle + (d as u64) < due {
+                    if !timers[((cycle + d as u64) % timer_len as u64) as usize].is_empty() {
+                        due = cycle + d as u64;
+                    }
+                    d += 1;
+                }
+            }
+            if due > cycle + 1 {
+                let skip = due - 1 - cycle;
+                order_rot = ((order_rot as u64 + skip % n_in as u64) % n_in as u64) as usize;
+                if in_net == 0 {
+                    last_progress = due - 1;
+                }
+                c.stepped_cycles += skip;
+                if (cycle ^ (cycle + skip)) >> 6 != 0 {
+                    ctx.check_cancel()?;
+                }
+                cycle += skip;
+            }
         }
         cycle += 1;
     }
@@ -1485,6 +1562,10 @@ impl Marks {
             words: vec![0; words],
             sum: vec![0; words.div_ceil(64)],
         }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.sum.iter().all(|&x| x == 0)
     }
 
     #[inline]

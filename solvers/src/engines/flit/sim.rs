@@ -696,7 +696,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             // The landing's place in the wheel's order: send cycle, channel.
             let (i, f, key) = match (landing.get(li), next_ev) {
                 (None, None) => break,
-                (Some(&(i, f, s)), ev) if !ev.is_some_and(|e| e < (s, up[i as usize])) => {
+                (Some(&(i, f, s)), ev) if ev.is_none_or(|e| e >= (s, up[i as usize])) => {
                     li += 1;
                     if sched_on && skipv[i as usize] {
                         continue;

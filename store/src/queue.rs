@@ -265,6 +265,20 @@ impl Store {
         worker: &WorkerId,
         record: &TaskRecord,
     ) -> Result<bool> {
+        self.store_claimed(claimed, worker, record, false).await
+    }
+
+    /// [`Store::complete`] and [`Store::finish_key`]: the result stored in
+    /// one transaction with its queue row, which is marked done (or failed),
+    /// or with `remove` deleted; nothing stored (`false`) unless `worker`
+    /// holds the row.
+    async fn store_claimed(
+        &self,
+        claimed: &Claimed,
+        worker: &WorkerId,
+        record: &TaskRecord,
+        remove: bool,
+    ) -> Result<bool> {
         validate_task(record)?;
         if record.key != claimed.task_key {
             return Err(StoreError::Invalid(format!(
@@ -282,19 +296,30 @@ impl Store {
             let mut tx = begin_write(pool, None).await?;
             // The queue row first: on PostgreSQL this locks it, so a worker
             // that reclaims the task meanwhile waits for this commit and then
-            // finds the row done.
-            let owned = sqlx::query(
-                "UPDATE queue SET state = $1, finished = $2, lease_until = NULL, error = $3 \
-                 WHERE task_key = $4 AND worker = $5 AND state = 'running'",
-            )
-            .bind(state)
-            .bind(now_rfc3339())
-            .bind(&record.error)
-            .bind(&claimed.task_key)
-            .bind(&worker.0)
-            .execute(&mut *tx)
-            .await
-            .map_err(db("mark task done"))?
+            // finds the row done (or gone).
+            let owned = if remove {
+                sqlx::query(
+                    "DELETE FROM queue WHERE task_key = $1 AND worker = $2 AND state = 'running'",
+                )
+                .bind(&claimed.task_key)
+                .bind(&worker.0)
+                .execute(&mut *tx)
+                .await
+                .map_err(db("remove a finished task's row"))?
+            } else {
+                sqlx::query(
+                    "UPDATE queue SET state = $1, finished = $2, lease_until = NULL, error = $3 \
+                     WHERE task_key = $4 AND worker = $5 AND state = 'running'",
+                )
+                .bind(state)
+                .bind(now_rfc3339())
+                .bind(&record.error)
+                .bind(&claimed.task_key)
+                .bind(&worker.0)
+                .execute(&mut *tx)
+                .await
+                .map_err(db("mark task done"))?
+            }
             .rows_affected()
                 == 1;
             if !owned {
@@ -424,32 +449,7 @@ impl Store {
         worker: &WorkerId,
         record: &TaskRecord,
     ) -> Result<bool> {
-        if !inserted {
-            return self.complete(claimed, worker, record).await;
-        }
-        validate_task(record)?;
-        let run = claimed.run_id;
-        on_pool!(self, |pool, DB| {
-            let mut tx = begin_write(pool, None).await?;
-            let owned = sqlx::query(
-                "DELETE FROM queue WHERE task_key = $1 AND worker = $2 AND state = 'running'",
-            )
-            .bind(&claimed.task_key)
-            .bind(&worker.0)
-            .execute(&mut *tx)
-            .await
-            .map_err(db("remove a finished task's row"))?
-            .rows_affected()
-                == 1;
-            if !owned {
-                tx.rollback().await.map_err(db("roll back lost task"))?;
-                return Ok(false);
-            }
-            let t = record;
-            write_task!(tx, DB, run, t);
-            tx.commit().await.map_err(db("commit task"))?;
-            Ok(true)
-        })
+        self.store_claimed(claimed, worker, record, inserted).await
     }
 
     /// Gives back a task claimed with [`Store::claim_key`] and not finished

@@ -563,7 +563,8 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     let mut credit_next: Vec<u32> = Vec::new();
 
     let mut rng = Stream::new(sc.seed, 0);
-    let (mut gen, mut next_t) = Gen::new(sc, dests, n_src, &mut rng)?;
+    let (mut gen, next_t) = Gen::new(sc, dests, n_src, &mut rng)?;
+    let mut arrivals = Arrivals::new(next_t);
     let mut c = Counters::new(n_ch, n_slots);
     let mut batches = Batches::new(sc, n_src, n_groups, n_slots, n_ch);
     let mut ch_flits = vec![0u64; n_ch];
@@ -614,7 +615,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     let mut src_buf: Vec<f64> = Vec::new();
     let mut warm_seen = batches.warm();
 
-    let mut next_min = next_t.iter().copied().fold(f64::INFINITY, f64::min);
+    let mut next_min = arrivals.min();
     let mut cycle: u64 = 0;
     loop {
         // Every 64 cycles: one cycle of a 64×64 torus takes about half a
@@ -1050,7 +1051,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         let now = cycle as f64;
         generate(
             cycle,
-            &mut next_t,
+            &mut arrivals,
             &mut next_min,
             &mut gen,
             sc,
@@ -1478,15 +1479,50 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     Ok(c)
 }
 
+/// The next generation time of each node, and the nodes ordered by it, so
+/// that a cycle in which few nodes generate reads few of them.
+pub(super) struct Arrivals {
+    t: Vec<f64>,
+    /// (time as bits, node) of every node: the bits of non-negative times
+    /// order as the times do.
+    heap: BinaryHeap<Reverse<(u64, u32)>>,
+    due: Vec<u32>,
+}
+
+impl Arrivals {
+    pub(super) fn new(t: Vec<f64>) -> Arrivals {
+        debug_assert!(t.iter().all(|&x| x >= 0.0));
+        let heap = t
+            .iter()
+            .enumerate()
+            .map(|(n, &x)| Reverse((x.to_bits(), n as u32)))
+            .collect();
+        Arrivals {
+            t,
+            heap,
+            due: Vec::new(),
+        }
+    }
+
+    /// The earliest next generation time.
+    pub(super) fn min(&self) -> f64 {
+        self.heap
+            .peek()
+            .map_or(f64::INFINITY, |&Reverse((b, _))| f64::from_bits(b))
+    }
+}
+
 /// Generation: the messages of every source generated before cycle `cycle`
 /// join their queues (pooled in `msgs`), `queued(node)` once for each; stops
 /// past the backlog limit (the run then ends as saturated: a source far
-/// past saturation would otherwise fill memory within one cycle).
+/// past saturation would otherwise fill memory within one cycle). Nodes
+/// generate in index order, each all its messages before the next, as a
+/// scan of every node would (the destinations draw from the shared stream).
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub(super) fn generate<D: Destinations>(
     cycle: u64,
-    next_t: &mut [f64],
+    arrivals: &mut Arrivals,
     next_min: &mut f64,
     gen: &mut Gen,
     sc: &Scenario,
@@ -1502,8 +1538,19 @@ pub(super) fn generate<D: Destinations>(
     if now <= *next_min {
         return;
     }
-    *next_min = f64::INFINITY;
-    for (n, t) in next_t.iter_mut().enumerate() {
+    let Arrivals { t, heap, due } = arrivals;
+    due.clear();
+    while let Some(&Reverse((b, n))) = heap.peek() {
+        if f64::from_bits(b) >= now {
+            break;
+        }
+        heap.pop();
+        due.push(n);
+    }
+    due.sort_unstable();
+    for &n in due.iter() {
+        let n = n as usize;
+        let t = &mut t[n];
         while *t < now {
             if c.msgs_waiting > sc.backlog_limit {
                 return;
@@ -1533,8 +1580,9 @@ pub(super) fn generate<D: Destinations>(
             queued(n);
             *t = gen.next(n, *t, rng);
         }
-        *next_min = next_min.min(*t);
+        heap.push(Reverse((t.to_bits(), n as u32)));
     }
+    *next_min = arrivals.min();
 }
 
 /// ⌈x⌉ for 0 <= x < 2^53 (a cycle count): what `x.ceil() as u64` gives,

@@ -160,48 +160,41 @@ pub(crate) fn claims_csv_path(experiment: &str) -> String {
 /// comparison: claim, point, the comparison, each side's interval, verdict),
 /// or `None` when its claims have none.
 pub(crate) fn claims_csv(x: &IndexExperiment) -> crate::Result<Option<String>> {
-    let err = |e: csv::Error| crate::write_err(std::path::Path::new(&claims_csv_path(&x.id)), e);
-    let steps = x
+    let rows: Vec<[String; 9]> = x
         .claims
         .iter()
         .flat_map(|c| c.steps.iter().map(move |s| (c, s)))
-        .filter(|(_, s)| s.point.is_some());
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let mut any = false;
-    for (c, s) in steps {
-        if !any {
-            w.write_record([
-                "claim",
-                "point",
-                "comparison",
-                "left_low",
-                "left_high",
-                "op",
-                "right_low",
-                "right_high",
-                "verdict",
+        .filter_map(|(c, s)| {
+            let point = s.point.as_deref()?;
+            Some([
+                c.id.clone(),
+                point.to_string(),
+                s.text.clone(),
+                s.lhs.0.to_string(),
+                s.lhs.1.to_string(),
+                s.op.clone(),
+                s.rhs.0.to_string(),
+                s.rhs.1.to_string(),
+                s.verdict.as_str().to_string(),
             ])
-            .map_err(err)?;
-            any = true;
-        }
-        w.write_record([
-            c.id.as_str(),
-            s.point.as_deref().unwrap_or(""),
-            s.text.as_str(),
-            &s.lhs.0.to_string(),
-            &s.lhs.1.to_string(),
-            s.op.as_str(),
-            &s.rhs.0.to_string(),
-            &s.rhs.1.to_string(),
-            s.verdict.as_str(),
-        ])
-        .map_err(err)?;
-    }
-    if !any {
+        })
+        .collect();
+    if rows.is_empty() {
         return Ok(None);
     }
-    let bytes = w.into_inner().map_err(|e| err(e.into_error().into()))?;
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+    let header = [
+        "claim",
+        "point",
+        "comparison",
+        "left_low",
+        "left_high",
+        "op",
+        "right_low",
+        "right_high",
+        "verdict",
+    ];
+    let path = claims_csv_path(&x.id);
+    crate::csv_text(std::path::Path::new(&path), &header, rows).map(Some)
 }
 
 /// The values a claim was judged on: aggregate comparisons in full, per-point

@@ -800,20 +800,13 @@ pub(crate) fn marker<DB: DrawingBackend, F: Color>(
 /// which a series has no value, with `value` empty), columns `x, series,
 /// label, metric, value, half_width, n`.
 pub fn figure_csv(fig: &Figure) -> Result<String> {
-    let err = |e: csv::Error| ReportError::Write {
-        path: format!("{}.csv", fig.id),
-        cause: e.into(),
-    };
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(["x", "series", "label", "metric", "value", "half_width", "n"])
-        .map_err(err)?;
     let num = |v: Option<f64>| {
         v.filter(|v| v.is_finite())
             .map_or(String::new(), |v| v.to_string())
     };
-    for s in &fig.series {
-        for (i, (x, v)) in s.points.iter().enumerate() {
-            w.write_record([
+    let rows = fig.series.iter().flat_map(|s| {
+        s.points.iter().enumerate().map(move |(i, (x, v))| {
+            [
                 num(Some(*x)),
                 s.name.clone(),
                 s.label.clone(),
@@ -821,15 +814,15 @@ pub fn figure_csv(fig: &Figure) -> Result<String> {
                 num(v.map(|v| v.value)),
                 num(v.and_then(|v| v.half_width)),
                 v.and_then(|v| v.n).map_or(String::new(), |n| n.to_string()),
-            ])
-            .map_err(err)?;
-        }
-    }
-    let bytes = w.into_inner().map_err(|e| ReportError::Write {
-        path: format!("{}.csv", fig.id),
-        cause: e.into_error().into(),
-    })?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+            ]
+        })
+    });
+    let path = format!("{}.csv", fig.id);
+    crate::csv_text(
+        Path::new(&path),
+        &["x", "series", "label", "metric", "value", "half_width", "n"],
+        rows,
+    )
 }
 
 /// Alt text for a figure: what it plots against what, and its series.

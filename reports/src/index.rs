@@ -769,9 +769,7 @@ fn series_csv_path(experiment: &str) -> String {
 /// One row per series: solver and version, tasks, summed wall time, base seed
 /// and fidelity (simulations), points and the counts without a value.
 fn series_csv(series: &[crate::SeriesProvenance], file: &Path) -> Result<String> {
-    let err = |e: csv::Error| write_err(file, e);
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
+    let header = [
         "series",
         "solver",
         "solver_version",
@@ -784,9 +782,8 @@ fn series_csv(series: &[crate::SeriesProvenance], file: &Path) -> Result<String>
         "saturated",
         "failed",
         "missing",
-    ])
-    .map_err(err)?;
-    for s in series {
+    ];
+    let rows = series.iter().map(|s| {
         let count = |status: &str| {
             s.without_value
                 .iter()
@@ -794,7 +791,7 @@ fn series_csv(series: &[crate::SeriesProvenance], file: &Path) -> Result<String>
                 .map_or(0, |(_, n)| *n)
                 .to_string()
         };
-        w.write_record([
+        [
             s.series.clone(),
             s.solver.clone(),
             s.solver_version.to_string(),
@@ -807,11 +804,9 @@ fn series_csv(series: &[crate::SeriesProvenance], file: &Path) -> Result<String>
             count("saturated"),
             count("failed"),
             count("missing"),
-        ])
-        .map_err(err)?;
-    }
-    let bytes = w.into_inner().map_err(|e| err(e.into_error().into()))?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+        ]
+    });
+    crate::csv_text(file, &header, rows)
 }
 
 #[cfg(test)]

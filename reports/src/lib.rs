@@ -111,6 +111,24 @@ pub(crate) fn write_err(path: &Path, e: impl Into<Cause>) -> ReportError {
     }
 }
 
+/// A header and its rows as CSV text (for the CSV files beside the index and
+/// the figures); errors name `path`.
+pub(crate) fn csv_text<R, F>(path: &Path, header: &[&str], rows: R) -> Result<String>
+where
+    R: IntoIterator,
+    R::Item: IntoIterator<Item = F>,
+    F: AsRef<[u8]>,
+{
+    let err = |e: csv::Error| write_err(path, e);
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(header).map_err(err)?;
+    for row in rows {
+        w.write_record(row).map_err(err)?;
+    }
+    let bytes = w.into_inner().map_err(|e| err(e.into_error().into()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// A value with its optional 95% half-width.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Value {

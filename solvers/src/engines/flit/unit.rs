@@ -31,7 +31,17 @@
 //! - Flits reaching their destination are counted in the next cycle's
 //!   phase 1 in the order they were sent, which is channel order: the order
 //!   in which the general loop's timing wheel lands them, so batches close
-//!   on the same flit.
+//!   on the same flit (only tails are listed, each with the count of flits
+//!   that arrived before it in its cycle).
+//!
+//! Its data layout (issue 35): an input VC's state sits at the index of the
+//! output VC that feeds it, next to that output VC's owner, and the
+//! injection VCs follow in the same array, so testing and making a move
+//! reads one entry for each side whatever the source. A channel's flit
+//! count is kept per message (added at the tail) and completed with the
+//! flits already sent by its owned VCs when it is read (warm-up end, run
+//! end); the injected-flit count is taken with the header and corrected by
+//! the flits still at the sources where it is reported.
 
 use super::batch::Batches;
 use super::sim::{bits_in, generate, set_bit, Arrivals, Counters, Finish, Gen, Msg, Wiring, NONE};
@@ -78,6 +88,9 @@ struct Ch {
 /// Runs the network of unit channels (the caller checked: latency 1 and
 /// period 1 on every channel, no relays); the state and statistics are the
 /// general loop's.
+// The channel words are walked by index: written in that form the 16x16
+// bench case took about 3% less CPU than with `iter_mut` (paired runs).
+#[allow(clippy::needless_range_loop)]
 pub(super) fn run<R: Routing, D: Destinations>(
     sc: &Scenario,
     w: Wiring,
@@ -173,9 +186,12 @@ pub(super) fn run<R: Routing, D: Destinations>(
     let mut amark = vec![0u64; words];
     let mut amark_next = vec![0u64; words];
     // Sent this cycle, handled next cycle: headers that land short of their
-    // destination (input VC), flits that reach it (input VC, message, tail).
+    // destination (input VC), tails that reach it (input VC, message, the
+    // flits that reached their destination this cycle up to it) and the
+    // count of those flits.
     let mut hdr_land: Vec<u32> = Vec::new();
-    let mut deliv: Vec<(u32, u32, bool)> = Vec::new();
+    let mut deliv: Vec<(u32, u32, u32)> = Vec::new();
+    let mut ejected = 0u32;
 
     let queues = match sc.injection {
         Injection::PerVc | Injection::Classes(_) => n_inj,
@@ -216,23 +232,27 @@ pub(super) fn run<R: Routing, D: Destinations>(
         }
         // Phase 1: what was sent last cycle lands. Flits at their
         // destination leave, in the order they were sent.
-        for &(d, m, tail) in &deliv {
-            in_net -= 1;
-            batches.flit(&mut c);
-            if tail {
-                // The output VC that fed the tail is free next cycle, when
-                // its credit is back (marked whether or not a header waits
-                // there now: one may land or be injected before then).
-                let ur = ivc_router[d as usize] as usize;
-                amark_next[ur >> 6] |= 1 << (ur & 63);
-                free_msgs.push(m);
-                if !batches.warm() && batches.ends_next() {
-                    // The warm-up ends with this message: it reads the counts.
-                    channel_flits(&mut ch_flits, &ch_done, &chs, &vc, v_n);
-                }
-                batches.message(&msgs[m as usize], cycle, &ch_flits, &mut c);
+        // (`deliv` holds the tails, each with the number of flits that
+        // reached their destination last cycle up to it.)
+        let mut counted = 0;
+        for &(d, m, upto) in &deliv {
+            batches.flits(u64::from(upto - counted), &mut c);
+            counted = upto;
+            // The output VC that fed the tail is free next cycle, when
+            // its credit is back (marked whether or not a header waits
+            // there now: one may land or be injected before then).
+            let ur = ivc_router[d as usize] as usize;
+            amark_next[ur >> 6] |= 1 << (ur & 63);
+            free_msgs.push(m);
+            if !batches.warm() && batches.ends_next() {
+                // The warm-up ends with this message: it reads the counts.
+                channel_flits(&mut ch_flits, &ch_done, &chs, &vc, v_n);
             }
+            batches.message(&msgs[m as usize], cycle, &ch_flits, &mut c);
         }
+        batches.flits(u64::from(ejected - counted), &mut c);
+        in_net -= u64::from(ejected);
+        ejected = 0;
         deliv.clear();
         // Headers short of their destination wait for an output VC.
         for &d in &hdr_land {
@@ -422,18 +442,18 @@ pub(super) fn run<R: Routing, D: Destinations>(
                         }
                     }
                 }
-                if seq == 0 && i >= n_ivc {
-                    let msg = &mut msgs[m as usize];
-                    msg.inject = cycle;
-                    msg.legs += 1;
-                    c.msgs_waiting -= 1;
-                    c.flits_injected += u64::from(omega);
-                    in_net += u64::from(omega);
-                }
                 let tail = seq + 1 == omega;
                 let dv = &mut vc[d];
                 if seq == 0 {
                     let msg = &mut msgs[m as usize];
+                    if i >= n_ivc {
+                        // The header leaves its source.
+                        msg.inject = cycle;
+                        msg.legs += 1;
+                        c.msgs_waiting -= 1;
+                        c.flits_injected += u64::from(omega);
+                        in_net += u64::from(omega);
+                    }
                     msg.hops += 1;
                     dv.msg = m;
                     if msg.dst == at_router[d] {
@@ -445,7 +465,10 @@ pub(super) fn run<R: Routing, D: Destinations>(
                 }
                 if dv.sent == NONE {
                     dv.out_at = cycle + 1;
-                    deliv.push((d as u32, m, tail));
+                    ejected += 1;
+                    if tail {
+                        deliv.push((d as u32, m, ejected));
+                    }
                 } else {
                     dv.occ += 1;
                     dv.in_at = cycle;

@@ -98,7 +98,7 @@ fn malformed_manifests_give_file_line_and_key_without_panicking() {
         (
             "version: 1",
             "version: 1\nfigure_colour: red",
-            "bad.yaml:5: key `figure_colour`",
+            "bad.yaml:5:1: key `figure_colour`",
         ),
         (
             "solver: credit.ctmc }",

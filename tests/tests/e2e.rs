@@ -103,7 +103,7 @@ fn malformed_manifests_give_file_line_and_key_without_panicking() {
         (
             "solver: credit.ctmc }",
             "solver: credit.ctm }",
-            "bad.yaml:8: key `series.a.solver`: unknown solver",
+            "bad.yaml:8:8: key `series.a.solver`: unknown solver",
         ),
         ("version: 1", "version: first", "bad.yaml:4"),
         (

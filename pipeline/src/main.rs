@@ -172,6 +172,13 @@ struct CheckArgs {
     /// its series' precision.max_replications, else 64) until it passes or fails.
     #[arg(long, help_heading = "Check options")]
     resolve: bool,
+    /// With --resolve: at most this many replications per point, for every
+    /// simulation series (over its precision.max_replications or 64; never
+    /// fewer than the series runs). Doubles per round, so N=3000 from 200 runs
+    /// rounds of 400, 800, 1600 and 3000.
+    #[arg(long, value_name = "N", requires = "resolve", help_heading = "Check options",
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(pipeline::measure::precision::RESOLVE_MAX_LIMIT)))]
+    resolve_max: Option<u32>,
 }
 
 #[derive(Args, Debug, Clone)]

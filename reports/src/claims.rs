@@ -160,48 +160,41 @@ pub(crate) fn claims_csv_path(experiment: &str) -> String {
 /// comparison: claim, point, the comparison, each side's interval, verdict),
 /// or `None` when its claims have none.
 pub(crate) fn claims_csv(x: &IndexExperiment) -> crate::Result<Option<String>> {
-    let err = |e: csv::Error| crate::write_err(std::path::Path::new(&claims_csv_path(&x.id)), e);
-    let steps = x
+    let rows: Vec<[String; 9]> = x
         .claims
         .iter()
         .flat_map(|c| c.steps.iter().map(move |s| (c, s)))
-        .filter(|(_, s)| s.point.is_some());
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let mut any = false;
-    for (c, s) in steps {
-        if !any {
-            w.write_record([
-                "claim",
-                "point",
-                "comparison",
-                "left_low",
-                "left_high",
-                "op",
-                "right_low",
-                "right_high",
-                "verdict",
+        .filter_map(|(c, s)| {
+            let point = s.point.as_deref()?;
+            Some([
+                c.id.clone(),
+                point.to_string(),
+                s.text.clone(),
+                s.lhs.0.to_string(),
+                s.lhs.1.to_string(),
+                s.op.clone(),
+                s.rhs.0.to_string(),
+                s.rhs.1.to_string(),
+                s.verdict.as_str().to_string(),
             ])
-            .map_err(err)?;
-            any = true;
-        }
-        w.write_record([
-            c.id.as_str(),
-            s.point.as_deref().unwrap_or(""),
-            s.text.as_str(),
-            &s.lhs.0.to_string(),
-            &s.lhs.1.to_string(),
-            s.op.as_str(),
-            &s.rhs.0.to_string(),
-            &s.rhs.1.to_string(),
-            s.verdict.as_str(),
-        ])
-        .map_err(err)?;
-    }
-    if !any {
+        })
+        .collect();
+    if rows.is_empty() {
         return Ok(None);
     }
-    let bytes = w.into_inner().map_err(|e| err(e.into_error().into()))?;
-    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+    let header = [
+        "claim",
+        "point",
+        "comparison",
+        "left_low",
+        "left_high",
+        "op",
+        "right_low",
+        "right_high",
+        "verdict",
+    ];
+    let path = claims_csv_path(&x.id);
+    crate::csv_text(std::path::Path::new(&path), &header, rows).map(Some)
 }
 
 /// The values a claim was judged on: aggregate comparisons in full, per-point
@@ -238,12 +231,12 @@ fn values(experiment: &str, c: &IndexClaim) -> String {
             per.iter().filter(|s| s.verdict != Verdict::Holds).collect();
         if !not_holding.is_empty() {
             out.push_str(
-                "<table><thead><tr><th>point</th><th>comparison</th><th class=\"num\">left ± CI</th><th></th><th class=\"num\">right ± CI</th><th>verdict</th></tr></thead><tbody>",
+                "<table class=\"cmp\"><thead><tr><th>point</th><th>comparison</th><th>left ± CI</th><th></th><th>right ± CI</th><th>verdict</th></tr></thead><tbody>",
             );
             for s in not_holding.iter().take(SHOWN_NOT_HOLDING) {
                 let _ = write!(
                     out,
-                    "<tr><td><code>{}</code></td><td><code>{}</code></td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                    "<tr><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                     e(s.point.as_deref().unwrap_or("")),
                     e(&s.text),
                     e(&interval(s.lhs)),
@@ -331,12 +324,19 @@ fn claim_row(h: &mut String, experiment: &str, c: &IndexClaim) {
             e(c.quick_why.as_deref().unwrap_or(""))
         );
     }
+    // The verdict beside the badge when the badge's words do not say it
+    // ("DECIDED AT --quick (holds)"; not "holds (holds)").
+    let verdict = c.verdict.to_string();
+    let verdict = if c.status.label().to_lowercase().contains(&verdict) {
+        String::new()
+    } else {
+        format!(" <span class=\"notes\">({verdict})</span>")
+    };
     let _ = writeln!(
         h,
-        "<tr><td>{who}</td><td class=\"pred\">{pred}</td><td>{}</td><td>{} <span class=\"notes\">({})</span></td><td>{expect}</td></tr>",
+        "<tr><td>{who}</td><td class=\"pred\">{pred}</td><td>{}</td><td>{}{verdict}</td><td>{expect}</td></tr>",
         values(experiment, c),
         status_badge(c.status),
-        c.verdict
     );
 }
 

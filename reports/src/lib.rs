@@ -111,6 +111,24 @@ pub(crate) fn write_err(path: &Path, e: impl Into<Cause>) -> ReportError {
     }
 }
 
+/// A header and its rows as CSV text (for the CSV files beside the index and
+/// the figures); errors name `path`.
+pub(crate) fn csv_text<R, F>(path: &Path, header: &[&str], rows: R) -> Result<String>
+where
+    R: IntoIterator,
+    R::Item: IntoIterator<Item = F>,
+    F: AsRef<[u8]>,
+{
+    let err = |e: csv::Error| write_err(path, e);
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(header).map_err(err)?;
+    for row in rows {
+        w.write_record(row).map_err(err)?;
+    }
+    let bytes = w.into_inner().map_err(|e| err(e.into_error().into()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// A value with its optional 95% half-width.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Value {
@@ -304,6 +322,24 @@ pub struct CatalogueEntry {
     pub hardware: bool,
 }
 
+/// Where one series' results come from: a row of `provenance/<experiment>.csv`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SeriesProvenance {
+    pub series: String,
+    pub solver: String,
+    pub solver_version: i64,
+    pub tasks: usize,
+    /// Sum of the tasks' wall times, seconds.
+    pub wall_s: f64,
+    /// Simulations only: the series' base seed and the fidelity its tasks ran at.
+    pub base_seed: Option<u64>,
+    pub fidelity: Option<String>,
+    pub points: usize,
+    /// (status, count) of its points without a value: undefined, saturated,
+    /// failed, missing; only counts above zero.
+    pub without_value: Vec<(String, usize)>,
+}
+
 /// Error measures over the compared points one figure or table shows.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct OutputEm {
@@ -324,8 +360,12 @@ pub struct IndexExperiment {
     /// Relative paths (from index.html) of figure images (PNG; the SVG sits beside).
     pub figures: Vec<IndexFigure>,
     pub tables: Vec<IndexTable>,
-    /// Seeds, task counts, wall times: (label, value) pairs shown as provenance.
+    /// Manifest, task counts, wall times: (label, value) pairs shown as provenance.
     pub provenance: Vec<(String, String)>,
+    /// Per series: solver, tasks, wall time, base seed (written to
+    /// `provenance/<id>.csv` beside the index, its points without a value shown).
+    #[serde(default)]
+    pub series: Vec<SeriesProvenance>,
     /// EM summaries: one line per compared metric.
     pub em_summary: Vec<EmSummaryLine>,
     /// (name, relative href) of the model documents (`docs/models/*.md`) behind it.

@@ -27,25 +27,39 @@ fn fontdb() -> Arc<usvg::fontdb::Database> {
     .clone()
 }
 
-pub(crate) fn tree(svg: &str) -> Result<usvg::Tree, String> {
+/// Why a figure's SVG could not be read, or turned into a PNG or a PDF.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum VectorError {
+    #[error("SVG not readable")]
+    Svg(#[source] usvg::Error),
+    /// svg2pdf's error implements Display only: kept as the value.
+    #[error("PDF conversion: {0}")]
+    Pdf(svg2pdf::ConversionError),
+    #[error("PNG of {w}x{h} pixels cannot be allocated")]
+    Pixmap { w: u32, h: u32 },
+    #[error("PNG encoding")]
+    Png(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+pub(crate) fn tree(svg: &str) -> Result<usvg::Tree, VectorError> {
     let opt = usvg::Options {
         font_family: "DejaVu Sans".to_string(),
         fontdb: fontdb(),
         ..usvg::Options::default()
     };
-    usvg::Tree::from_str(svg, &opt).map_err(|e| format!("SVG not readable: {e}"))
+    usvg::Tree::from_str(svg, &opt).map_err(VectorError::Svg)
 }
 
 /// A PDF page of the SVG's physical size (its width and height in CSS pixels
 /// at 96 per inch).
-pub(crate) fn pdf(tree: &usvg::Tree) -> Result<Vec<u8>, String> {
+pub(crate) fn pdf(tree: &usvg::Tree) -> Result<Vec<u8>, VectorError> {
     svg2pdf::to_pdf(
         tree,
         svg2pdf::ConversionOptions::default(),
         svg2pdf::PageOptions { dpi: 96.0 },
     )
     .map(canonical)
-    .map_err(|e| format!("PDF conversion: {e}"))
+    .map_err(VectorError::Pdf)
 }
 
 /// svg2pdf writes the embedded fonts and the entries of a page's resource
@@ -108,27 +122,34 @@ fn renumbered(pdf: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// A PNG at [`PNG_SCALE`] pixels per CSS pixel.
-pub(crate) fn png(tree: &usvg::Tree) -> Result<Vec<u8>, String> {
+pub(crate) fn png(tree: &usvg::Tree) -> Result<Vec<u8>, VectorError> {
     let size = tree.size();
     let w = (size.width() * PNG_SCALE).ceil() as u32;
     let h = (size.height() * PNG_SCALE).ceil() as u32;
-    let mut pixmap = resvg::tiny_skia::Pixmap::new(w.max(1), h.max(1))
-        .ok_or_else(|| format!("PNG of {w}x{h} pixels cannot be allocated"))?;
+    let mut pixmap =
+        resvg::tiny_skia::Pixmap::new(w.max(1), h.max(1)).ok_or(VectorError::Pixmap { w, h })?;
     pixmap.fill(resvg::tiny_skia::Color::WHITE);
     resvg::render(
         tree,
         resvg::tiny_skia::Transform::from_scale(PNG_SCALE, PNG_SCALE),
         &mut pixmap.as_mut(),
     );
-    pixmap
-        .encode_png()
-        .map_err(|e| format!("PNG encoding: {e}"))
+    pixmap.encode_png().map_err(|e| VectorError::Png(e.into()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use lopdf::{Document, Object};
+
+    #[test]
+    fn an_unreadable_svg_keeps_the_parser_error_as_its_cause() {
+        let e = tree("<svg").expect_err("not an SVG");
+        assert!(matches!(e, VectorError::Svg(_)), "{e:?}");
+        assert_eq!(e.to_string(), "SVG not readable");
+        let cause = std::error::Error::source(&e).expect("the usvg error as source");
+        assert!(!cause.to_string().is_empty());
+    }
 
     /// A PDF as pdf-writer lays it out, objects written in `order`, the font
     /// dictionary's entries in the order given.

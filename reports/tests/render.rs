@@ -431,6 +431,17 @@ fn sample_index() -> Index {
                 ("seeds".into(), "1..10".into()),
                 ("wall time".into(), "2.5 s".into()),
             ],
+            series: vec![reports::SeriesProvenance {
+                series: "sim".into(),
+                solver: "mm1k.sim".into(),
+                solver_version: 2,
+                tasks: 30,
+                wall_s: 1.25,
+                base_seed: Some(7),
+                fidelity: Some("full".into()),
+                points: 10,
+                without_value: vec![("saturated".into(), 3)],
+            }],
             docs: vec![],
             comparison: None,
             claims: vec![],
@@ -484,12 +495,25 @@ fn index_links_and_escapes() {
     assert!(html.contains("Wu 2010 &amp; co"));
     assert!(html.contains("abc123-dirty") && html.contains("deadbeef"));
     assert!(html.contains("1..10") && html.contains("wall time"));
+    // Per-series provenance in a CSV beside the index; the points without a
+    // value stay on the page.
+    assert!(html.contains("<th>series sim</th><td>saturated at 3 of 10 points</td>"));
+    assert!(html.contains("href=\"provenance/lib-mm1k.csv\""));
+    let csv = std::fs::read_to_string(dir.path().join("results/provenance/lib-mm1k.csv")).unwrap();
+    assert_eq!(
+        csv,
+        "series,solver,solver_version,tasks,wall_s,base_seed,fidelity,points,undefined,saturated,failed,missing\n\
+         sim,mm1k.sim,2,30,1.250,7,full,10,0,3,0,0\n"
+    );
     // EMs as percentages, failures highlighted.
     assert!(html.contains("1.23%") && html.contains("7.12%") && html.contains("5.00%"));
     assert!(html.contains("<tr class=\"fail\">"));
-    assert!(html.contains("class=\"num bad\">2<"));
-    assert!(html.contains("class=\"num warn\">1<"));
-    assert!(!html.contains("class=\"num \""));
+    assert!(html.contains("<td class=\"bad\">2<"));
+    assert!(html.contains("<td class=\"warn\">1<"));
+    assert!(
+        !html.contains("class=\"num"),
+        "numbers aligned per column, not per cell"
+    );
     // The inlined table, escaped; verdict cells highlighted.
     assert!(html.contains("<td class=\"bad\">fail</td>"));
     assert!(html.contains("a, &quot;quoted&quot;"));

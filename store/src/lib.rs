@@ -56,7 +56,9 @@ use sqlx::sqlite::SqlitePool;
 pub use claims::{ClaimDefinitionRow, ClaimLastVerdict, ClaimRecord};
 pub use drawn::DrawnRow;
 pub use error::{OpenError, Result, StoreError};
-pub use queue::{now_ms, Claimed, Enqueue, QueueCounts, QueueRow, WorkerId, MAX_ATTEMPTS};
+pub use queue::{
+    now_ms, Claimed, Enqueue, KeyClaim, QueueCounts, QueueRow, WorkerId, MAX_ATTEMPTS,
+};
 pub use rows::{
     ErrorMeasureRow, ExperimentRow, MetricRow, PlanRow, RunRow, SeriesPointRow, TaskRecord,
 };

@@ -161,3 +161,98 @@ async fn a_released_task_is_pending_again_without_spending_an_attempt() {
     let c = s.claim(&w, LONG).await.unwrap().unwrap();
     assert_eq!(c.attempt, 1);
 }
+
+/// Issue 32 item 6: a run that runs its tasks itself claims each key in the
+/// queue table: a second claimant is told who holds it, takes it over once
+/// the holder's lease expired or it is known dead, and the row an inserting
+/// claim made is gone once the result is stored (or the claim released).
+#[tokio::test]
+async fn key_claims_share_a_task_between_two_local_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(&dir).await;
+    let run = s.begin_run("v", "h", "").await.unwrap();
+    let (a, b) = (
+        WorkerId("host:1 run 1".into()),
+        WorkerId("host:2 run 2".into()),
+    );
+    let KeyClaim::Claimed(ca, true) = s
+        .claim_key(run, &item("k", 1.0), &a, LONG, false, None)
+        .await
+        .unwrap()
+    else {
+        panic!("first claim")
+    };
+    assert_eq!(ca.attempt, 1);
+    let busy = s
+        .claim_key(run, &item("k", 1.0), &b, LONG, false, None)
+        .await
+        .unwrap();
+    assert_eq!(busy, KeyClaim::Busy("host:1 run 1".into()));
+    assert_eq!(s.queue_counts(None).await.unwrap().running, 1);
+    // Stored by its holder: the row is gone, the result there.
+    assert!(!s
+        .finish_key(&ca, true, &b, &record("k", "done"))
+        .await
+        .unwrap());
+    assert!(s
+        .finish_key(&ca, true, &a, &record("k", "done"))
+        .await
+        .unwrap());
+    assert_eq!(s.queue_counts(None).await.unwrap().total(), 0);
+    assert_eq!(s.tasks(&["k".into()]).await.unwrap().len(), 1);
+    // A dead holder is taken over at once, an expired one after its lease.
+    let KeyClaim::Claimed(_, true) = s
+        .claim_key(run, &item("d", 1.0), &a, LONG, false, None)
+        .await
+        .unwrap()
+    else {
+        panic!("claim d")
+    };
+    let KeyClaim::Claimed(cd, false) = s
+        .claim_key(run, &item("d", 1.0), &b, LONG, false, Some("host:1 run 1"))
+        .await
+        .unwrap()
+    else {
+        panic!("take over d")
+    };
+    assert_eq!(cd.attempt, 2);
+    let short = Duration::from_millis(1);
+    let KeyClaim::Claimed(_, true) = s
+        .claim_key(run, &item("e", 1.0), &a, short, false, None)
+        .await
+        .unwrap()
+    else {
+        panic!("claim e")
+    };
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let KeyClaim::Claimed(_, false) = s
+        .claim_key(run, &item("e", 1.0), &b, LONG, false, None)
+        .await
+        .unwrap()
+    else {
+        panic!("take over e")
+    };
+    // Released: an inserted row is removed; a queued one is pending again.
+    let KeyClaim::Claimed(_, true) = s
+        .claim_key(run, &item("r", 1.0), &a, LONG, false, None)
+        .await
+        .unwrap()
+    else {
+        panic!("claim r")
+    };
+    s.release_key("r", true, &a).await.unwrap();
+    s.enqueue(run, &[item("q", 1.0)], false).await.unwrap();
+    let KeyClaim::Claimed(_, false) = s
+        .claim_key(run, &item("q", 1.0), &a, LONG, false, None)
+        .await
+        .unwrap()
+    else {
+        panic!("claim q")
+    };
+    s.release_key("q", false, &a).await.unwrap();
+    let c = s
+        .queue_counts(Some(&["r".into(), "q".into()]))
+        .await
+        .unwrap();
+    assert_eq!((c.total(), c.pending), (1, 1));
+}

@@ -12,7 +12,6 @@ mod common;
 use common::*;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Cheap analytic tasks plus replicated quick simulations.
@@ -53,19 +52,6 @@ fn pg_base() -> Option<String> {
     pg_base_or_skip("skipped")
 }
 
-fn pg_base_or_skip(what: &str) -> Option<String> {
-    match std::env::var("REPRO_TEST_POSTGRES") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ => {
-            eprintln!(
-                "{what}: REPRO_TEST_POSTGRES is not set (start a throwaway server with \
-                 `eval \"$(ci/services/postgres.sh up)\"`; .ci/run does)"
-            );
-            None
-        }
-    }
-}
-
 fn slurm_ready() -> bool {
     if std::env::var_os("REPRO_TEST_SLURM").is_none() {
         eprintln!(
@@ -75,42 +61,6 @@ fn slurm_ready() -> bool {
         return false;
     }
     true
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-/// A fresh database on the test server; returns its URL.
-fn fresh_pg_db(base: &str, tag: &str) -> String {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let name = format!(
-        "repro_t_{tag}_{}_{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    );
-    rt().block_on(async {
-        use sqlx::Connection;
-        let mut c = sqlx::PgConnection::connect(base)
-            .await
-            .expect("connect to REPRO_TEST_POSTGRES");
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "DROP DATABASE IF EXISTS {name}"
-        )))
-        .execute(&mut c)
-        .await
-        .unwrap();
-        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-            .execute(&mut c)
-            .await
-            .unwrap();
-        c.close().await.ok();
-    });
-    let (prefix, _) = base.rsplit_once('/').expect("URL with a database");
-    format!("{prefix}/{name}")
 }
 
 /// The store locations to test the queue on: SQLite always, PostgreSQL if available.

@@ -5,6 +5,7 @@ use super::runtime;
 use crate::{CheckArgs, OutputFormat};
 use anyhow::Context;
 use pipeline::measure::claims::ClaimResult;
+use pipeline::measure::precision::Resolve;
 use pipeline::measure::status::{statuses_of, Derived, ExperimentFacts};
 use pipeline::measure::verdict_of;
 use pipeline::render::fidelity_dir;
@@ -16,7 +17,10 @@ use verdicts::{ClaimStatus, EntryStatus, PointVerdict as Verdict};
 /// `repro check`: `run`, then a verdict over every compared point.
 pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     let mut opts = run_options(&args.run, "check")?;
-    opts.resolve = args.resolve;
+    opts.resolve = match (args.resolve, args.resolve_max) {
+        (false, _) => Resolve::Off,
+        (true, max) => Resolve::On { max },
+    };
     if args.run.dry_run {
         return dry_run(&opts, registry);
     }

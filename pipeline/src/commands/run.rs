@@ -35,7 +35,7 @@ pub(crate) struct RunOptions {
     /// The command line, for the run's provenance.
     pub args: String,
     /// `check --resolve`: add replications to decide inconclusive points.
-    pub resolve: bool,
+    pub resolve: measure::precision::Resolve,
     /// Where the tasks execute: here, or through the store's queue.
     pub executor: Arc<dyn Executor>,
     /// Figure options over every manifest's `layout:` (`--figure-width` ...).
@@ -112,7 +112,7 @@ pub(crate) fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOption
             "{verb} {}",
             std::env::args().skip(2).collect::<Vec<_>>().join(" ")
         ),
-        resolve: false,
+        resolve: measure::precision::Resolve::Off,
         executor,
         layout: run.figures.overrides(),
     })

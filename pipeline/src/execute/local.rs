@@ -5,6 +5,7 @@
 //! transaction, so a killed run resumes where it stopped. Ctrl-C cancels the
 //! tasks in flight (they are not stored) and keeps everything finished.
 
+use super::shared::{Held, Sharing, Turn};
 use crate::plan::{Plan, Task};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -181,27 +182,57 @@ pub async fn execute(
         .then(|| ProgressLines::new(summary.total, summary.cached));
 
     let cancel = Arc::new(AtomicBool::new(false));
-    let (tx, mut rx) =
-        mpsc::channel::<(Task, Result<Outcome, SolveError>, f64)>(opts.jobs.max(1) * 2);
+    let (tx, mut rx) = mpsc::channel::<Finished>(opts.jobs.max(1) * 2);
     let sem = Arc::new(Semaphore::new(opts.jobs.max(1)));
+    // Each task is claimed in the store before it runs, so runs sharing the
+    // store run it once (execute/shared.rs); those another process holds are
+    // waited for after this run's own.
+    let sharing = Arc::new(Sharing::new(store, run_id, opts.force));
     let feeder = {
-        let cancel = cancel.clone();
+        let (cancel, sharing) = (cancel.clone(), sharing.clone());
         let registry = registry.clone();
+        let done_tx = tx.clone();
+        let (run_cancel, run_registry) = (cancel.clone(), registry.clone());
+        let start = move |task: Task, held, permit: tokio::sync::OwnedSemaphorePermit| {
+            let (tx, cancel, registry) = (tx.clone(), run_cancel.clone(), run_registry.clone());
+            tokio::task::spawn_blocking(move || {
+                let (r, wall) = run_task(&registry, &task, cancel);
+                drop(permit);
+                let _ = tx.blocking_send(Finished::Ran(task, r, wall, held));
+            });
+        };
         tokio::spawn(async move {
+            let mut busy = Vec::new();
             for task in todo {
                 let permit = sem.clone().acquire_owned().await.expect("semaphore open");
                 if cancel.load(Ordering::Relaxed) {
-                    break;
+                    return Ok(());
                 }
-                let tx = tx.clone();
-                let cancel = cancel.clone();
-                let registry = registry.clone();
-                tokio::task::spawn_blocking(move || {
-                    let (r, wall) = run_task(&registry, &task, cancel);
-                    drop(permit);
-                    let _ = tx.blocking_send((task, r, wall));
-                });
+                match sharing.claim(&registry, &task).await? {
+                    Turn::Run(held) => start(task, held, permit),
+                    Turn::Done => {
+                        drop(permit);
+                        let _ = done_tx.send(Finished::Shared(task)).await;
+                    }
+                    Turn::Busy(worker) => {
+                        tracing::debug!(key = %task.key, %worker, "another process runs this task: waiting for it");
+                        busy.push(task);
+                    }
+                }
             }
+            while !busy.is_empty() && !cancel.load(Ordering::Relaxed) {
+                for (task, held) in sharing.poll_busy(&registry, &mut busy).await? {
+                    let permit = sem.clone().acquire_owned().await.expect("semaphore open");
+                    match held {
+                        Some(held) => start(task, held, permit),
+                        None => {
+                            drop(permit);
+                            let _ = done_tx.send(Finished::Shared(task)).await;
+                        }
+                    }
+                }
+            }
+            anyhow::Ok(())
         })
     };
 
@@ -210,13 +241,28 @@ pub async fn execute(
     loop {
         tokio::select! {
             msg = rx.recv() => {
-                let Some((task, result, wall)) = msg else { break };
+                let (task, result, wall, held) = match msg {
+                    None => break,
+                    Some(Finished::Ran(task, result, wall, held)) => (task, result, wall, held),
+                    Some(Finished::Shared(task)) => {
+                        tracing::debug!(key = %task.key, "task run by another process sharing the store");
+                        summary.cached += 1;
+                        bar.inc(1);
+                        continue;
+                    }
+                };
                 if matches!(result, Err(SolveError::Cancelled)) {
+                    sharing.release(&held).await?;
                     continue;
                 }
                 let rec = record(&task, &result, wall);
                 tracing::debug!(key = %task.key, solver = %task.solver, status = %rec.status, wall_ms = wall, "task finished");
-                store.record_task(run_id, &rec).await.with_context(|| format!("storing task {}", task.key))?;
+                if !sharing.finish(&held, &rec).await? {
+                    bar.suspend(|| eprintln!("task {}: another process took it over (this run's claim lapsed); its result is that process's", task.key));
+                    summary.cached += 1;
+                    bar.inc(1);
+                    continue;
+                }
                 match result {
                     Ok(o) => {
                         done_n += 1;
@@ -249,11 +295,21 @@ pub async fn execute(
             }
         }
     }
-    feeder.await.ok();
+    // The feeder ends once the channel is closed; its error (a store that
+    // failed a claim) is this run's.
+    feeder.await.context("the task feeder stopped")??;
     bar.finish_and_clear();
     summary.executed = done_n + failed_n;
     summary.wall = start.elapsed();
     Ok(summary)
+}
+
+/// What the feeder hands the recording loop.
+enum Finished {
+    /// A task this run claimed and ran (or that was cancelled).
+    Ran(Task, Result<Outcome, SolveError>, f64, Held),
+    /// A task another process sharing the store ran.
+    Shared(Task),
 }
 
 /// Progress for logs (stderr not a terminal): one line when a task finishes

@@ -15,6 +15,7 @@ pub mod launch;
 pub mod local;
 mod programs;
 pub mod queue;
+mod shared;
 mod todo;
 
 pub(crate) use local::record;

@@ -32,8 +32,13 @@ pub async fn collect_at(
     let simulation = |s: &manifest::Series| super::precision::simulates(registry, s);
     let mut more = plan::MoreReplications::new();
     loop {
-        let next =
-            super::precision::next_round(&r, &super::error_measures(&r), &[], false, simulation);
+        let next = super::precision::next_round(
+            &r,
+            &super::error_measures(&r),
+            &[],
+            super::precision::Resolve::Off,
+            simulation,
+        );
         if next.is_empty() {
             break;
         }

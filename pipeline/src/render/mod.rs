@@ -138,7 +138,8 @@ pub fn render_experiment(
             manifest_hash: m.hash.clone(),
             figures: index_figs,
             tables: index_tabs,
-            provenance: provenance(x, registry),
+            provenance: provenance(x),
+            series: series_provenance(x, registry),
             em_summary: x.em_summary.clone(),
             docs: model_docs(m, out_dir),
             comparison,
@@ -229,20 +230,10 @@ fn model_docs(m: &crate::manifest::Manifest, out_dir: &Path) -> Vec<(String, Str
 }
 
 /// Where an experiment's results come from: its manifest, task counts and
-/// wall times, and per series its solver, seeds, fidelity and the points
-/// where it has no value.
-fn provenance(x: &Measured, registry: &Registry) -> Vec<(String, String)> {
+/// wall times.
+fn provenance(x: &Measured) -> Vec<(String, String)> {
     let (m, r) = (x.manifest(), &x.results);
-    let sims: Vec<&crate::manifest::Series> = m
-        .series
-        .iter()
-        .filter(|s| {
-            registry
-                .get(&s.solver)
-                .is_some_and(|x| x.kind() == Kind::Simulation)
-        })
-        .collect();
-    let mut provenance = vec![
+    vec![
         ("manifest".to_string(), m.path.display().to_string()),
         ("manifest sha256".to_string(), m.hash.clone()),
         ("points".to_string(), m.points.len().to_string()),
@@ -254,51 +245,58 @@ fn provenance(x: &Measured, registry: &Registry) -> Vec<(String, String)> {
                 r.tasks.values().map(|t| t.wall_ms).sum::<f64>() / 1e3
             ),
         ),
-    ];
-    for s in &m.series {
-        let keys: Vec<&String> = r
-            .keys
-            .iter()
-            .filter(|((_, sn), _)| *sn == s.name)
-            .flat_map(|(_, k)| k)
-            .collect();
-        let recs: Vec<&store::TaskRecord> = keys.iter().filter_map(|k| r.tasks.get(*k)).collect();
-        let wall: f64 = recs.iter().map(|t| t.wall_ms).sum();
-        let mut line = format!(
-            "{} (v{}), {} tasks, {:.3} s",
-            s.solver,
-            recs.first().map_or(0, |t| t.solver_version),
-            recs.len(),
-            wall / 1e3
-        );
-        if sims.iter().any(|x| x.name == s.name) {
-            let fid: Vec<&str> = recs.iter().map(|t| t.fidelity.as_str()).collect();
-            let seeds: Vec<String> = recs.iter().take(3).map(|t| t.seed.to_string()).collect();
-            line.push_str(&format!(
-                ", base seed {}, fidelity {}, seeds {}{}",
-                s.seed,
-                fid.first().copied().unwrap_or("?"),
-                seeds.join(", "),
-                if recs.len() > 3 { ", …" } else { "" }
-            ));
-        }
-        use crate::measure::PointStatus;
-        for st in [
-            PointStatus::Undefined,
-            PointStatus::Saturated,
-            PointStatus::Failed,
-            PointStatus::Missing,
-        ] {
-            let n = r
-                .status
+    ]
+}
+
+/// Per series: its solver, tasks, wall time, base seed and fidelity
+/// (simulations; each task's seed follows from the base seed and is in
+/// `repro export`), and the points where it has no value.
+fn series_provenance(x: &Measured, registry: &Registry) -> Vec<reports::SeriesProvenance> {
+    use crate::measure::PointStatus;
+    let (m, r) = (x.manifest(), &x.results);
+    m.series
+        .iter()
+        .map(|s| {
+            let recs: Vec<&store::TaskRecord> = r
+                .keys
                 .iter()
-                .filter(|((_, sn), v)| *sn == s.name && **v == st)
-                .count();
-            if n > 0 {
-                line.push_str(&format!("; {st} at {n} of {} points", m.points.len()));
+                .filter(|((_, sn), _)| *sn == s.name)
+                .flat_map(|(_, k)| k)
+                .filter_map(|k| r.tasks.get(k))
+                .collect();
+            let simulation = registry
+                .get(&s.solver)
+                .is_some_and(|x| x.kind() == Kind::Simulation);
+            let without_value = [
+                PointStatus::Undefined,
+                PointStatus::Saturated,
+                PointStatus::Failed,
+                PointStatus::Missing,
+            ]
+            .into_iter()
+            .map(|st| {
+                let n = r
+                    .status
+                    .iter()
+                    .filter(|((_, sn), v)| *sn == s.name && **v == st)
+                    .count();
+                (st.to_string(), n)
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect();
+            reports::SeriesProvenance {
+                series: s.name.clone(),
+                solver: s.solver.clone(),
+                solver_version: recs.first().map_or(0, |t| t.solver_version),
+                tasks: recs.len(),
+                wall_s: recs.iter().map(|t| t.wall_ms).sum::<f64>() / 1e3,
+                base_seed: simulation.then_some(s.seed),
+                fidelity: simulation
+                    .then(|| recs.first().map(|t| t.fidelity.clone()))
+                    .flatten(),
+                points: m.points.len(),
+                without_value,
             }
-        }
-        provenance.push((format!("series {}", s.name), line));
-    }
-    provenance
+        })
+        .collect()
 }

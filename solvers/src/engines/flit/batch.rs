@@ -83,6 +83,23 @@ impl Batches {
         self.flits += 1;
     }
 
+    /// `n` flits reached their destinations (a lazy leg's, counted late).
+    #[inline]
+    pub(super) fn flits(&mut self, n: u64, c: &mut Counters) {
+        c.flits_delivered += n;
+        self.flits += n;
+    }
+
+    /// Whether the next delivered message ends the warm-up or a batch.
+    #[inline]
+    pub(super) fn ends_next(&self) -> bool {
+        if self.warm_done {
+            self.n + 1 >= self.batch_len
+        } else {
+            self.warm_count + 1 >= self.warmup
+        }
+    }
+
     /// A message waited `cycles` in the FIFO of relay slot `slot` (counted
     /// once the warm-up is over).
     #[inline]

@@ -39,10 +39,14 @@ mod unit;
 mod worm;
 
 pub use bounds::{state_bytes, StateBytes};
+#[cfg(test)]
+pub(crate) use sim::Mode;
 pub use sim::{run, Counters, Finish};
 
 /// [`run`] with every flit moved one by one in the general loop (no leg
-/// advanced per message, `worm.rs`): the tests compare the two.
+/// advanced per message, `worm.rs`) and every cycle stepped while messages
+/// exist (`jumps: false`), or with the shortcuts of `mode`: the tests
+/// compare them.
 #[cfg(test)]
 pub(crate) fn run_flitwise<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     sc: &Scenario,
@@ -51,8 +55,14 @@ pub(crate) fn run_flitwise<T: Topology, R: Routing, L: LinkTiming, D: Destinatio
     timing: &L,
     dests: &D,
     ctx: &crate::TaskContext,
+    mode: Option<sim::Mode>,
 ) -> Result<Counters, crate::SolveError> {
-    sim::run_with(sc, topo, routing, timing, dests, ctx, false, false)
+    let mode = mode.unwrap_or(sim::Mode {
+        general: false,
+        worms: false,
+        jumps: false,
+    });
+    sim::run_with(sc, topo, routing, timing, dests, ctx, mode)
 }
 pub mod fattree;
 mod onoff;

@@ -34,7 +34,7 @@
 //!   on the same flit.
 
 use super::batch::Batches;
-use super::sim::{bits_in, generate, set_bit, Counters, Finish, Gen, Msg, Wiring, NONE};
+use super::sim::{bits_in, generate, set_bit, Arrivals, Counters, Finish, Gen, Msg, Wiring, NONE};
 use super::{Destinations, Injection, Routing, Scenario};
 use crate::des::Stream;
 use crate::{SolveError, TaskContext};
@@ -163,7 +163,8 @@ pub(super) fn run<R: Routing, D: Destinations>(
     let mut free_msgs: Vec<u32> = Vec::new();
 
     let mut rng = Stream::new(sc.seed, 0);
-    let (mut gen, mut next_t) = Gen::new(sc, dests, n_src, &mut rng)?;
+    let (mut gen, next_t) = Gen::new(sc, dests, n_src, &mut rng)?;
+    let mut arrivals = Arrivals::new(next_t);
     let mut c = Counters::new(n_ch, n_slots);
     let mut batches = Batches::new(sc, n_src, n_groups, n_slots, n_ch);
     let mut ch_flits = vec![0u64; n_ch];
@@ -175,7 +176,7 @@ pub(super) fn run<R: Routing, D: Destinations>(
         .max()
         .unwrap_or(1);
 
-    let mut next_min = next_t.iter().copied().fold(f64::INFINITY, f64::min);
+    let mut next_min = arrivals.min();
     let mut cycle: u64 = 0;
     loop {
         if cycle & 0x3F == 0 {
@@ -211,7 +212,7 @@ pub(super) fn run<R: Routing, D: Destinations>(
         // Generation: messages generated before this cycle start.
         generate(
             cycle,
-            &mut next_t,
+            &mut arrivals,
             &mut next_min,
             &mut gen,
             sc,

@@ -4,7 +4,7 @@
 //! and past saturation, with a deadlocking routing, and on a line with a
 //! router that has no processing element.
 
-use super::sim::run_with;
+use super::sim::{run_with, Mode};
 use super::torus::{Dor, Duato, KaryNcube};
 use super::*;
 use crate::des::{RunLength, Stream};
@@ -45,8 +45,10 @@ fn same<T: Topology, R: Routing, D: Destinations>(
         &UniformLatency(1),
         dests,
         &ctx(),
-        true,
-        true,
+        Mode {
+            general: true,
+            ..Mode::DEFAULT
+        },
     )
     .unwrap();
     let unit = run_with(
@@ -56,8 +58,7 @@ fn same<T: Topology, R: Routing, D: Destinations>(
         &UniformLatency(1),
         dests,
         &ctx(),
-        false,
-        true,
+        Mode::DEFAULT,
     )
     .unwrap();
     assert_eq!(format!("{general:?}"), format!("{unit:?}"), "{sc:?}");

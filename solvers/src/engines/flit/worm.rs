@@ -30,11 +30,13 @@
 
 /// A scheduled leg: its channels (output VC = channel with one VC) in path
 /// order and, per channel, the send cycle of each flit (row j, index k;
-/// `u64::MAX` for flits sent before the leg was scheduled).
+/// infinite for flits sent before the leg was scheduled), and those of the
+/// last channel as integers.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Leg {
     pub(super) chans: Vec<u32>,
-    pub(super) send: Vec<u64>,
+    pub(super) send: Vec<f64>,
+    pub(super) send_last: Vec<u64>,
     /// The source's injection VC (index among injection VCs).
     pub(super) inj: u32,
     pub(super) omega: u32,
@@ -44,16 +46,39 @@ pub(super) struct Leg {
     pub(super) target: u32,
     pub(super) land: Vec<u64>,
     pub(super) next: u32,
+    /// The target is a relay absorbing the message's flits (else its final
+    /// node).
+    pub(super) relay: bool,
+    /// Only the tail's landing at the target is an event; the flits before
+    /// it are counted when it lands, or earlier where a counter is read
+    /// (a batch closing, the end of the run): a final node or a
+    /// store-and-forward relay does nothing with them, and a cut-through
+    /// relay nothing once the message's next leg is scheduled.
+    pub(super) lazy: bool,
 }
 
 impl Leg {
     /// Sends of channel `j` not yet made by cycle `e` (those at or after it).
     pub(super) fn due_from(&self, j: usize, e: u64) -> u64 {
         let w = self.omega as usize;
+        let e = e as f64;
         self.send[j * w..(j + 1) * w]
             .iter()
-            .filter(|&&s| s != u64::MAX && s >= e)
+            .filter(|&&s| s.is_finite() && s >= e)
             .count() as u64
+    }
+
+    /// Flits from `next` on that land at the target before the landing
+    /// (cycle `t`, send cycle `s`, channel `ch`) in the timing wheel's order
+    /// (cycle, send cycle, channel), the tail excepted.
+    pub(super) fn landed_before(&self, t: u64, s: u64, ch: u32) -> u32 {
+        let w = self.omega as usize;
+        let last = *self.chans.last().expect("a leg has a channel");
+        let mut k = self.next as usize;
+        while k + 1 < w && (self.land[k], self.send_last[k], last) < (t, s, ch) {
+            k += 1;
+        }
+        (k - self.next as usize) as u32
     }
 }
 
@@ -78,10 +103,25 @@ pub(super) struct ChanState {
 
 /// Computes the send and landing cycles of a leg's remaining flits. `st`:
 /// the channels in path order; `inflight[j]`: the landing cycles of the
-/// flits in flight on channel j, in flit order; `avail(k)`: the cycle from
-/// which flit k is at the source (≤ t0: there now). Fills `send` and `land`
-/// (h × ω, row per channel; `land` holds 0 for flits landed before t0) and
-/// returns each channel's pacing time after the last flit.
+/// flits in flight on channel j, in flit order; `src[k]`: the cycle from
+/// which flit k is at the source (≤ t0: there now). Fills `send`, `land`
+/// and `credit` (h × ω, row per channel: the cycle flit k is sent on
+/// channel j, lands behind it (0 for flits landed before t0), and its
+/// credit is back at channel j; `send` is infinite for flits sent before
+/// t0) and leaves each channel's pacing time after the last flit in `st`.
+///
+/// Flit k on channel j depends on flit k on channel j − 1 (its landing),
+/// flit k − 1 on channel j (the channel's previous send and pacing) and
+/// flit k − buffer on channel j + 1 (the credit). Visiting (k, j) by
+/// increasing 2k + j (a wavefront) computes each after all three, and the
+/// flits of one wavefront are independent of each other, so the processor
+/// overlaps their chains of operations instead of waiting for each (the
+/// row-by-row order makes every step wait for the one before).
+///
+/// Cycles are whole numbers below 2^52, which f64 holds exactly, and every
+/// sum here (a cycle + 1, a pacing time + a period or latency) is the one
+/// the router visit computes, so the steps work in f64 throughout: the same
+/// values as in integers, without a conversion between the two per step.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn schedule(
     t0: u64,
@@ -90,90 +130,132 @@ pub(super) fn schedule(
     paced: bool,
     st: &mut [ChanState],
     inflight: &[Vec<u64>],
-    avail: impl Fn(u32) -> u64,
-    send: &mut Vec<u64>,
-    land: &mut Vec<u64>,
+    src: &[f64],
+    send: &mut Vec<f64>,
+    land: &mut Vec<f64>,
+    credit: &mut Vec<f64>,
 ) {
     let h = st.len();
     let w = omega as usize;
+    let b = buf as usize;
+    let t0f = t0 as f64;
+    debug_assert!(t0f < TWO52 / 4.0);
     send.clear();
-    send.resize(h * w, u64::MAX);
+    send.resize(h * w, f64::INFINITY);
     land.clear();
-    land.resize(h * w, 0);
+    land.resize(h * w, 0.0);
+    credit.clear();
+    credit.resize(h * w, 0.0);
     for (j, s) in st.iter().enumerate() {
         for (x, &l) in inflight[j].iter().enumerate() {
-            land[j * w + s.landed as usize + x] = l;
+            land[j * w + s.landed as usize + x] = l as f64;
+        }
+        // Credits counted already, and those arriving next cycle (flits
+        // landed at the target now); the other credits are written below
+        // when the flit leaves the next buffer.
+        let (ret, pend) = (s.returned as usize, s.pending as usize);
+        for (x, v) in credit[j * w..(j + 1) * w].iter_mut().enumerate() {
+            if x < ret {
+                *v = t0f;
+            } else if x < ret + pend {
+                *v = t0f + 1.0;
+            } else {
+                break;
+            }
         }
     }
-    for k in 0..omega {
-        for j in 0..h {
-            let s = st[j];
-            if k < s.sent {
-                continue;
-            }
-            let ku = k as usize;
-            let mut c = t0;
-            let a = if j == 0 {
-                avail(k)
-            } else {
-                land[(j - 1) * w + ku]
-            };
-            c = c.max(a);
-            if ku > 0 {
-                let p = send[j * w + ku - 1];
-                if p != u64::MAX {
-                    c = c.max(p + 1);
-                }
-            }
-            if k >= buf {
-                let x = k - buf;
-                let cr = if x < s.returned {
-                    0
-                } else if x < s.returned + s.pending {
-                    t0 + 1
-                } else if j + 1 < h {
-                    send[(j + 1) * w + x as usize] + 1
-                } else {
-                    land[j * w + x as usize] + 1
-                };
-                debug_assert!(cr != u64::MAX);
-                c = c.max(cr);
-            }
-            let l = if paced {
-                let r = st[j].ready;
-                c = c.max(r as u64);
-                let v = r.max(c as f64);
-                st[j].ready = v + s.period;
-                super::sim::ceil_u64(v + s.latency).max(c + 1)
-            } else {
-                c + s.lat_cycles
-            };
-            send[j * w + ku] = c;
-            land[j * w + ku] = l;
+    // The last channel's flits in flight: their credits follow their
+    // landings at the target.
+    let last = (h - 1) * w;
+    let s = st[h - 1];
+    for x in s.landed as usize..s.sent as usize {
+        credit[last + x] = land[last + x] + 1.0;
+    }
+    let step = |k: usize,
+                j: usize,
+                st: &mut [ChanState],
+                send: &mut [f64],
+                land: &mut [f64],
+                credit: &mut [f64]| {
+        let s = &mut st[j];
+        let sent = s.sent as usize;
+        if k < sent {
+            return;
+        }
+        let row = j * w;
+        let a = if j == 0 { src[k] } else { land[row - w + k] };
+        let mut c = max(t0f, a);
+        // The channel's previous send (none after the flits sent before
+        // t0, whose next cycle is at most t0).
+        if k > sent {
+            c = max(c, send[row + k - 1] + 1.0);
+        }
+        if k >= b {
+            c = max(c, credit[row + k - b]);
+        }
+        let l = if paced {
+            let r = s.ready;
+            c = max(c, floor(r));
+            let v = max(r, c);
+            s.ready = v + s.period;
+            max(ceil(v + s.latency), c + 1.0)
+        } else {
+            c + s.lat_cycles as f64
+        };
+        send[row + k] = c;
+        land[row + k] = l;
+        if j > 0 {
+            credit[row - w + k] = c + 1.0;
+        }
+        if j + 1 == h {
+            credit[row + k] = l + 1.0;
+        }
+    };
+    // Wavefronts d = 2k + j, from 0 to 2(ω − 1) + h − 1.
+    for d in 0..2 * (w - 1) + h {
+        // k ≤ d / 2, j = d − 2k < h, k < ω.
+        let k_hi = (d / 2).min(w - 1);
+        let k_lo = if d + 1 > h { (d + 2 - h) / 2 } else { 0 };
+        for k in (k_lo..=k_hi).rev() {
+            step(k, d - 2 * k, st, send, land, credit);
         }
     }
 }
 
-/// The credit of flit `x` of channel `j` (the cycle it is counted upstream).
-pub(super) fn credit_back(
-    st: &[ChanState],
-    j: usize,
-    x: u32,
-    t0: u64,
-    omega: u32,
-    send: &[u64],
-    land: &[u64],
-) -> u64 {
-    let w = omega as usize;
-    let s = st[j];
-    if x < s.returned {
-        t0
-    } else if x < s.returned + s.pending {
-        t0 + 1
-    } else if j + 1 < st.len() {
-        send[(j + 1) * w + x as usize] + 1
+const TWO52: f64 = 4_503_599_627_370_496.0;
+
+/// The larger of two numbers that are not NaN.
+#[inline]
+fn max(a: f64, b: f64) -> f64 {
+    if a > b {
+        a
     } else {
-        land[j * w + x as usize] + 1
+        b
+    }
+}
+
+/// ⌊x⌋ and ⌈x⌉ for 0 ≤ x < 2^52 without leaving f64: x + 2^52 − 2^52 is x
+/// rounded to the nearest whole number (the sum lies where the spacing of
+/// f64 is 1, and the subtraction is exact), then corrected by one.
+#[inline]
+fn floor(x: f64) -> f64 {
+    debug_assert!((0.0..TWO52).contains(&x));
+    let r = (x + TWO52) - TWO52;
+    if r > x {
+        r - 1.0
+    } else {
+        r
+    }
+}
+
+#[inline]
+fn ceil(x: f64) -> f64 {
+    debug_assert!((0.0..TWO52).contains(&x));
+    let r = (x + TWO52) - TWO52;
+    if r < x {
+        r + 1.0
+    } else {
+        r
     }
 }
 

@@ -567,14 +567,17 @@ fn stop_rule_marks_an_imprecise_point_undefined() {
     }
 }
 
-/// Legs advanced per message (engines/flit/worm.rs) against every flit moved
-/// one by one: every counter of the run equal, bit for bit, over both C/D
+/// Legs advanced per message (engines/flit/worm.rs) and the cycles in which
+/// nothing is due jumped over, against every flit moved one by one in every
+/// cycle, and against the legs without the jumps: every counter of the run
+/// (the stepped cycles too) equal, bit for bit, over both C/D
 /// variants, cut-through and store-and-forward relays, MMPP and Poisson
 /// sources, low load to past saturation, short messages (ω below and at
 /// the buffer), one-flit and whole-message buffers, a clock of one cycle
 /// per flit, and a ch.5 system of heterogeneous clusters.
 #[test]
 fn worms_advanced_per_message_change_no_counter() {
+    use crate::engines::flit::Mode;
     let net =
         |b: f64, n: f64, s: f64| json!({"bandwidth": b, "network_latency": n, "switch_latency": s});
     let mut ch5 = Vec::new();
@@ -609,8 +612,17 @@ fn worms_advanced_per_message_change_no_counter() {
         let task = validate(&p, &ctx(7)).unwrap();
         let mc = topology(&task).unwrap();
         let a = crate::engines::flit::run(&task.sc, &mc, &mc, &mc, &mc, &ctx(7)).unwrap();
-        let b = crate::engines::flit::run_flitwise(&task.sc, &mc, &mc, &mc, &mc, &ctx(7)).unwrap();
+        let flitwise = |mode| {
+            crate::engines::flit::run_flitwise(&task.sc, &mc, &mc, &mc, &mc, &ctx(7), mode).unwrap()
+        };
+        let b = flitwise(None);
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "{p}");
+        // Legs advanced per message, every cycle stepped.
+        let b = flitwise(Some(Mode {
+            jumps: false,
+            ..Mode::DEFAULT
+        }));
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "{p} (cycle jumps)");
     }
 }
 

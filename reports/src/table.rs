@@ -148,12 +148,17 @@ pub fn table_csv(t: &Table) -> Result<String> {
     };
     let n = n_cols(t);
     let kinds: Vec<ColumnKind> = (0..n).map(|c| column_kind(t, c)).collect();
-    let has_status = |c: usize| {
-        t.rows.iter().any(|r| {
-            let s = cell(r, c);
-            !is_blank(s) && parse_cell(s).is_none()
+    // Whether a column holds status words, decided once per column (not per
+    // row: the rows loop below would make it quadratic in the rows).
+    let status: Vec<bool> = (0..n)
+        .map(|c| {
+            t.rows.iter().any(|r| {
+                let s = cell(r, c);
+                !is_blank(s) && parse_cell(s).is_none()
+            })
         })
-    };
+        .collect();
+    let has_status = |c: usize| status[c];
     let mut header: Vec<String> = Vec::new();
     for (c, k) in kinds.iter().enumerate() {
         let h = cell(&t.header, c);

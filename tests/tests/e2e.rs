@@ -98,12 +98,12 @@ fn malformed_manifests_give_file_line_and_key_without_panicking() {
         (
             "version: 1",
             "version: 1\nfigure_colour: red",
-            "bad.yaml:5: key `figure_colour`",
+            "bad.yaml:5:1: key `figure_colour`",
         ),
         (
             "solver: credit.ctmc }",
             "solver: credit.ctm }",
-            "bad.yaml:8: key `series.a.solver`: unknown solver",
+            "bad.yaml:8:8: key `series.a.solver`: unknown solver",
         ),
         ("version: 1", "version: first", "bad.yaml:4"),
         (

@@ -74,7 +74,7 @@ fn a_type_error_in_a_parameter_is_refused_at_load_time() {
     write_manifest(dir.path(), "m", text);
     let err = refused(&repro(dir.path(), &["run", "--store", "s.sqlite", "m"]));
     assert!(
-        err.contains("m.yaml:8: key `series.model.params.K`")
+        err.contains("m.yaml:8:15: key `series.model.params.K`")
             && err.contains("\"NaN\"")
             && err.contains("invalid type"),
         "{err}"
@@ -84,7 +84,7 @@ fn a_type_error_in_a_parameter_is_refused_at_load_time() {
     write_manifest(dir.path(), "m", text);
     let err = refused(&repro(dir.path(), &["list", "m"]));
     assert!(
-        err.contains("m.yaml:6: key `sweep.K`") && err.contains("\"2.5x\""),
+        err.contains("m.yaml:6:3: key `sweep.K`") && err.contains("\"2.5x\""),
         "{err}"
     );
     // Well-typed values still load.
@@ -102,7 +102,7 @@ fn reference_data_for_a_metric_no_series_makes_is_refused() {
     write_manifest(dir.path(), "m", &format!("{SMALL}{refs}"));
     let err = refused(&repro(dir.path(), &["list", "m"]));
     assert!(
-        err.contains("m.yaml:12: key `reference_data.paper.values.Wq`")
+        err.contains("m.yaml:12:23: key `reference_data.paper.values.Wq`")
             && err.contains("did you mean `W`?"),
         "{err}"
     );
@@ -166,7 +166,7 @@ fn a_bom_is_read_and_messages_name_no_internal_type() {
         ),
         (
             format!("{SMALL}figures:\n  - {{ id: f, x: K, y: {{ a: 1 }}, series: [model] }}\n"),
-            "`figures.0`: y must be a metric name or a list of metric names",
+            "`figures.0.y`: y must be a metric name or a list of metric names",
         ),
         (format!("{SMALL}figures: 3\n"), "`figures`"),
     ] {

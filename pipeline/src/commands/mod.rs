@@ -153,13 +153,14 @@ mod tests {
         let m = ManifestError {
             file: "e/x.yaml".into(),
             line: Some(4),
+            column: Some(5),
             key: "series.a.solver".into(),
             message: "unknown solver `q`".into(),
         };
         assert_eq!(
             failure(&anyhow::Error::new(m)),
             (
-                "e/x.yaml:4: key `series.a.solver`: unknown solver `q`".into(),
+                "e/x.yaml:4:5: key `series.a.solver`: unknown solver `q`".into(),
                 exit::BAD_INPUT
             )
         );

@@ -33,8 +33,8 @@
 
 pub use super::classify::select_points_of;
 use super::classify::{fit, predicate_sanity, select_points, tolerance_sanity};
-use super::locate::Ctx;
 use super::metrics::MetricKnowledge;
+use super::place::Ctx;
 use super::predicate::{self, Expr, Place, Scope};
 use super::values::{check_text, shorten};
 use super::{Compare, ManifestError, Points, Reference};

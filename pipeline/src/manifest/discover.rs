@@ -110,19 +110,23 @@ pub fn load_all(
             .chain(
                 m.figures
                     .iter()
-                    .map(|f| ("figures".to_string(), f.id.clone())),
+                    .enumerate()
+                    .map(|(i, f)| (format!("figures.{i}.id"), f.id.clone())),
             )
             .chain(
                 m.tables
                     .iter()
-                    .map(|t| ("tables".to_string(), t.id.clone())),
+                    .enumerate()
+                    .map(|(i, t)| (format!("tables.{i}.id"), t.id.clone())),
             );
         for (key, id) in ids {
             let tag = format!("{}:{id}", if key == "id" { "manifest" } else { "output" });
             if let Some(other) = seen.get(&tag) {
+                let at = locate(&m.text, &key);
                 errs.push(ManifestError {
                     file: m.path.clone(),
-                    line: locate(&m.text, &key),
+                    line: at.map(|p| p.line),
+                    column: at.map(|p| p.column),
                     key,
                     message: format!("id `{id}` is already used by {}", other.display()),
                 });

@@ -4,7 +4,7 @@
 //! (`Solver::metric_facts`). A figure, table, comparison, precision target or
 //! claim that names a metric its series do not produce is refused at load.
 
-use super::locate::Ctx;
+use super::place::Ctx;
 use super::values::shorten;
 use super::{reference, ManifestError, Series};
 use solvers::{metric_matches, MetricFact, Registry};

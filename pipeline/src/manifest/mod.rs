@@ -1,9 +1,10 @@
 //! Experiment manifests: YAML in, a validated [`Manifest`] out.
 //!
-//! Every error names the file, the line (where it can be found) and the key.
-//! serde_yaml reports the line of syntax and type errors itself; for semantic
-//! errors found after parsing (unknown solver, empty sweep, a figure naming a
-//! series that does not exist) the line is looked up from the key path.
+//! Every error names the file, the line and column (where it can be found)
+//! and the key, from the YAML parser itself (`place.rs`): serde-saphyr
+//! reports where syntax and type errors are; for semantic errors found after
+//! parsing (unknown solver, empty sweep, a figure naming a series that does
+//! not exist) the place is the one the parser recorded for the key path.
 //!
 //! Every size is bounded before anything is allocated for it ([`limits`]),
 //! and every series' merged parameters are checked against its solver's
@@ -16,9 +17,9 @@ mod classify;
 mod discover;
 pub mod figure;
 pub mod limits;
-mod locate;
 pub mod metrics;
 mod parse;
+mod place;
 mod precision;
 pub mod predicate;
 mod programs;
@@ -27,12 +28,13 @@ pub mod reference;
 mod sweep;
 mod validate;
 mod values;
+pub mod yaml;
 
 pub use claims::{Calibrated, Claim, QuickMark};
 pub use discover::{discover, load_all, load_or_input_error, unknown_id_message};
 pub use figure::FigureKind;
-pub use locate::locate;
 pub use parse::{load, parse, parse_stored};
+pub use place::{locate, Place};
 pub use programs::{
     code_fact, conflicts, declared_in, dir_fact, facts_of, registry_with, with_declared, CodeRecord,
 };
@@ -45,24 +47,27 @@ use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// A manifest that cannot be used: file, line (where it can be found), key
-/// and what is wrong, said as `FILE:LINE: key `KEY`: MESSAGE`.
+/// A manifest that cannot be used: file, line and column (where they can be
+/// found), key and what is wrong, said as `FILE:LINE:COLUMN: key `KEY`: MESSAGE`.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{}: {}{message}", self.place(), self.key_said())]
 pub struct ManifestError {
     pub file: PathBuf,
     pub line: Option<usize>,
+    /// 1-based, counted in characters.
+    pub column: Option<usize>,
     /// Dotted key path, e.g. `series.sim.solver`; empty when it concerns the whole file.
     pub key: String,
     pub message: String,
 }
 
 impl ManifestError {
-    /// `FILE[:LINE]`: where the error is.
+    /// `FILE[:LINE[:COLUMN]]`: where the error is.
     fn place(&self) -> String {
-        match self.line {
-            Some(l) => format!("{}:{l}", self.file.display()),
-            None => self.file.display().to_string(),
+        match (self.line, self.column) {
+            (Some(l), Some(c)) => format!("{}:{l}:{c}", self.file.display()),
+            (Some(l), None) => format!("{}:{l}", self.file.display()),
+            _ => self.file.display().to_string(),
         }
     }
     /// `key `KEY`: ` when the error concerns a key.

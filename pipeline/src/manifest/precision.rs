@@ -2,7 +2,7 @@
 //! calls it, to keep that file under the 600-line limit).
 
 use super::limits;
-use super::locate::Ctx;
+use super::place::Ctx;
 use super::raw::RawPrecision;
 use super::values::check_name;
 use super::{ManifestError, Precision, PrecisionTarget};

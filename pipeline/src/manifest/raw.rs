@@ -1,9 +1,9 @@
 //! The manifest as serde reads it, before any check: every struct denies
 //! unknown fields, so a misspelt key is an error with its line.
 
+use super::yaml::Mapping;
 use super::{limits, Compare, FigureKind, TableSpec};
 use serde::Deserialize;
-use serde_yaml::Mapping;
 use std::fmt;
 
 #[derive(Debug, Clone, Deserialize)]
@@ -31,7 +31,7 @@ pub(super) struct RawManifest {
     #[serde(default)]
     pub(super) tables: Vec<TableSpec>,
     #[serde(default)]
-    pub(super) reference_data: Mapping,
+    pub(super) reference_data: super::programs::Ordered<super::reference::RawReference>,
     /// Programs declared as solvers (`programs/`).
     #[serde(default)]
     pub(super) solvers: super::programs::Ordered<super::programs::RawSolver>,

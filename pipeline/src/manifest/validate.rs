@@ -1,11 +1,11 @@
 //! Validation against the solver registry: every parameter a series' solver
 //! receives must be one it documents.
 
-use super::locate::Ctx;
+use super::place::Ctx;
 use super::values::shorten;
+use super::yaml::{Mapping, Value as Yaml};
 use super::ManifestError;
 use serde_json::Value as Json;
-use serde_yaml::{Mapping, Value as Yaml};
 use std::collections::BTreeMap;
 
 /// Every key a series' solver receives (manifest params, series params,

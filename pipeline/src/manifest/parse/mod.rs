@@ -4,8 +4,8 @@
 //! tables in `outputs.rs`).
 
 use super::claims::{self, ClaimScope};
-use super::locate::{yaml_error, Ctx};
 use super::metrics::{known_metric, reference_metrics, MetricKnowledge};
+use super::place::{read, Ctx};
 use super::programs::{self as declare, Files};
 use super::raw::RawManifest;
 use super::sweep::build_sweep;
@@ -24,6 +24,7 @@ pub fn load(path: &Path, registry: &Registry) -> Result<Manifest, ManifestError>
     let io_err = |e: std::io::Error| ManifestError {
         file: path.to_path_buf(),
         line: None,
+        column: None,
         key: String::new(),
         message: format!("cannot read: {e}"),
     };
@@ -46,6 +47,7 @@ fn too_big(path: &Path, size: u64) -> ManifestError {
     ManifestError {
         file: path.to_path_buf(),
         line: None,
+        column: None,
         key: String::new(),
         message: format!(
             "the file has {size} bytes; a manifest has at most {} bytes",
@@ -79,14 +81,23 @@ fn parse_as(
     if text.len() as u64 > limits::MAX_FILE_BYTES {
         return Err(too_big(path, text.len() as u64));
     }
-    let ctx = Ctx { file: path, text };
+    // Sizes and nesting are bounded before the parser allocates anything.
     limits::scan(text).map_err(|e| ManifestError {
         file: path.to_path_buf(),
         line: Some(e.line),
+        column: e.column,
         key: String::new(),
         message: e.message,
     })?;
-    let raw: RawManifest = serde_yaml::from_str(text).map_err(|e| yaml_error(path, text, &e))?;
+    let (raw, places): (RawManifest, _) = read(
+        path,
+        text,
+        "a manifest: a mapping with id, title, version, series and the optional keys",
+    )?;
+    let ctx = Ctx {
+        file: path,
+        places: &places,
+    };
 
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
     if raw.id.trim().is_empty() {
@@ -122,7 +133,7 @@ fn parse_as(
     let series = series::series(&ctx, &raw, registry, &declared, &params, &axes, &points)?;
     outputs::counts(&ctx, &raw)?;
     let series_names: Vec<String> = series.iter().map(|s| s.name.clone()).collect();
-    let references = reference::parse(path, text, &raw.reference_data, &series_names)?;
+    let references = reference::parse(&ctx, &raw.reference_data, &series_names)?;
     let knowledge = MetricKnowledge::new(&series, registry);
     reference_metrics(&ctx, &knowledge, &references)?;
     for s in &series {

@@ -1,8 +1,8 @@
 //! The output sections: `compare:`, `figures:` and `tables:`, their sizes,
 //! what they name (series, metrics, axes) and the ids they share.
 
-use crate::manifest::locate::Ctx;
 use crate::manifest::metrics::{known_metric, some_series_makes, MetricKnowledge};
+use crate::manifest::place::Ctx;
 use crate::manifest::raw::{OneOrMany, RawManifest};
 use crate::manifest::values::{check_id, check_name, check_text, shorten};
 use crate::manifest::{

@@ -2,16 +2,16 @@
 //! target and parameters checked against its solver and the sweep, and the
 //! manifest's task limit.
 
-use crate::manifest::locate::Ctx;
+use crate::manifest::place::Ctx;
 use crate::manifest::precision::precision;
 use crate::manifest::programs as declare;
 use crate::manifest::raw::{RawManifest, RawQuick};
 use crate::manifest::validate::{check_schema, check_types};
 use crate::manifest::values::{check_id, check_text, mapping_to_params};
+use crate::manifest::yaml::Mapping;
 use crate::manifest::{limits, ManifestError, Points, Series};
 use external::ExternalSolver;
 use serde_json::Value as Json;
-use serde_yaml::Mapping;
 use solvers::Registry;
 use std::collections::BTreeMap;
 use std::sync::Arc;

@@ -3,7 +3,7 @@
 //! checked with every other series' in `metrics.rs`: a declared program's
 //! `doc()` lists its declared metrics.)
 
-use crate::manifest::locate::Ctx;
+use crate::manifest::place::Ctx;
 use crate::manifest::values::shorten;
 use crate::manifest::{ManifestError, Points};
 use external::{ExternalSolver, Program};

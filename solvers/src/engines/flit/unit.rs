@@ -389,29 +389,20 @@ pub(super) fn run<R: Routing, D: Destinations>(
                     rr: start,
                 } = chs[ch];
                 let o0 = ch * v_n;
-                let v = if mask & (mask - 1) == 0 {
-                    // One owned VC: the pointer cannot change the choice.
-                    let v = mask.trailing_zeros() as usize;
-                    if !ready(&vc, o0 + v, cycle, buf) {
-                        continue;
+                let mut bits = mask.wrapping_shr(start).wrapping_shl(start);
+                let mut below = mask ^ bits;
+                let v = loop {
+                    if bits == 0 {
+                        if below == 0 {
+                            break usize::MAX;
+                        }
+                        bits = below;
+                        below = 0;
                     }
-                    v
-                } else {
-                    let mut bits = mask.wrapping_shr(start).wrapping_shl(start);
-                    let mut below = mask ^ bits;
-                    loop {
-                        if bits == 0 {
-                            if below == 0 {
-                                break usize::MAX;
-                            }
-                            bits = below;
-                            below = 0;
-                        }
-                        let v = bits.trailing_zeros() as usize;
-                        bits &= bits - 1;
-                        if ready(&vc, o0 + v, cycle, buf) {
-                            break v;
-                        }
+                    let v = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    if ready(&vc, o0 + v, cycle, buf) {
+                        break v;
                     }
                 };
                 if v == usize::MAX {

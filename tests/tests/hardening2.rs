@@ -254,5 +254,5 @@ fn extreme_rates_are_refused_naming_the_parameter_and_its_range() {
     // Throughput is mu times the probability the server is busy: at this
     // overload the queue is almost never empty, so it is just below mu.
     let thr = v["metrics"]["throughput"].as_f64().unwrap();
-    assert!(thr > 0.99 && thr <= 1.0, "throughput {thr}");
+    assert!(thr > 0.99 && thr <= 1.0 + 1e-12, "throughput {thr}");
 }

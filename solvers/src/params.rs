@@ -195,6 +195,35 @@ pub fn within(name: &str, x: f64, (lo, hi): (f64, f64), unit: &str) -> Result<f6
     ))
 }
 
+/// Rates and times the analytic queue models accept, in whatever time unit
+/// the manifest uses (issue 32 item 5). Outside it their numerics leave
+/// f64's range (a ρ^K, a uniformisation rate, an exponential of a rate ×
+/// time) and used to end in "not finite" or "GTH normalisation failed"
+/// naming no parameter; 24 decades between the slowest and fastest value are
+/// far more than any model of the papers needs (their rates span 6).
+pub const MODEL_RANGE: (f64, f64) = (1e-12, 1e12);
+
+/// A rate or time of an analytic model: finite, > 0 and within
+/// [`MODEL_RANGE`]; the error names the parameter, its value and the range.
+pub fn model_value(name: &str, x: f64) -> Result<f64, SolveError> {
+    positive(name, x)?;
+    within(
+        name,
+        x,
+        MODEL_RANGE,
+        " for the model (rates and times in one time unit: rescale the unit if the values are far from 1)",
+    )
+}
+
+/// As [`model_value`], but 0 (an absent process) is also accepted.
+pub fn model_value_or_zero(name: &str, x: f64) -> Result<f64, SolveError> {
+    if x == 0.0 {
+        return Ok(0.0);
+    }
+    non_negative(name, x)?;
+    model_value(name, x)
+}
+
 /// `x` must be finite and >= 0.
 pub fn non_negative(name: &str, x: f64) -> Result<f64, SolveError> {
     if !x.is_finite() || x < 0.0 {

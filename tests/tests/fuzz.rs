@@ -154,33 +154,61 @@ static SOLVED: AtomicUsize = AtomicUsize::new(0);
 static LOADED: AtomicUsize = AtomicUsize::new(0);
 /// What each solver answered in `fuzz_solver_params`: ok, ok with a note
 /// (such as metrics left out as undefined), saturated, undefined, refused (a
-/// parameter error), failed (a numerical or stability error), cancelled (at
-/// the deadline). Printed at the end, for docs/limits.md.
-static OUTCOMES: Mutex<std::collections::BTreeMap<String, [usize; 7]>> =
+/// parameter error naming one of the solver's parameters), unstable (the
+/// model has no steady state for these inputs: a refusal that says which
+/// quantity of the inputs, such as rho, is out of range), internal (a
+/// numerical failure, or a parameter error naming no parameter the user can
+/// give: a check is missing), cancelled (at the deadline). Printed at the
+/// end, for docs/limits.md.
+static OUTCOMES: Mutex<std::collections::BTreeMap<String, [usize; 8]>> =
     Mutex::new(std::collections::BTreeMap::new());
-const OUTCOME_NAMES: [&str; 7] = [
+const OUTCOME_NAMES: [&str; 8] = [
     "ok",
     "ok with a note",
     "saturated",
     "undefined",
     "refused",
-    "failed",
+    "unstable",
+    "internal",
     "cancelled",
 ];
+/// The index of "internal" in [`OUTCOME_NAMES`].
+const INTERNAL: usize = 6;
 
-fn count_outcome(solver: &str, r: &Result<solvers::Outcome, solvers::SolveError>) {
+/// Sorts an answer into [`OUTCOME_NAMES`]. `params` are the solver's
+/// documented parameters: a parameter error must name one of them (or an
+/// element or field of one, `flows[1].src`), or it blames a name the user
+/// never wrote. Errors of a program outside repro count as internal here
+/// (the harness fuzzes compiled-in solvers only).
+fn classify(r: &Result<solvers::Outcome, solvers::SolveError>, params: &[&str]) -> usize {
     use solvers::{SolveError, Status};
-    let i = match r {
+    match r {
         Ok(o) => match o.status {
             Status::Ok if o.note.is_some() => 1,
             Status::Ok => 0,
             Status::Saturated => 2,
             Status::Undefined => 3,
         },
-        Err(SolveError::InvalidParam { .. } | SolveError::BadParams(_)) => 4,
-        Err(SolveError::Cancelled) => 6,
-        Err(_) => 5,
-    };
+        Err(SolveError::InvalidParam { param, .. }) => {
+            if param
+                .split([',', '/', ' '])
+                .map(|p| p.split(['[', '.']).next().unwrap_or("").trim())
+                .filter(|p| !p.is_empty())
+                .all(|p| params.contains(&p))
+            {
+                4
+            } else {
+                INTERNAL
+            }
+        }
+        Err(SolveError::BadParams(_)) => 4,
+        Err(SolveError::Unstable(_)) => 5,
+        Err(SolveError::Cancelled) => 7,
+        Err(SolveError::Numerical(_) | SolveError::Program(_)) => INTERNAL,
+    }
+}
+
+fn count_outcome(solver: &str, i: usize) {
     if let Ok(mut m) = OUTCOMES.lock() {
         m.entry(solver.to_string()).or_default()[i] += 1;
     }
@@ -607,7 +635,9 @@ fn check_solve(
         eprintln!("SLOW solver input: {solver} took {wall:?} wall, {took:?} CPU on {params}");
     }
     let r = r.map_err(|_| TestCaseError::fail(format!("{solver} panicked on {params}")))?;
-    count_outcome(solver, &r);
+    let names: Vec<&str> = s.doc().params.iter().map(|p| p.name).collect();
+    let outcome = classify(&r, &names);
+    count_outcome(solver, outcome);
     prop_assert!(
         took < WATCHDOG,
         "{solver} took {took:?} of CPU ({wall:?} wall) on {params}"
@@ -626,7 +656,16 @@ fn check_solve(
                 );
             }
         }
-        Err(e) => prop_assert!(!e.to_string().is_empty()),
+        Err(e) => {
+            prop_assert!(!e.to_string().is_empty());
+            // Issue 32 item 5: an input the solver cannot answer is refused
+            // naming the user's parameter, its value and the accepted range,
+            // never left to fail inside the numerics.
+            prop_assert!(
+                outcome != INTERNAL,
+                "{solver}: internal failure naming no parameter the user gave: {e} on {params}"
+            );
+        }
     }
     Ok(())
 }

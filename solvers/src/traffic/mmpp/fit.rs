@@ -254,6 +254,26 @@ pub fn superpose_fit(components: &[(Mmpp2, f64)], t: Option<f64>) -> Result<Fit,
     fit_mmpp2(&Characteristics::superposition(components, t))
 }
 
+/// A failure inside a solver's numerics (a fit, a truncation) said in the
+/// user's terms (issue 32 item 5): names `blame`, one of the parameters the
+/// user gave, with the values that produced the failure (`inputs`, such as
+/// "phi1 = 0.5, mu = 1e12"). A refusal that already names one of `own` (the
+/// solver's parameters) is returned unchanged; so are cancellations.
+pub(crate) fn in_user_terms(e: SolveError, own: &[&str], blame: &str, inputs: &str) -> SolveError {
+    match e {
+        SolveError::InvalidParam { ref param, .. } if own.contains(&param.as_str()) => e,
+        SolveError::InvalidParam { param, rule } => SolveError::param(
+            blame,
+            format!("with {inputs}, an internal quantity `{param}` {rule}: these inputs are outside what the method resolves"),
+        ),
+        SolveError::Numerical(msg) => SolveError::param(
+            blame,
+            format!("with {inputs}, the computation fails ({msg}): these inputs are outside what the method resolves"),
+        ),
+        e => e,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -46,6 +46,11 @@ impl Solver for AccessConfigSolver {
     }
     fn solve(&self, params: &serde_json::Value, _ctx: &TaskContext) -> Result<Outcome, SolveError> {
         let p: ModelParams = parse(params)?;
+        crate::systems::wireless::check_model_scales(
+            p.t_wlan,
+            p.t_mesh,
+            [p.phi1, p.phi2, p.lambda1, p.lambda2],
+        )?;
         let a = p.access()?;
         let sizes = a.ring_sizes();
         for (i, &s) in sizes.iter().enumerate().skip(1) {

@@ -30,6 +30,11 @@ impl Solver for MeshConfigSolver {
     }
     fn solve(&self, params: &serde_json::Value, _ctx: &TaskContext) -> Result<Outcome, SolveError> {
         let p: ConfigParams = parse(params)?;
+        crate::systems::wireless::check_model_scales(
+            p.t_wlan,
+            p.t_mesh,
+            [p.phi1, p.phi2, p.lambda1, p.lambda2],
+        )?;
         let m = p.mesh()?;
         let eps = m.visit_ratios()?;
         let eps_sum: f64 = eps.iter().sum();

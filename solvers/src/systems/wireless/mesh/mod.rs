@@ -38,6 +38,8 @@ pub use sim::{mesh_layout, MeshLayout, MeshSimSolver, G_AP_DOWN, G_AP_UP, G_MR, 
 pub const MAX_GRID: usize = 21;
 /// Largest number of APs per MR and of stations per AP.
 const MAX_PER: usize = 1000;
+/// Smallest exit probability `sigma`: 10⁶ MR visits per packet on average.
+const MIN_SIGMA: f64 = 1e-6;
 
 /// One entry of `mr_types`: `count` MRs with `aps` APs of `stations` stations each.
 #[derive(Debug, Clone, Deserialize)]
@@ -145,10 +147,16 @@ impl Mesh {
                 format!("must be <= {MAX_GRID} (dense visit-ratio solve), got {n}"),
             ));
         }
-        if !(sigma.is_finite() && sigma > 0.0 && sigma <= 1.0) {
+        // A packet makes 1/sigma MR visits on average: below 1e-6 the
+        // visit ratios (about 1/sigma each) lose the precision their sum
+        // check needs (sigma = 1e-9 failed it by 2e-8).
+        if !(sigma.is_finite() && (MIN_SIGMA..=1.0).contains(&sigma)) {
             return Err(SolveError::param(
                 "sigma",
-                format!("must lie in (0, 1], got {sigma}"),
+                format!(
+                    "must lie in [{MIN_SIGMA:e}, 1] (a packet makes 1/sigma MR visits on average), got {}",
+                    crate::params::show(sigma)
+                ),
             ));
         }
         if types.is_empty() {

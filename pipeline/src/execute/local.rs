@@ -5,11 +5,11 @@
 //! transaction, so a killed run resumes where it stopped. Ctrl-C cancels the
 //! tasks in flight (they are not stored) and keeps everything finished.
 
-use super::shared::{Held, Sharing, Turn};
+use super::shared::{Held, Sharing, Turn, BATCH};
 use crate::plan::{Plan, Task};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use solvers::{Fidelity, Outcome, Registry, SolveError, Status, TaskContext};
+use solvers::{Fidelity, Kind, Outcome, Registry, SolveError, Status, TaskContext};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -203,21 +203,48 @@ pub async fn execute(
         };
         tokio::spawn(async move {
             let mut busy = Vec::new();
-            for task in todo {
+            let mut todo = todo.into_iter().peekable();
+            while let Some(first) = todo.next() {
                 let permit = sem.clone().acquire_owned().await.expect("semaphore open");
                 if cancel.load(Ordering::Relaxed) {
                     return Ok(());
                 }
-                match sharing.claim(&registry, &task).await? {
-                    Turn::Run(held) => start(task, held, permit),
-                    Turn::Done => {
-                        drop(permit);
-                        let _ = done_tx.send(Finished::Shared(task)).await;
+                // Models in batches of consecutive models, simulations alone
+                // (shared.rs, BATCH).
+                let mut batch = vec![first];
+                while batch[0].kind == Kind::Analytic && batch.len() < BATCH {
+                    match todo.next_if(|t| t.kind == Kind::Analytic) {
+                        Some(t) => batch.push(t),
+                        None => break,
                     }
-                    Turn::Busy(worker) => {
-                        tracing::debug!(key = %task.key, %worker, "another process runs this task: waiting for it");
-                        busy.push(task);
+                }
+                let turns = sharing.claim(&registry, &batch).await?;
+                let mut permit = Some(permit);
+                for (task, turn) in batch.into_iter().zip(turns) {
+                    match turn {
+                        Turn::Run(held) => {
+                            let permit = match permit.take() {
+                                Some(p) => p,
+                                None => sem.clone().acquire_owned().await.expect("semaphore open"),
+                            };
+                            if cancel.load(Ordering::Relaxed) {
+                                // Claimed with the batch, never started.
+                                sharing.release(&held).await?;
+                                continue;
+                            }
+                            start(task, held, permit);
+                        }
+                        Turn::Done => {
+                            let _ = done_tx.send(Finished::Shared(task)).await;
+                        }
+                        Turn::Busy(worker) => {
+                            tracing::debug!(key = %task.key, %worker, "another process runs this task: waiting for it");
+                            busy.push(task);
+                        }
                     }
+                }
+                if cancel.load(Ordering::Relaxed) {
+                    return Ok(());
                 }
             }
             while !busy.is_empty() && !cancel.load(Ordering::Relaxed) {

@@ -265,71 +265,85 @@ impl Store {
         worker: &WorkerId,
         record: &TaskRecord,
     ) -> Result<bool> {
-        self.store_claimed(claimed, worker, record, false).await
+        let found = self
+            .store_claimed(&[(claimed, false, record)], worker)
+            .await?;
+        Ok(found.first().copied().unwrap_or(false))
     }
 
-    /// [`Store::complete`] and [`Store::finish_key`]: the result stored in
-    /// one transaction with its queue row, which is marked done (or failed),
-    /// or with `remove` deleted; nothing stored (`false`) unless `worker`
-    /// holds the row.
+    /// [`Store::complete`] and [`Store::finish_keys`]: each result stored
+    /// with its queue row, which is marked done (or failed), or when its
+    /// flag is set (a row [`Store::claim_keys`] inserted) deleted, all in
+    /// one transaction; a result whose row `worker` no longer holds is not
+    /// stored (`false` in its place). The rows are visited in key order, as
+    /// claims visit them.
     async fn store_claimed(
         &self,
-        claimed: &Claimed,
+        items: &[(&Claimed, bool, &TaskRecord)],
         worker: &WorkerId,
-        record: &TaskRecord,
-        remove: bool,
-    ) -> Result<bool> {
-        validate_task(record)?;
-        if record.key != claimed.task_key {
-            return Err(StoreError::Invalid(format!(
-                "complete {}: the record is of task {}",
-                claimed.task_key, record.key
-            )));
+    ) -> Result<Vec<bool>> {
+        for (claimed, _, record) in items {
+            validate_task(record)?;
+            if record.key != claimed.task_key {
+                return Err(StoreError::Invalid(format!(
+                    "complete {}: the record is of task {}",
+                    claimed.task_key, record.key
+                )));
+            }
         }
-        let state = match record.status {
-            TaskStatus::Failed => QueueState::Failed,
-            _ => QueueState::Done,
+        if items.is_empty() {
+            return Ok(Vec::new());
         }
-        .as_str();
-        let run = claimed.run_id;
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        order.sort_by(|&a, &b| items[a].0.task_key.cmp(&items[b].0.task_key));
+        let finished = now_rfc3339();
         on_pool!(self, |pool, DB| {
             let mut tx = begin_write(pool, None).await?;
-            // The queue row first: on PostgreSQL this locks it, so a worker
-            // that reclaims the task meanwhile waits for this commit and then
-            // finds the row done (or gone).
-            let owned = if remove {
-                sqlx::query(
-                    "DELETE FROM queue WHERE task_key = $1 AND worker = $2 AND state = 'running'",
-                )
-                .bind(&claimed.task_key)
-                .bind(&worker.0)
-                .execute(&mut *tx)
-                .await
-                .map_err(db("remove a finished task's row"))?
-            } else {
-                sqlx::query(
-                    "UPDATE queue SET state = $1, finished = $2, lease_until = NULL, error = $3 \
-                     WHERE task_key = $4 AND worker = $5 AND state = 'running'",
-                )
-                .bind(state)
-                .bind(now_rfc3339())
-                .bind(&record.error)
-                .bind(&claimed.task_key)
-                .bind(&worker.0)
-                .execute(&mut *tx)
-                .await
-                .map_err(db("mark task done"))?
+            let mut stored = vec![false; items.len()];
+            for i in order {
+                let (claimed, remove, record) = items[i];
+                let state = match record.status {
+                    TaskStatus::Failed => QueueState::Failed,
+                    _ => QueueState::Done,
+                }
+                .as_str();
+                // The queue row first: on PostgreSQL this locks it, so a
+                // worker that reclaims the task meanwhile waits for this
+                // commit and then finds the row done (or gone).
+                let owned = if remove {
+                    sqlx::query(
+                        "DELETE FROM queue WHERE task_key = $1 AND worker = $2 AND state = 'running'",
+                    )
+                    .bind(&claimed.task_key)
+                    .bind(&worker.0)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db("remove a finished task's row"))?
+                } else {
+                    sqlx::query(
+                        "UPDATE queue SET state = $1, finished = $2, lease_until = NULL, error = $3 \
+                         WHERE task_key = $4 AND worker = $5 AND state = 'running'",
+                    )
+                    .bind(state)
+                    .bind(&finished)
+                    .bind(&record.error)
+                    .bind(&claimed.task_key)
+                    .bind(&worker.0)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db("mark task done"))?
+                }
+                .rows_affected()
+                    == 1;
+                // A row lost to another worker: nothing of it is written.
+                if owned {
+                    let (run, t) = (claimed.run_id, record);
+                    write_task!(tx, DB, run, t);
+                    stored[i] = true;
+                }
             }
-            .rows_affected()
-                == 1;
-            if !owned {
-                tx.rollback().await.map_err(db("roll back lost task"))?;
-                return Ok(false);
-            }
-            let t = record;
-            write_task!(tx, DB, run, t);
             tx.commit().await.map_err(db("commit task"))?;
-            Ok(true)
+            Ok(stored)
         })
     }
 
@@ -489,7 +503,20 @@ impl Store {
         worker: &WorkerId,
         record: &TaskRecord,
     ) -> Result<bool> {
-        self.store_claimed(claimed, worker, record, inserted).await
+        let found = self
+            .finish_keys(&[(claimed, inserted, record)], worker)
+            .await?;
+        Ok(found.first().copied().unwrap_or(false))
+    }
+
+    /// [`Store::finish_key`] for several results in one transaction (each
+    /// `(claim, inserted, result)`), answered in their order.
+    pub async fn finish_keys(
+        &self,
+        items: &[(&Claimed, bool, &TaskRecord)],
+        worker: &WorkerId,
+    ) -> Result<Vec<bool>> {
+        self.store_claimed(items, worker).await
     }
 
     /// Gives back a task claimed with [`Store::claim_key`] and not finished

@@ -316,3 +316,45 @@ async fn a_batch_of_key_claims_answers_as_one_claim_each() {
         .unwrap()
         .is_empty());
 }
+
+/// Issue 35: results stored together in one transaction, each only if its
+/// claim still holds; an inserted row is removed, a taken-over one marked.
+#[tokio::test]
+async fn a_batch_of_results_stores_those_whose_claim_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(&dir).await;
+    let run = s.begin_run("v", "h", "").await.unwrap();
+    let (a, b) = two_runs();
+    let x = claim_new(&s, run, "x", &a, LONG).await;
+    let y = claim_new(&s, run, "y", &a, Duration::from_millis(1)).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let KeyClaim::Claimed(_, false) = s
+        .claim_key(run, &item("y", 1.0), &b, LONG, false, None)
+        .await
+        .unwrap()
+    else {
+        panic!("take over y")
+    };
+    s.enqueue(run, &[item("z", 1.0)], false).await.unwrap();
+    let KeyClaim::Claimed(z, false) = s
+        .claim_key(run, &item("z", 1.0), &a, LONG, false, None)
+        .await
+        .unwrap()
+    else {
+        panic!("claim z")
+    };
+    let (rx, ry, rz) = (
+        record("x", "done"),
+        record("y", "done"),
+        record("z", "failed"),
+    );
+    let stored = s
+        .finish_keys(&[(&x, true, &rx), (&y, true, &ry), (&z, false, &rz)], &a)
+        .await
+        .unwrap();
+    assert_eq!(stored, vec![true, false, true]);
+    let keys = ["x".to_string(), "y".into(), "z".into()];
+    assert_eq!(s.tasks(&keys).await.unwrap().len(), 2);
+    let c = s.queue_counts(None).await.unwrap();
+    assert_eq!((c.total(), c.running, c.failed), (2, 1, 1));
+}

@@ -23,10 +23,11 @@ use store::{Claimed, Enqueue, KeyClaim, Store, TaskRecord, WorkerId};
 /// How long a claim holds without renewal; renewed every third of it.
 const LEASE: Duration = Duration::from_secs(30);
 
-/// At most this many tasks are claimed in one transaction; the local
-/// executor claims models (milliseconds each, about a claim's own cost) this
-/// many at a time and simulations one per free slot, so that runs sharing a
-/// store split the long tasks between them as evenly as before.
+/// At most this many tasks are claimed, or results stored, in one
+/// transaction; the local executor claims models (milliseconds each, about a
+/// claim's own cost) this many at a time and simulations one per free slot,
+/// so that runs sharing a store split the long tasks between them as evenly
+/// as before.
 pub(crate) const BATCH: usize = 64;
 
 /// How often a run waiting for tasks another process runs looks at the store
@@ -188,15 +189,26 @@ impl Sharing {
         Ok(turns)
     }
 
-    /// Stores a held task's result with its row; `false` (nothing stored) if
-    /// the claim was lost to another process meanwhile.
-    pub(crate) async fn finish(&self, held: &Held, rec: &TaskRecord) -> anyhow::Result<bool> {
+    /// Stores held tasks' results with their rows, in one transaction; for
+    /// each, `false` (nothing stored) if the claim was lost to another
+    /// process meanwhile.
+    pub(crate) async fn finish(&self, done: &[(&Held, &TaskRecord)]) -> anyhow::Result<Vec<bool>> {
+        let items: Vec<_> = done
+            .iter()
+            .map(|(h, r)| (&h.claimed, h.inserted, *r))
+            .collect();
         let stored = self
             .store
-            .finish_key(&held.claimed, held.inserted, &self.worker, rec)
+            .finish_keys(&items, &self.worker)
             .await
-            .with_context(|| format!("storing task {}", rec.key))?;
-        lock(&self.held).remove(&held.claimed.task_key);
+            .with_context(|| match done {
+                [(_, r)] => format!("storing task {}", r.key),
+                _ => format!("storing {} tasks", done.len()),
+            })?;
+        let mut held = lock(&self.held);
+        for (h, _) in done {
+            held.remove(&h.claimed.task_key);
+        }
         Ok(stored)
     }
 

@@ -87,6 +87,14 @@ pub trait Topology {
         self.ports()
     }
     fn link(&self, router: u32, port: u32) -> Option<(u32, u32)>;
+    /// Flits per VC of the input buffer that channel `(router, port)` feeds,
+    /// given the scenario's [`Scenario::buffer`] and message length
+    /// (default: `buffer` everywhere). A plug-in may deepen some buffers: a
+    /// multi-cluster dispatcher's channels into its ECN hold a whole message
+    /// in `cd_queue: output` (fattree.rs). At least 1.
+    fn buffer_of(&self, _router: u32, _port: u32, buffer: usize, _msg_len: u32) -> usize {
+        buffer
+    }
 }
 
 /// A routing function with its VC selection. For a header at `cur` bound

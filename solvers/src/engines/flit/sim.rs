@@ -416,6 +416,10 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     let mut up = vec![NONE; n_ivc];
     let mut lat = vec![1.0f64; n_ch];
     let mut period = vec![1.0f64; n_ch];
+    // Depth of the input buffer behind each output VC and of each input VC
+    // (`Topology::buffer_of`; `buf` unless the plug-in deepens one).
+    let mut cap_ov = vec![buf as u32; n_ch * v_n];
+    let mut cap_iv = vec![buf as u32; n_ivc];
     for r in 0..n_r as u32 {
         for p in 0..(base[r as usize + 1] - base[r as usize]) as u32 {
             let ch = base[r as usize] + p as usize;
@@ -429,9 +433,18 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         ),
                     ));
                 }
+                let depth = topo.buffer_of(r, p, buf, omega);
+                if !(1..=1 << 20).contains(&depth) {
+                    return Err(SolveError::param(
+                        "topology",
+                        format!("channel ({r}, {p}): a buffer of {depth} flits (need 1 ..= 2^20)"),
+                    ));
+                }
                 for v in 0..v_n {
                     let o = ch * v_n + v;
                     let i = (base[r2u] + p2 as usize) * v_n + v;
+                    cap_ov[o] = depth as u32;
+                    cap_iv[i] = depth as u32;
                     if up[i] != NONE {
                         return Err(SolveError::param(
                             "topology",
@@ -463,7 +476,8 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     // Whole latencies and one flit per cycle everywhere: no virtual times.
     let paced = lat.iter().any(|x| x.fract() != 0.0) || period.iter().any(|&t| t != 1.0);
     let lat_cycles: Vec<usize> = lat.iter().map(|x| (x.ceil() as usize).max(1)).collect();
-    if !general && !paced && lat_cycles.iter().all(|&l| l == 1) && !dests.relays() {
+    let uniform_buf = cap_iv.iter().all(|&d| d as usize == buf);
+    if !general && !paced && uniform_buf && lat_cycles.iter().all(|&l| l == 1) && !dests.relays() {
         let w = Wiring {
             n_r,
             n_src,
@@ -488,7 +502,14 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
 
     // Input VC state: network VCs 0..n_ivc with a ring buffer each, then
     // injection VCs n_ivc..n_ivc + n_inj holding the message being sent.
-    let mut fl = vec![0u32; n_ivc * buf]; // flit = msg << 2 | head << 1 | tail
+    // Input VC i's ring holds cap_iv[i] flits from fl[fl_off[i]].
+    let mut fl_off = Vec::with_capacity(n_ivc);
+    let mut fl_total = 0usize;
+    for &d in &cap_iv {
+        fl_off.push(fl_total);
+        fl_total += d as usize;
+    }
+    let mut fl = vec![0u32; fl_total]; // flit = msg << 2 | head << 1 | tail
     let mut fl_head = vec![0u32; n_ivc];
     let mut fl_len = vec![0u32; n_ivc];
     let mut alloc = vec![NONE; n_ivc + n_inj];
@@ -496,7 +517,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     let mut inj_left = vec![0u32; n_inj];
     // Output VC state.
     let mut owner = vec![NONE; n_ch * v_n];
-    let mut credits = vec![buf as u32; n_ch * v_n];
+    let mut credits = cap_ov.clone();
     let mut rr = vec![0u32; n_ch];
     // Work per router: flits in its network input buffers + messages at its
     // source (waiting or being injected). Routers with none are skipped.
@@ -582,9 +603,10 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     // when a scheduled leg cannot go quiet for a stall window (its gaps are
     // a few link times), the deadlock detector then sees the same progress.
     let max_lat = lat_cycles.iter().copied().max().unwrap_or(1) as u64;
+    let buf_max = cap_iv.iter().copied().max().unwrap_or(buf as u32);
     let sched_on = worms
         && v_n == 1
-        && sc.stall_cycles >= 4 * (buf as u64 + 2) * (max_period.ceil() as u64 + max_lat + 2);
+        && sc.stall_cycles >= 4 * (buf_max as u64 + 2) * (max_period.ceil() as u64 + max_lat + 2);
     // The next landing at each scheduled leg's target (its flits land in
     // order): (cycle, send cycle, channel, leg); releases: (cycle, index
     // into `rels`).
@@ -650,7 +672,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 } => {
                     let o = o as usize;
                     owner[o] = NONE;
-                    credits[o] = buf as u32;
+                    credits[o] = cap_ov[o];
                     if paced {
                         ready[o] = rd;
                     }
@@ -803,11 +825,11 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 }
             } else {
                 let at = i as usize;
-                let mut pos = (fl_head[at] + fl_len[at]) as usize;
-                if pos >= buf {
-                    pos -= buf;
+                let mut pos = fl_head[at] + fl_len[at];
+                if pos >= cap_iv[at] {
+                    pos -= cap_iv[at];
                 }
-                fl[at * buf + pos] = f;
+                fl[fl_off[at] + pos as usize] = f;
                 if fl_len[at] == 0 && alloc[at] == NONE {
                     hdr_wait[r] += 1;
                     set_bit(&mut hw, at + r * inj_per);
@@ -888,7 +910,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 gmap[iv] = NONE;
                 infl[j].sort_unstable();
                 let nf = infl[j].len() as u32;
-                let ret = (credits[o] + sent) as i64 - buf as i64;
+                let ret = (credits[o] + sent) as i64 - cap_ov[o] as i64;
                 let pending = if j + 1 == h {
                     credit_next.iter().filter(|&&x| x as usize == o).count() as u32
                 } else {
@@ -907,6 +929,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     period: period[o],
                     latency: lat[o],
                     lat_cycles: lat_cycles[o] as u64,
+                    buf: cap_ov[o],
                 });
                 if j + 1 < h {
                     if fl_len[iv] > landed {
@@ -929,7 +952,6 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             worm::schedule(
                 cycle,
                 omega,
-                buf as u32,
                 paced,
                 &mut st_buf,
                 &infl[..h],
@@ -1186,7 +1208,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                                 let (i, m) = if k < net_in {
                                     let i = ivc0 + k;
                                     debug_assert!(alloc[i] == NONE && fl_len[i] > 0);
-                                    let f = fl[i * buf + fl_head[i] as usize];
+                                    let f = fl[fl_off[i] + fl_head[i] as usize];
                                     debug_assert!(f & 2 != 0);
                                     (i, (f >> 2) as usize)
                                 } else {
@@ -1198,7 +1220,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                                 let chosen =
                                     routing.route(r32, msgs[m].dst, msgs[m].tag, &mut rng, |p, v| {
                                         let o = (base[r] + p as usize) * v_n + v as usize;
-                                        owner[o] == NONE && credits[o] == buf as u32
+                                        owner[o] == NONE && credits[o] == cap_ov[o]
                                     });
                                 if let Some((p, v)) = chosen {
                                     debug_assert!((p as usize) < base[r + 1] - base[r]);
@@ -1254,8 +1276,8 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                                 if fl_len[i] == 0 {
                                     continue;
                                 }
-                                let f = fl[i * buf + fl_head[i] as usize];
-                                fl_head[i] = if fl_head[i] + 1 == buf as u32 {
+                                let f = fl[fl_off[i] + fl_head[i] as usize];
+                                fl_head[i] = if fl_head[i] + 1 == cap_iv[i] {
                                     0
                                 } else {
                                     fl_head[i] + 1

@@ -99,6 +99,8 @@ pub(super) struct ChanState {
     pub(super) period: f64,
     pub(super) latency: f64,
     pub(super) lat_cycles: u64,
+    /// Depth of the buffer the channel feeds (flits).
+    pub(super) buf: u32,
 }
 
 /// Computes the send and landing cycles of a leg's remaining flits. `st`:
@@ -112,7 +114,8 @@ pub(super) struct ChanState {
 ///
 /// Flit k on channel j depends on flit k on channel j − 1 (its landing),
 /// flit k − 1 on channel j (the channel's previous send and pacing) and
-/// flit k − buffer on channel j + 1 (the credit). Visiting (k, j) by
+/// flit k − b_j on channel j + 1 (the credit; b_j the depth of the buffer
+/// channel j feeds, [`ChanState::buf`]). Visiting (k, j) by
 /// increasing 2k + j (a wavefront) computes each after all three, and the
 /// flits of one wavefront are independent of each other, so the processor
 /// overlaps their chains of operations instead of waiting for each (the
@@ -126,7 +129,6 @@ pub(super) struct ChanState {
 pub(super) fn schedule(
     t0: u64,
     omega: u32,
-    buf: u32,
     paced: bool,
     st: &mut [ChanState],
     inflight: &[Vec<u64>],
@@ -137,7 +139,6 @@ pub(super) fn schedule(
 ) {
     let h = st.len();
     let w = omega as usize;
-    let b = buf as usize;
     let t0f = t0 as f64;
     debug_assert!(t0f < TWO52 / 4.0);
     send.clear();
@@ -190,6 +191,7 @@ pub(super) fn schedule(
         if k > sent {
             c = max(c, send[row + k - 1] + 1.0);
         }
+        let b = s.buf as usize;
         if k >= b {
             c = max(c, credit[row + k - b]);
         }

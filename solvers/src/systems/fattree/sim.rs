@@ -613,7 +613,10 @@ impl Solver for MulticlusterSim {
         // with a station offered >= 1 saturated without a run; memory bound.
         // (Parameter max_rel_half_width added in 3: without it every result
         // is unchanged.)
-        3
+        // 4: cd_queue: output, a dispatcher's channels into its ECN feed
+        // buffers of a whole message (D serves in ω·t_cs^I, not held by a
+        // slower ECN); fifo results unchanged.
+        4
     }
     fn kind(&self) -> Kind {
         Kind::Simulation
@@ -626,7 +629,7 @@ impl Solver for MulticlusterSim {
                 vec![
                 ParamDoc { name: "cycles_per_flit", doc: "clock resolution: cycles per fastest per-flit link time (integer >= 1, default 8); rounding adds < 1 cycle per hop to a header" },
                 ParamDoc { name: "relay", doc: "cut_through (default: C/D forward a message while it arrives) or store_forward" },
-                ParamDoc { name: "cd_queue", doc: "fifo (default: the ICN as an m_c-port n_c-tree, wormhole, one VC; a message blocked in it holds its concentrator) or output (the model's C/D assumption: a private lane of 2q ICN-speed channels per ordered cluster pair, so a concentrator is never held downstream and messages reach the dispatcher's FIFO without contending for an input link; docs/models/multicluster.md)" },
+                ParamDoc { name: "cd_queue", doc: "fifo (default: the ICN as an m_c-port n_c-tree, wormhole, one VC; a message blocked in it holds its concentrator) or output (the model's C/D assumption: a private lane of 2q ICN-speed channels per ordered cluster pair, so a concentrator is never held downstream and messages reach the dispatcher's FIFO without contending for an input link; the dispatcher's channels into its ECN feed buffers of a whole message, so it serves a message in omega*t_cs^I however slow the ECN after it; docs/models/multicluster.md)" },
                 ParamDoc { name: "buffer", doc: "diagnostic: flits per input buffer on every channel (integer 1..=4096, default 2: our choice, the thesis gives no buffer size; >= omega makes the network virtual cut-through)" },
                 ParamDoc { name: "loads", doc: "simulate only where lambda1 is one of these values (relative 1e-9; default: every point); elsewhere the outcome is `undefined` (not simulated), so a manifest can show a dense model grid with the simulation at a few of its loads" },
                 ParamDoc { name: "max_rel_half_width", doc: "stop rule (catalogue §0: a simulated series stops where its CI exceeds 10 %): a completed run whose latency 95% half-width exceeds this fraction of the mean is not a steady point, outcome `undefined` with the value and half-width in its note (default: none, every completed run reports)" },

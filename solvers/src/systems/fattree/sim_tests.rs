@@ -515,6 +515,39 @@ fn output_concentrator_and_dispatcher_are_md1_queues() {
     );
 }
 
+/// Ch.5's link speeds (Table 5.2: ECN Net.2, t_cs^E = 0.01 + L_f/800, slower
+/// than the ICN Net.1, t_cs^I = 0.005 + L_f/1000, by 1.257 at L_f = 512) on
+/// Fig 4.5(a)'s clusters, Poisson sources, ξ = 1, ρ_D = 0.45: the
+/// dispatcher of `output` is the model's W_d server, an M/D/1 queue serving
+/// ω·t_cs^I per message, however slow the ECN after it (its channels into
+/// the ECN feed buffers of a whole message; docs/models/multicluster.md,
+/// "The `output` variant"). Arrivals at D are a superposition of 15
+/// concentrators' departures, so 10 % besides twice the CI, as above.
+#[test]
+fn output_dispatcher_is_an_md1_queue_before_a_slower_ecn() {
+    let t_i = 0.005 + 512.0 / 1000.0;
+    let s = 64.0 * t_i;
+    let rho: f64 = 0.45;
+    let lam = rho / (16.0 * s);
+    let o = solve(fig45a(json!({
+        "xi": 1.0, "lambda1": 2.0 * lam, "cd_queue": "output",
+        "icn": {"bandwidth": 1000, "network_latency": 0.01, "switch_latency": 0.005},
+        "ecn": {"bandwidth": 800, "network_latency": 0.01, "switch_latency": 0.01},
+        "warmup": 1000, "batches": 10, "batch_len": 3000,
+    })));
+    assert_eq!(o.status, crate::Status::Ok, "{:?}", o.note);
+    let md1 = rho * s / (2.0 * (1.0 - rho));
+    let m = &o.metrics["W_d"];
+    let (w, hw) = (m.value, m.half_width.unwrap());
+    assert!(
+        (w - md1).abs() <= 2.0 * hw + 0.1 * md1,
+        "W_d {w} ± {hw} vs M/D/1 {md1}"
+    );
+    // The ICN links into D carry λ_D·ω·t_cs^I.
+    let u = get(&o, "U_d");
+    assert!((u - rho).abs() < 0.1 * rho, "U_d {u} vs {rho}");
+}
+
 /// `output` under overload: flits conserved, no deadlock, deterministic;
 /// below the concentrator bound where `fifo` saturates (0.8 of it), the
 /// output-queued system is steady and its C/D links carry λ_C·ω·t_cs^I.
@@ -574,7 +607,8 @@ fn stop_rule_marks_an_imprecise_point_undefined() {
 /// variants, cut-through and store-and-forward relays, MMPP and Poisson
 /// sources, low load to past saturation, short messages (ω below and at
 /// the buffer), one-flit and whole-message buffers, a clock of one cycle
-/// per flit, and a ch.5 system of heterogeneous clusters.
+/// per flit, and a ch.5 system of heterogeneous clusters in both variants
+/// (`output`: the dispatcher's deeper buffers into a slower ECN).
 #[test]
 fn worms_advanced_per_message_change_no_counter() {
     use crate::engines::flit::Mode;
@@ -605,6 +639,11 @@ fn worms_advanced_per_message_change_no_counter() {
         json!({
             "clusters": ch5, "m_c": 8, "omega": 32, "Lf": 256,
             "phi1": 0.08, "phi2": 0.06, "lambda1": 0.0005,
+            "warmup": 100, "batches": 4, "batch_len": 300,
+        }),
+        json!({
+            "clusters": ch5, "m_c": 8, "omega": 32, "Lf": 256, "cd_queue": "output",
+            "phi1": 0.08, "phi2": 0.06, "lambda1": 0.0009,
             "warmup": 100, "batches": 4, "batch_len": 300,
         }),
     ];

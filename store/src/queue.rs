@@ -25,6 +25,8 @@ use crate::{
     QueueState, Result, Store, StoreError, TaskRecord, TaskStatus, KEY_CHUNK, MAX_BINDS,
 };
 
+mod keys;
+
 /// A task is failed after this many workers lost it (each claim is an attempt):
 /// a task that kills its worker (out of memory, a node's time limit) must not
 /// take every worker down in turn.
@@ -265,71 +267,85 @@ impl Store {
         worker: &WorkerId,
         record: &TaskRecord,
     ) -> Result<bool> {
-        self.store_claimed(claimed, worker, record, false).await
+        let found = self
+            .store_claimed(&[(claimed, false, record)], worker)
+            .await?;
+        Ok(found.first().copied().unwrap_or(false))
     }
 
-    /// [`Store::complete`] and [`Store::finish_key`]: the result stored in
-    /// one transaction with its queue row, which is marked done (or failed),
-    /// or with `remove` deleted; nothing stored (`false`) unless `worker`
-    /// holds the row.
+    /// [`Store::complete`] and [`Store::finish_keys`]: each result stored
+    /// with its queue row, which is marked done (or failed), or when its
+    /// flag is set (a row [`Store::claim_keys`] inserted) deleted, all in
+    /// one transaction; a result whose row `worker` no longer holds is not
+    /// stored (`false` in its place). The rows are visited in key order, as
+    /// claims visit them.
     async fn store_claimed(
         &self,
-        claimed: &Claimed,
+        items: &[(&Claimed, bool, &TaskRecord)],
         worker: &WorkerId,
-        record: &TaskRecord,
-        remove: bool,
-    ) -> Result<bool> {
-        validate_task(record)?;
-        if record.key != claimed.task_key {
-            return Err(StoreError::Invalid(format!(
-                "complete {}: the record is of task {}",
-                claimed.task_key, record.key
-            )));
+    ) -> Result<Vec<bool>> {
+        for (claimed, _, record) in items {
+            validate_task(record)?;
+            if record.key != claimed.task_key {
+                return Err(StoreError::Invalid(format!(
+                    "complete {}: the record is of task {}",
+                    claimed.task_key, record.key
+                )));
+            }
         }
-        let state = match record.status {
-            TaskStatus::Failed => QueueState::Failed,
-            _ => QueueState::Done,
+        if items.is_empty() {
+            return Ok(Vec::new());
         }
-        .as_str();
-        let run = claimed.run_id;
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        order.sort_by(|&a, &b| items[a].0.task_key.cmp(&items[b].0.task_key));
+        let finished = now_rfc3339();
         on_pool!(self, |pool, DB| {
             let mut tx = begin_write(pool, None).await?;
-            // The queue row first: on PostgreSQL this locks it, so a worker
-            // that reclaims the task meanwhile waits for this commit and then
-            // finds the row done (or gone).
-            let owned = if remove {
-                sqlx::query(
-                    "DELETE FROM queue WHERE task_key = $1 AND worker = $2 AND state = 'running'",
-                )
-                .bind(&claimed.task_key)
-                .bind(&worker.0)
-                .execute(&mut *tx)
-                .await
-                .map_err(db("remove a finished task's row"))?
-            } else {
-                sqlx::query(
-                    "UPDATE queue SET state = $1, finished = $2, lease_until = NULL, error = $3 \
-                     WHERE task_key = $4 AND worker = $5 AND state = 'running'",
-                )
-                .bind(state)
-                .bind(now_rfc3339())
-                .bind(&record.error)
-                .bind(&claimed.task_key)
-                .bind(&worker.0)
-                .execute(&mut *tx)
-                .await
-                .map_err(db("mark task done"))?
+            let mut stored = vec![false; items.len()];
+            for i in order {
+                let (claimed, remove, record) = items[i];
+                let state = match record.status {
+                    TaskStatus::Failed => QueueState::Failed,
+                    _ => QueueState::Done,
+                }
+                .as_str();
+                // The queue row first: on PostgreSQL this locks it, so a
+                // worker that reclaims the task meanwhile waits for this
+                // commit and then finds the row done (or gone).
+                let owned = if remove {
+                    sqlx::query(
+                        "DELETE FROM queue WHERE task_key = $1 AND worker = $2 AND state = 'running'",
+                    )
+                    .bind(&claimed.task_key)
+                    .bind(&worker.0)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db("remove a finished task's row"))?
+                } else {
+                    sqlx::query(
+                        "UPDATE queue SET state = $1, finished = $2, lease_until = NULL, error = $3 \
+                         WHERE task_key = $4 AND worker = $5 AND state = 'running'",
+                    )
+                    .bind(state)
+                    .bind(&finished)
+                    .bind(&record.error)
+                    .bind(&claimed.task_key)
+                    .bind(&worker.0)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db("mark task done"))?
+                }
+                .rows_affected()
+                    == 1;
+                // A row lost to another worker: nothing of it is written.
+                if owned {
+                    let (run, t) = (claimed.run_id, record);
+                    write_task!(tx, DB, run, t);
+                    stored[i] = true;
+                }
             }
-            .rows_affected()
-                == 1;
-            if !owned {
-                tx.rollback().await.map_err(db("roll back lost task"))?;
-                return Ok(false);
-            }
-            let t = record;
-            write_task!(tx, DB, run, t);
             tx.commit().await.map_err(db("commit task"))?;
-            Ok(true)
+            Ok(stored)
         })
     }
 
@@ -347,127 +363,6 @@ impl Store {
             .execute(pool)
             .await
             .map_err(db("release task"))?;
-            Ok(())
-        })
-    }
-
-    /// Claims one given task for a process that runs it itself (a local
-    /// run, issue 32: two runs on one store ran each task twice), through
-    /// the same rows and leases as the workers'. A key without a row gets a
-    /// `running` row of `worker` (`inserted`: [`Store::finish_key`] removes it
-    /// again); a pending or failed row, a running one whose lease expired or
-    /// whose worker is `dead` (a process known to be gone), and with `force`
-    /// a done one, is taken over. A row another live worker holds is
-    /// [`KeyClaim::Busy`]; a done one without `force` is [`KeyClaim::Done`].
-    pub async fn claim_key(
-        &self,
-        run: i64,
-        item: &Enqueue,
-        worker: &WorkerId,
-        lease: Duration,
-        force: bool,
-        dead: Option<&str>,
-    ) -> Result<KeyClaim> {
-        let now = now_ms();
-        let until = now + lease.as_millis() as i64;
-        let started = now_rfc3339();
-        on_pool!(self, |pool, DB| {
-            let inserted = sqlx::query(
-                "INSERT INTO queue (task_key, spec, priority, state, run_id, worker, lease_until,                    attempts, enqueued, started)                  VALUES ($1, $2, $3, 'running', $4, $5, $6, 1, $7, $7)                  ON CONFLICT (task_key) DO NOTHING",
-            )
-            .bind(&item.task_key)
-            .bind(&item.spec)
-            .bind(item.priority)
-            .bind(run)
-            .bind(&worker.0)
-            .bind(until)
-            .bind(&started)
-            .bind(&started)
-            .execute(pool)
-            .await
-            .map_err(db("claim a task key"))?
-            .rows_affected()
-                == 1;
-            if inserted {
-                return Ok(KeyClaim::Claimed(
-                    Claimed {
-                        task_key: item.task_key.clone(),
-                        spec: item.spec.clone(),
-                        run_id: run,
-                        attempt: 1,
-                    },
-                    true,
-                ));
-            }
-            let done = if force { " OR state = 'done'" } else { "" };
-            let taken: Option<(i64, i64)> = sqlx::query_as(sqlx::AssertSqlSafe(format!(
-                "UPDATE queue SET state = 'running', worker = $1, lease_until = $2,                    attempts = attempts + 1, started = $3, finished = NULL, error = NULL                  WHERE task_key = $4 AND (state IN ('pending', 'failed'){done}                    OR (state = 'running' AND (lease_until < $5 OR worker = $6)))                  RETURNING run_id, attempts"
-            )))
-            .bind(&worker.0)
-            .bind(until)
-            .bind(&started)
-            .bind(&item.task_key)
-            .bind(now)
-            .bind(dead.unwrap_or(""))
-            .fetch_optional(pool)
-            .await
-            .map_err(db("take over a task key"))?;
-            if let Some((run_id, attempt)) = taken {
-                return Ok(KeyClaim::Claimed(
-                    Claimed {
-                        task_key: item.task_key.clone(),
-                        spec: item.spec.clone(),
-                        run_id,
-                        attempt,
-                    },
-                    false,
-                ));
-            }
-            let row: Option<(String, Option<String>)> =
-                sqlx::query_as("SELECT state, worker FROM queue WHERE task_key = $1")
-                    .bind(&item.task_key)
-                    .fetch_optional(pool)
-                    .await
-                    .map_err(db("read a task key's row"))?;
-            Ok(match row {
-                Some((state, _)) if state == QueueState::Done.as_str() => KeyClaim::Done,
-                Some((_, worker)) => KeyClaim::Busy(worker.unwrap_or_default()),
-                // Removed between the statements (its holder finished): look again.
-                None => KeyClaim::Busy(String::new()),
-            })
-        })
-    }
-
-    /// Stores the result of a task claimed with [`Store::claim_key`], in one
-    /// transaction with its row: a row the claim inserted is removed, one it
-    /// took over is marked done (or failed) as [`Store::complete`] does.
-    /// `false`, storing nothing, if `worker` no longer holds it.
-    pub async fn finish_key(
-        &self,
-        claimed: &Claimed,
-        inserted: bool,
-        worker: &WorkerId,
-        record: &TaskRecord,
-    ) -> Result<bool> {
-        self.store_claimed(claimed, worker, record, inserted).await
-    }
-
-    /// Gives back a task claimed with [`Store::claim_key`] and not finished
-    /// (cancelled): a row the claim inserted is removed, one it took over is
-    /// pending again ([`Store::release`]).
-    pub async fn release_key(&self, key: &str, inserted: bool, worker: &WorkerId) -> Result<()> {
-        if !inserted {
-            return self.release(key, worker).await;
-        }
-        on_pool!(self, |pool, DB| {
-            sqlx::query(
-                "DELETE FROM queue WHERE task_key = $1 AND worker = $2 AND state = 'running'",
-            )
-            .bind(key)
-            .bind(&worker.0)
-            .execute(pool)
-            .await
-            .map_err(db("release a task key"))?;
             Ok(())
         })
     }

@@ -1,15 +1,16 @@
 //! Execution: runs the tasks of a plan that the store does not already hold.
 //!
 //! tokio drives; each solver runs on the blocking pool, at most `jobs` at a
-//! time. Each finished task is written to the store at once, in its own
-//! transaction, so a killed run resumes where it stopped. Ctrl-C cancels the
+//! time. Each finished task is written to the store at once (those that
+//! finished while the previous write ran, together in one transaction), so
+//! a killed run resumes where it stopped. Ctrl-C cancels the
 //! tasks in flight (they are not stored) and keeps everything finished.
 
-use super::shared::{Held, Sharing, Turn};
+use super::shared::{Held, Sharing, Turn, BATCH};
 use crate::plan::{Plan, Task};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use solvers::{Fidelity, Outcome, Registry, SolveError, Status, TaskContext};
+use solvers::{Fidelity, Kind, Outcome, Registry, SolveError, Status, TaskContext};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -182,7 +183,9 @@ pub async fn execute(
         .then(|| ProgressLines::new(summary.total, summary.cached));
 
     let cancel = Arc::new(AtomicBool::new(false));
-    let (tx, mut rx) = mpsc::channel::<Finished>(opts.jobs.max(1) * 2);
+    // Room for a batch of results, so that solvers need not wait for the
+    // store while it writes the previous ones.
+    let (tx, mut rx) = mpsc::channel::<Finished>((opts.jobs.max(1) * 2).max(BATCH));
     let sem = Arc::new(Semaphore::new(opts.jobs.max(1)));
     // Each task is claimed in the store before it runs, so runs sharing the
     // store run it once (execute/shared.rs); those another process holds are
@@ -203,21 +206,48 @@ pub async fn execute(
         };
         tokio::spawn(async move {
             let mut busy = Vec::new();
-            for task in todo {
+            let mut todo = todo.into_iter().peekable();
+            while let Some(first) = todo.next() {
                 let permit = sem.clone().acquire_owned().await.expect("semaphore open");
                 if cancel.load(Ordering::Relaxed) {
                     return Ok(());
                 }
-                match sharing.claim(&registry, &task).await? {
-                    Turn::Run(held) => start(task, held, permit),
-                    Turn::Done => {
-                        drop(permit);
-                        let _ = done_tx.send(Finished::Shared(task)).await;
+                // Models in batches of consecutive models, simulations alone
+                // (shared.rs, BATCH).
+                let mut batch = vec![first];
+                while batch[0].kind == Kind::Analytic && batch.len() < BATCH {
+                    match todo.next_if(|t| t.kind == Kind::Analytic) {
+                        Some(t) => batch.push(t),
+                        None => break,
                     }
-                    Turn::Busy(worker) => {
-                        tracing::debug!(key = %task.key, %worker, "another process runs this task: waiting for it");
-                        busy.push(task);
+                }
+                let turns = sharing.claim(&registry, &batch).await?;
+                let mut permit = Some(permit);
+                for (task, turn) in batch.into_iter().zip(turns) {
+                    match turn {
+                        Turn::Run(held) => {
+                            let permit = match permit.take() {
+                                Some(p) => p,
+                                None => sem.clone().acquire_owned().await.expect("semaphore open"),
+                            };
+                            if cancel.load(Ordering::Relaxed) {
+                                // Claimed with the batch, never started.
+                                sharing.release(&held).await?;
+                                continue;
+                            }
+                            start(task, held, permit);
+                        }
+                        Turn::Done => {
+                            let _ = done_tx.send(Finished::Shared(task)).await;
+                        }
+                        Turn::Busy(worker) => {
+                            tracing::debug!(key = %task.key, %worker, "another process runs this task: waiting for it");
+                            busy.push(task);
+                        }
                     }
+                }
+                if cancel.load(Ordering::Relaxed) {
+                    return Ok(());
                 }
             }
             while !busy.is_empty() && !cancel.load(Ordering::Relaxed) {
@@ -241,51 +271,67 @@ pub async fn execute(
     loop {
         tokio::select! {
             msg = rx.recv() => {
-                let (task, result, wall, held) = match msg {
-                    None => break,
-                    Some(Finished::Ran(task, result, wall, held)) => (task, result, wall, held),
-                    Some(Finished::Shared(task)) => {
-                        tracing::debug!(key = %task.key, "task run by another process sharing the store");
+                let Some(first) = msg else { break };
+                // The results that finished while the last ones were being
+                // written are stored together, in one transaction.
+                let mut msgs = vec![first];
+                while msgs.len() < BATCH {
+                    match rx.try_recv() {
+                        Ok(m) => msgs.push(m),
+                        Err(_) => break,
+                    }
+                }
+                let mut ran = Vec::with_capacity(msgs.len());
+                for msg in msgs {
+                    match msg {
+                        Finished::Shared(task) => {
+                            tracing::debug!(key = %task.key, "task run by another process sharing the store");
+                            summary.cached += 1;
+                            bar.inc(1);
+                        }
+                        Finished::Ran(_, Err(SolveError::Cancelled), _, held) => {
+                            sharing.release(&held).await?;
+                        }
+                        Finished::Ran(task, result, wall, held) => {
+                            let rec = record(&task, &result, wall);
+                            tracing::debug!(key = %task.key, solver = %task.solver, status = %rec.status, wall_ms = wall, "task finished");
+                            ran.push((task, result, held, rec));
+                        }
+                    }
+                }
+                let finished: Vec<(&Held, &TaskRecord)> = ran.iter().map(|(_, _, h, r)| (h, r)).collect();
+                let stored = sharing.finish(&finished).await?;
+                for ((task, result, _, _), stored) in ran.into_iter().zip(stored) {
+                    if !stored {
+                        bar.suspend(|| eprintln!("task {}: another process took it over (this run's claim lapsed); its result is that process's", task.key));
                         summary.cached += 1;
                         bar.inc(1);
                         continue;
                     }
-                };
-                if matches!(result, Err(SolveError::Cancelled)) {
-                    sharing.release(&held).await?;
-                    continue;
-                }
-                let rec = record(&task, &result, wall);
-                tracing::debug!(key = %task.key, solver = %task.solver, status = %rec.status, wall_ms = wall, "task finished");
-                if !sharing.finish(&held, &rec).await? {
-                    bar.suspend(|| eprintln!("task {}: another process took it over (this run's claim lapsed); its result is that process's", task.key));
-                    summary.cached += 1;
-                    bar.inc(1);
-                    continue;
-                }
-                match result {
-                    Ok(o) => {
-                        done_n += 1;
-                        match o.status {
-                            Status::Saturated => summary.saturated += 1,
-                            Status::Undefined => summary.undefined += 1,
-                            Status::Ok => {}
+                    match result {
+                        Ok(o) => {
+                            done_n += 1;
+                            match o.status {
+                                Status::Saturated => summary.saturated += 1,
+                                Status::Undefined => summary.undefined += 1,
+                                Status::Ok => {}
+                            }
+                        }
+                        Err(e) => {
+                            failed_n += 1;
+                            bar.suspend(|| {
+                                eprintln!("task {} failed: {e}\n  rerun it with: {}", task.key, task.solve_command());
+                            });
+                            summary.failed.push((task, e.to_string()));
                         }
                     }
-                    Err(e) => {
-                        failed_n += 1;
-                        bar.suspend(|| {
-                            eprintln!("task {} failed: {e}\n  rerun it with: {}", task.key, task.solve_command());
-                        });
-                        summary.failed.push((task, e.to_string()));
+                    bar.inc(1);
+                    if failed_n > 0 {
+                        bar.set_message(format!(", {failed_n} failed"));
                     }
-                }
-                bar.inc(1);
-                if failed_n > 0 {
-                    bar.set_message(format!(", {failed_n} failed"));
-                }
-                if let Some(l) = lines.as_mut() {
-                    l.task_done(done_n, failed_n);
+                    if let Some(l) = lines.as_mut() {
+                        l.task_done(done_n, failed_n);
+                    }
                 }
             }
             _ = &mut ctrl_c, if !cancel.load(Ordering::Relaxed) => {

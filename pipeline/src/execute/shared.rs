@@ -23,6 +23,13 @@ use store::{Claimed, Enqueue, KeyClaim, Store, TaskRecord, WorkerId};
 /// How long a claim holds without renewal; renewed every third of it.
 const LEASE: Duration = Duration::from_secs(30);
 
+/// At most this many tasks are claimed, or results stored, in one
+/// transaction; the local executor claims models (milliseconds each, about a
+/// claim's own cost) this many at a time and simulations one per free slot,
+/// so that runs sharing a store split the long tasks between them as evenly
+/// as before.
+pub(crate) const BATCH: usize = 64;
+
 /// How often a run waiting for tasks another process runs looks at the store
 /// (`REPRO_SHARE_POLL_MS` overrides it, for tests).
 fn poll() -> Duration {
@@ -93,39 +100,82 @@ impl Sharing {
         }
     }
 
-    /// Claims `task`; a holder that is a process of this machine that no
-    /// longer exists (killed before its lease ran out) is taken over at once.
-    pub(crate) async fn claim(&self, registry: &Registry, task: &Task) -> anyhow::Result<Turn> {
-        let item = Enqueue {
-            task_key: task.key.clone(),
-            spec: super::programs::spec(registry, task),
-            priority: match task.kind {
-                Kind::Simulation => 1e3,
-                Kind::Analytic => 0.0,
-            },
+    /// Claims `tasks` in one store transaction (issue 35: a claim write per
+    /// task cost a quick check 8 s of system time), each under its own
+    /// lease; a holder that is a process of this machine that no longer
+    /// exists (killed before its lease ran out) is taken over at once. The
+    /// turns are in the order of `tasks`.
+    pub(crate) async fn claim(
+        &self,
+        registry: &Registry,
+        tasks: &[Task],
+    ) -> anyhow::Result<Vec<Turn>> {
+        let items: Vec<Enqueue> = tasks.iter().map(|t| enqueue(registry, t)).collect();
+        let what = || match tasks {
+            [t] => format!("claiming task {}", t.key),
+            _ => format!("claiming {} tasks", tasks.len()),
         };
-        let mut dead: Option<String> = None;
-        loop {
-            let found = self
+        let mut found = self
+            .store
+            .claim_keys(self.run, &items, &self.worker, LEASE, self.force, None)
+            .await
+            .with_context(what)?;
+        // Keys held by processes that are gone: claimed again, naming each.
+        let mut gone: Vec<String> = found
+            .iter()
+            .filter_map(|f| match f {
+                KeyClaim::Busy(w) if process_gone(w) => Some(w.clone()),
+                _ => None,
+            })
+            .collect();
+        gone.sort();
+        gone.dedup();
+        for dead in gone {
+            let at: Vec<usize> = (0..found.len())
+                .filter(|&i| matches!(&found[i], KeyClaim::Busy(w) if *w == dead))
+                .collect();
+            let again: Vec<Enqueue> = at.iter().map(|&i| items[i].clone()).collect();
+            let claims = self
                 .store
-                .claim_key(
+                .claim_keys(
                     self.run,
-                    &item,
+                    &again,
                     &self.worker,
                     LEASE,
                     self.force,
-                    dead.as_deref(),
+                    Some(&dead),
                 )
                 .await
-                .with_context(|| format!("claiming task {}", task.key))?;
-            return Ok(match found {
+                .with_context(what)?;
+            for (i, c) in at.into_iter().zip(claims) {
+                found[i] = c;
+            }
+        }
+        let claimed: Vec<String> = found
+            .iter()
+            .filter_map(|f| match f {
+                KeyClaim::Claimed(c, _) => Some(c.task_key.clone()),
+                _ => None,
+            })
+            .collect();
+        lock(&self.held).extend(claimed.iter().cloned());
+        // Finished by another run since this one planned: its row is gone
+        // with the result stored. Looked at after claiming, so a result
+        // stored meanwhile is seen.
+        let stored = if self.force || claimed.is_empty() {
+            HashSet::new()
+        } else {
+            self.store
+                .cached_keys(&claimed)
+                .await
+                .context("reading the cache")?
+        };
+        let mut turns = Vec::with_capacity(found.len());
+        for f in found {
+            turns.push(match f {
                 KeyClaim::Claimed(claimed, inserted) => {
-                    lock(&self.held).insert(task.key.clone());
                     let held = Held { claimed, inserted };
-                    // Finished by another run since this one planned: its
-                    // row is gone with the result stored. Looked at after
-                    // claiming, so a result stored meanwhile is seen.
-                    if !self.force && self.is_stored(&task.key).await? {
+                    if stored.contains(&held.claimed.task_key) {
                         self.release(&held).await?;
                         Turn::Done
                     } else {
@@ -133,30 +183,32 @@ impl Sharing {
                     }
                 }
                 KeyClaim::Done => Turn::Done,
-                KeyClaim::Busy(w) if dead.is_none() && process_gone(&w) => {
-                    dead = Some(w);
-                    continue;
-                }
                 KeyClaim::Busy(w) => Turn::Busy(w),
             });
         }
+        Ok(turns)
     }
 
-    async fn is_stored(&self, key: &str) -> anyhow::Result<bool> {
-        let keys = [key.to_string()];
-        let stored = self.store.cached_keys(&keys).await;
-        Ok(stored.context("reading the cache")?.contains(key))
-    }
-
-    /// Stores a held task's result with its row; `false` (nothing stored) if
-    /// the claim was lost to another process meanwhile.
-    pub(crate) async fn finish(&self, held: &Held, rec: &TaskRecord) -> anyhow::Result<bool> {
+    /// Stores held tasks' results with their rows, in one transaction; for
+    /// each, `false` (nothing stored) if the claim was lost to another
+    /// process meanwhile.
+    pub(crate) async fn finish(&self, done: &[(&Held, &TaskRecord)]) -> anyhow::Result<Vec<bool>> {
+        let items: Vec<_> = done
+            .iter()
+            .map(|(h, r)| (&h.claimed, h.inserted, *r))
+            .collect();
         let stored = self
             .store
-            .finish_key(&held.claimed, held.inserted, &self.worker, rec)
+            .finish_keys(&items, &self.worker)
             .await
-            .with_context(|| format!("storing task {}", rec.key))?;
-        lock(&self.held).remove(&held.claimed.task_key);
+            .with_context(|| match done {
+                [(_, r)] => format!("storing task {}", r.key),
+                _ => format!("storing {} tasks", done.len()),
+            })?;
+        let mut held = lock(&self.held);
+        for (h, _) in done {
+            held.remove(&h.claimed.task_key);
+        }
         Ok(stored)
     }
 
@@ -189,18 +241,33 @@ impl Sharing {
                 .context("reading the cache")?
         };
         let mut out = Vec::new();
-        for task in std::mem::take(busy) {
-            if stored.contains(&task.key) {
-                out.push((task, None));
-                continue;
-            }
-            match self.claim(registry, &task).await? {
-                Turn::Run(held) => out.push((task, Some(held))),
-                Turn::Done => out.push((task, None)),
-                Turn::Busy(_) => busy.push(task),
+        let (done, left): (Vec<Task>, Vec<Task>) = std::mem::take(busy)
+            .into_iter()
+            .partition(|t| stored.contains(&t.key));
+        out.extend(done.into_iter().map(|t| (t, None)));
+        for chunk in left.chunks(BATCH) {
+            for (task, turn) in chunk.iter().zip(self.claim(registry, chunk).await?) {
+                match turn {
+                    Turn::Run(held) => out.push((task.clone(), Some(held))),
+                    Turn::Done => out.push((task.clone(), None)),
+                    Turn::Busy(_) => busy.push(task.clone()),
+                }
             }
         }
         Ok(out)
+    }
+}
+
+/// The queue row of `task`: the queue executor's spec, so a worker may take
+/// over a task whose local run was killed.
+fn enqueue(registry: &Registry, task: &Task) -> Enqueue {
+    Enqueue {
+        task_key: task.key.clone(),
+        spec: super::programs::spec(registry, task),
+        priority: match task.kind {
+            Kind::Simulation => 1e3,
+            Kind::Analytic => 0.0,
+        },
     }
 }
 

@@ -285,6 +285,27 @@ pub enum Injection {
     Classes(usize),
 }
 
+impl Injection {
+    /// Source queues of a network of `routers` routers with `inj_vcs`
+    /// injection VCs in all: one per injection VC, or one per node (`Shared`).
+    #[inline]
+    pub(crate) fn queues(self, routers: usize, inj_vcs: usize) -> usize {
+        match self {
+            Injection::PerVc | Injection::Classes(_) => inj_vcs,
+            Injection::Shared => routers,
+        }
+    }
+    /// The queue an idle injection VC `inj_vc` of router `router` takes its
+    /// next message from.
+    #[inline]
+    pub(crate) fn queue_of(self, inj_vc: usize, router: usize) -> usize {
+        match self {
+            Injection::PerVc | Injection::Classes(_) => inj_vc,
+            Injection::Shared => router,
+        }
+    }
+}
+
 /// Message generation process of every node (independent copies).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Source {

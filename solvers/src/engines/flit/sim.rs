@@ -561,10 +561,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     };
     let mut timers: Vec<Vec<u32>> = vec![Vec::new(); timer_len];
 
-    let queues = match sc.injection {
-        Injection::PerVc | Injection::Classes(_) => n_inj,
-        Injection::Shared => n_r,
-    };
+    let queues = sc.injection.queues(n_r, n_inj);
     // Queue a relay uses at router r (its class 0; no random draw).
     let relay_queue = |r: usize| match sc.injection {
         Injection::PerVc | Injection::Classes(_) => r * inj_per,
@@ -1179,10 +1176,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         }
                         let j = r * inj_per + v;
                         if inj_msg[j] == NONE {
-                            let q = match sc.injection {
-                                Injection::PerVc | Injection::Classes(_) => j,
-                                Injection::Shared => r,
-                            };
+                            let q = sc.injection.queue_of(j, r);
                             if let Some(m) = queue[q].pop_front() {
                                 inj_msg[j] = m;
                                 inj_left[j] = omega;

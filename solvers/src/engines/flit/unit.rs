@@ -45,7 +45,7 @@
 
 use super::batch::Batches;
 use super::sim::{bits_in, generate, set_bit, Arrivals, Counters, Finish, Gen, Msg, Wiring, NONE};
-use super::{Destinations, Injection, Routing, Scenario};
+use super::{Destinations, Routing, Scenario};
 use crate::des::Stream;
 use crate::{SolveError, TaskContext};
 use std::collections::VecDeque;
@@ -193,10 +193,7 @@ pub(super) fn run<R: Routing, D: Destinations>(
     let mut deliv: Vec<(u32, u32, u32)> = Vec::new();
     let mut ejected = 0u32;
 
-    let queues = match sc.injection {
-        Injection::PerVc | Injection::Classes(_) => n_inj,
-        Injection::Shared => n_r,
-    };
+    let queues = sc.injection.queues(n_r, n_inj);
     let n_groups = dests.groups().max(1);
     let n_slots = dests.relay_slots();
     let mut queue: Vec<VecDeque<u32>> = vec![VecDeque::new(); queues];
@@ -320,10 +317,7 @@ pub(super) fn run<R: Routing, D: Destinations>(
                     }
                     let j = r * inj_per + v;
                     if vc[n_ivc + j].msg == NONE {
-                        let q = match sc.injection {
-                            Injection::PerVc | Injection::Classes(_) => j,
-                            Injection::Shared => r,
-                        };
+                        let q = sc.injection.queue_of(j, r);
                         if let Some(m) = queue[q].pop_front() {
                             let x = &mut vc[n_ivc + j];
                             x.msg = m;

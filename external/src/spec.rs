@@ -234,20 +234,9 @@ pub fn default_files(command: &[String], dir: &Path) -> Vec<String> {
     out
 }
 
-/// The known name closest to a misspelt one (case-insensitive edit distance
-/// at most 2), for "did you mean"; also used for built-in solvers' parameters.
-pub fn nearest<'a>(name: &str, known: &[&'a str]) -> Option<&'a str> {
-    if name.chars().count() > 64 {
-        return None; // longer than any name: no suggestion, and no quadratic cost
-    }
-    let name = name.to_lowercase();
-    known
-        .iter()
-        .map(|k| (strsim::levenshtein(&name, &k.to_lowercase()), *k))
-        .filter(|(d, _)| *d <= 2)
-        .min()
-        .map(|(_, k)| k)
-}
+/// The one "did you mean" helper of repro, defined beside the solvers'
+/// parameter checks (the lowest crate that needs it).
+pub use solvers::params::nearest;
 
 impl Program {
     pub fn param(&self, name: &str) -> Option<&ParamSpec> {
@@ -264,7 +253,7 @@ impl Program {
         let mut out = Map::new();
         for (k, v) in given {
             let Some(spec) = self.param(k) else {
-                let hint = nearest(k, &known)
+                let hint = nearest(k, known.iter().copied())
                     .map(|n| format!("did you mean `{n}`? "))
                     .unwrap_or_default();
                 return Err(SolveError::BadParams(format!(

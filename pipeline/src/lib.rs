@@ -18,4 +18,4 @@ pub mod plan;
 pub mod render;
 pub mod shared;
 
-pub use shared::{exit, InputError, CODE_VERSION};
+pub use shared::{exit, BadInput, InputError, CODE_VERSION};

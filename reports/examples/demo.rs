@@ -345,6 +345,7 @@ fn main() {
                 em: None,
             }],
             provenance: vec![("seeds".into(), "1".into())],
+            series: vec![],
             docs: vec![],
             comparison: None,
             claims: vec![],

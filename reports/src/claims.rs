@@ -58,8 +58,8 @@ pub fn interval((lo, hi): (f64, f64)) -> String {
 fn status_badge(s: ClaimStatus) -> String {
     let class = match s {
         ClaimStatus::Holds => "pass",
-        ClaimStatus::FailsAsExpected => "xfail",
-        ClaimStatus::Fails | ClaimStatus::UnexpectedlyHolds => "fail",
+        ClaimStatus::FailsAsExpected | ClaimStatus::InconclusiveAtQuick => "xfail",
+        ClaimStatus::Fails | ClaimStatus::UnexpectedlyHolds | ClaimStatus::DecidedAtQuick => "fail",
         ClaimStatus::Inconclusive => "inconclusive",
     };
     format!(r#"<span class="badge {class}">{}</span>"#, s.label())
@@ -123,21 +123,84 @@ pub(crate) fn status_counts(h: &mut String, index: &Index) {
         let n = |s: ClaimStatus| claims.iter().filter(|c| c.status == s).count();
         let _ = writeln!(
             h,
-            "<p class=\"meta\">Claims: {} hold, {} fail as expected, {} fail, {} inconclusive, {} unexpectedly hold; {} sanity checks and {} fits shown apart.</p>",
+            "<p class=\"meta\">Claims: {} hold, {} fail as expected, {} fail, {} inconclusive, {} unexpectedly hold{}; {} sanity checks and {} fits shown apart.</p>",
             n(ClaimStatus::Holds),
             n(ClaimStatus::FailsAsExpected),
             n(ClaimStatus::Fails),
             n(ClaimStatus::Inconclusive),
             n(ClaimStatus::UnexpectedlyHolds),
+            quick_counts(
+                n(ClaimStatus::InconclusiveAtQuick),
+                n(ClaimStatus::DecidedAtQuick)
+            ),
             claims.iter().filter(|c| c.sanity.is_some()).count(),
             claims.iter().filter(|c| c.fit.is_some()).count(),
         );
     }
 }
 
+/// The `quick:` marks' part of a count line: empty when no claim is marked.
+pub fn quick_counts(as_marked: usize, decided: usize) -> String {
+    if as_marked + decided == 0 {
+        return String::new();
+    }
+    format!(", {as_marked} inconclusive at --quick as marked, {decided} decided at --quick although marked")
+}
+
+/// Comparisons that do not hold shown in the index per claim; all of them,
+/// holding or not, are in the experiment's claims CSV.
+const SHOWN_NOT_HOLDING: usize = 8;
+
+/// Where an experiment's per-point comparisons go, beside `index.html`.
+pub(crate) fn claims_csv_path(experiment: &str) -> String {
+    format!("claims/{experiment}.csv")
+}
+
+/// Every per-point comparison of an experiment's claims as CSV (one row per
+/// comparison: claim, point, the comparison, each side's interval, verdict),
+/// or `None` when its claims have none.
+pub(crate) fn claims_csv(x: &IndexExperiment) -> crate::Result<Option<String>> {
+    let rows: Vec<[String; 9]> = x
+        .claims
+        .iter()
+        .flat_map(|c| c.steps.iter().map(move |s| (c, s)))
+        .filter_map(|(c, s)| {
+            let point = s.point.as_deref()?;
+            Some([
+                c.id.clone(),
+                point.to_string(),
+                s.text.clone(),
+                s.lhs.0.to_string(),
+                s.lhs.1.to_string(),
+                s.op.clone(),
+                s.rhs.0.to_string(),
+                s.rhs.1.to_string(),
+                s.verdict.as_str().to_string(),
+            ])
+        })
+        .collect();
+    if rows.is_empty() {
+        return Ok(None);
+    }
+    let header = [
+        "claim",
+        "point",
+        "comparison",
+        "left_low",
+        "left_high",
+        "op",
+        "right_low",
+        "right_high",
+        "verdict",
+    ];
+    let path = claims_csv_path(&x.id);
+    crate::csv_text(std::path::Path::new(&path), &header, rows).map(Some)
+}
+
 /// The values a claim was judged on: aggregate comparisons in full, per-point
-/// ones counted, with every comparison in a collapsed table.
-fn values(c: &IndexClaim) -> String {
+/// ones counted and linked (the experiment's claims CSV), with the first
+/// that do not hold shown.
+fn values(experiment: &str, c: &IndexClaim) -> String {
     let mut out = String::new();
     let aggregate: Vec<&IndexClaimStep> = c.steps.iter().filter(|s| s.point.is_none()).collect();
     for s in &aggregate {
@@ -156,27 +219,41 @@ fn values(c: &IndexClaim) -> String {
         let n = |v: Verdict| per.iter().filter(|s| s.verdict == v).count();
         let _ = write!(
             out,
-            "<details><summary>{} comparison(s) at {} point(s): {} hold, {} fail, {} inconclusive</summary>\
-             <table><thead><tr><th>point</th><th>comparison</th><th class=\"num\">left ± CI</th><th></th><th class=\"num\">right ± CI</th><th>verdict</th></tr></thead><tbody>",
+            "<div>{} comparison(s) at {} point(s): {} hold, {} fail, {} inconclusive (<a href=\"{}\">all as CSV</a>)</div>",
             per.len(),
             c.evaluated,
             n(Verdict::Holds),
             n(Verdict::Fails),
-            n(Verdict::Inconclusive)
+            n(Verdict::Inconclusive),
+            e(&claims_csv_path(experiment))
         );
-        for s in per.iter().take(400) {
-            let _ = write!(
-                out,
-                "<tr><td><code>{}</code></td><td><code>{}</code></td><td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-                e(s.point.as_deref().unwrap_or("")),
-                e(&s.text),
-                e(&interval(s.lhs)),
-                e(&s.op),
-                e(&interval(s.rhs)),
-                verdict_word(s.verdict)
+        let not_holding: Vec<&&IndexClaimStep> =
+            per.iter().filter(|s| s.verdict != Verdict::Holds).collect();
+        if !not_holding.is_empty() {
+            out.push_str(
+                "<table class=\"cmp\"><thead><tr><th>point</th><th>comparison</th><th>left ± CI</th><th></th><th>right ± CI</th><th>verdict</th></tr></thead><tbody>",
             );
+            for s in not_holding.iter().take(SHOWN_NOT_HOLDING) {
+                let _ = write!(
+                    out,
+                    "<tr><td><code>{}</code></td><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                    e(s.point.as_deref().unwrap_or("")),
+                    e(&s.text),
+                    e(&interval(s.lhs)),
+                    e(&s.op),
+                    e(&interval(s.rhs)),
+                    verdict_word(s.verdict)
+                );
+            }
+            out.push_str("</tbody></table>");
+            if not_holding.len() > SHOWN_NOT_HOLDING {
+                let _ = write!(
+                    out,
+                    "<div class=\"notes\">the first {SHOWN_NOT_HOLDING} of {} that do not hold; all in the CSV</div>",
+                    not_holding.len()
+                );
+            }
         }
-        out.push_str("</tbody></table></details>");
     }
     if !c.skipped.is_empty() {
         let _ = write!(
@@ -198,7 +275,7 @@ fn values(c: &IndexClaim) -> String {
     out
 }
 
-fn claim_row(h: &mut String, c: &IndexClaim) {
+fn claim_row(h: &mut String, experiment: &str, c: &IndexClaim) {
     let mut who = format!("<code>{}</code>", e(&c.id));
     if !c.quote.is_empty() {
         let _ = write!(who, "<br><q>{}</q>", e(&c.quote));
@@ -240,22 +317,36 @@ fn claim_row(h: &mut String, c: &IndexClaim) {
     if let Some(w) = &c.why {
         let _ = write!(expect, "<br><span class=\"notes\">{}</span>", e(w));
     }
+    if let Some(q) = c.quick_expect {
+        let _ = write!(
+            expect,
+            "<br>at --quick: expected {q}<br><span class=\"notes\">{}</span>",
+            e(c.quick_why.as_deref().unwrap_or(""))
+        );
+    }
+    // The verdict beside the badge when the badge's words do not say it
+    // ("DECIDED AT --quick (holds)"; not "holds (holds)").
+    let verdict = c.verdict.to_string();
+    let verdict = if c.status.label().to_lowercase().contains(&verdict) {
+        String::new()
+    } else {
+        format!(" <span class=\"notes\">({verdict})</span>")
+    };
     let _ = writeln!(
         h,
-        "<tr><td>{who}</td><td class=\"pred\">{pred}</td><td>{}</td><td>{} <span class=\"notes\">({})</span></td><td>{expect}</td></tr>",
-        values(c),
+        "<tr><td>{who}</td><td class=\"pred\">{pred}</td><td>{}</td><td>{}{verdict}</td><td>{expect}</td></tr>",
+        values(experiment, c),
         status_badge(c.status),
-        c.verdict
     );
 }
 
-fn claims_table(h: &mut String, claims: &[&IndexClaim]) {
+fn claims_table(h: &mut String, experiment: &str, claims: &[&IndexClaim]) {
     h.push_str(
         "<div class=\"scroll\"><table class=\"claims\"><thead><tr><th>claim (quote, where, entries)</th>\
          <th>predicate</th><th>values (± 95% CI)</th><th>verdict</th><th>expectation</th></tr></thead><tbody>\n",
     );
     for c in claims {
-        claim_row(h, c);
+        claim_row(h, experiment, c);
     }
     h.push_str("</tbody></table></div>\n");
 }
@@ -269,7 +360,13 @@ fn change(h: &mut String, what: &str, d: &IndexClaimChange, now: Option<&IndexCl
         e(&d.first_evaluated),
         e(&d.last_evaluated),
         d.last_verdict,
-        now.map_or(String::new(), |c| format!("; now <code>{}</code>", e(&c.holds)))
+        now.map_or(String::new(), |c| format!(
+            "; now <code>{}</code>{}",
+            e(if c.definition.is_empty() { &c.holds } else { &c.definition }),
+            c.first_evaluated
+                .as_ref()
+                .map_or(String::new(), |t| format!(" (evaluated since {})", e(t)))
+        ))
     );
 }
 
@@ -306,10 +403,10 @@ pub(crate) fn claims_block(h: &mut String, x: &IndexExperiment) {
         .collect();
     if !checkable.is_empty() {
         h.push_str("<h3>Claims</h3>\n");
-        claims_table(h, &checkable);
+        claims_table(h, &x.id, &checkable);
     }
     if !apart.is_empty() {
         h.push_str("<h3>Sanity checks and fits</h3>\n<p class=\"notes\">A sanity check cannot fail (it reads no solver output, or its band holds every value the metric can take); a fit compares with numbers the parameters were calibrated against. Neither makes an entry reproduced.</p>\n");
-        claims_table(h, &apart);
+        claims_table(h, &x.id, &apart);
     }
 }

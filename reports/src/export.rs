@@ -55,9 +55,9 @@ pub(crate) fn axis_header(name: &str) -> String {
 /// Rust's shortest round-trip `{}` formatting, so reading them back gives the
 /// stored bits.
 pub fn write_tidy_csv<W: std::io::Write>(rows: &[TidyRow], out: W) -> Result<()> {
-    let err = |e: &dyn std::fmt::Display| ReportError::Write {
+    let err = |e: crate::Cause| ReportError::Write {
         path: "tidy CSV".to_string(),
-        reason: e.to_string(),
+        cause: e,
     };
     let cols = axis_columns(rows);
     let mut w = csv::Writer::from_writer(out);
@@ -67,7 +67,7 @@ pub fn write_tidy_csv<W: std::io::Write>(rows: &[TidyRow], out: W) -> Result<()>
         .chain(cols.iter().map(|c| axis_header(c)))
         .chain(TIDY_TAIL.iter().map(|s| s.to_string()))
         .collect();
-    w.write_record(&header).map_err(|e| err(&e))?;
+    w.write_record(&header).map_err(|e| err(e.into()))?;
     for r in rows {
         let point = axes(r);
         let mut rec: Vec<String> = vec![
@@ -81,9 +81,9 @@ pub fn write_tidy_csv<W: std::io::Write>(rows: &[TidyRow], out: W) -> Result<()>
         rec.push(format!("{}", r.value));
         rec.push(r.half_width.map(|h| format!("{h}")).unwrap_or_default());
         rec.push(r.n.map(|n| n.to_string()).unwrap_or_default());
-        w.write_record(&rec).map_err(|e| err(&e))?;
+        w.write_record(&rec).map_err(|e| err(e.into()))?;
     }
-    w.flush().map_err(|e| err(&e))?;
+    w.flush().map_err(|e| err(e.into()))?;
     Ok(())
 }
 

@@ -162,30 +162,34 @@ pub fn render_figure_with(
 ) -> Result<Vec<PathBuf>> {
     let draw_err = |reason: String| ReportError::Draw {
         id: fig.id.clone(),
-        reason,
+        cause: reason.into(),
+    };
+    let vector_err = |e: crate::vector::VectorError| ReportError::Draw {
+        id: fig.id.clone(),
+        cause: e.into(),
     };
     crate::check_id(&fig.id).map_err(draw_err)?;
     opts.validate().map_err(draw_err)?;
     ensure_fonts();
     std::fs::create_dir_all(out_dir).map_err(|e| write_err(out_dir, e))?;
     let (svg, hover) = figure_svg(fig, opts).map_err(draw_err)?;
-    let tree = crate::vector::tree(&svg).map_err(draw_err)?;
+    let tree = crate::vector::tree(&svg).map_err(vector_err)?;
 
     let path = |ext: &str| out_dir.join(format!("{}.{ext}", fig.id));
     let png = path("png");
-    let bytes = crate::vector::png(&tree).map_err(draw_err)?;
-    std::fs::write(&png, bytes).map_err(|e| write_err(&png, e))?;
+    let bytes = crate::vector::png(&tree).map_err(vector_err)?;
+    crate::write_atomic(&png, bytes).map_err(|e| write_err(&png, e))?;
     let svg_path = path("svg");
     let with_hover = match svg.rfind("</svg>") {
         Some(i) => format!("{}{hover}{}", &svg[..i], &svg[i..]),
         None => svg.clone(),
     };
-    std::fs::write(&svg_path, with_hover).map_err(|e| write_err(&svg_path, e))?;
+    crate::write_atomic(&svg_path, with_hover).map_err(|e| write_err(&svg_path, e))?;
     let pdf = path("pdf");
-    let bytes = crate::vector::pdf(&tree).map_err(draw_err)?;
-    std::fs::write(&pdf, bytes).map_err(|e| write_err(&pdf, e))?;
+    let bytes = crate::vector::pdf(&tree).map_err(vector_err)?;
+    crate::write_atomic(&pdf, bytes).map_err(|e| write_err(&pdf, e))?;
     let csv = path("csv");
-    std::fs::write(&csv, figure_csv(fig)?).map_err(|e| write_err(&csv, e))?;
+    crate::write_atomic(&csv, figure_csv(fig)?).map_err(|e| write_err(&csv, e))?;
     Ok(vec![png, svg_path, pdf, csv])
 }
 
@@ -796,20 +800,13 @@ pub(crate) fn marker<DB: DrawingBackend, F: Color>(
 /// which a series has no value, with `value` empty), columns `x, series,
 /// label, metric, value, half_width, n`.
 pub fn figure_csv(fig: &Figure) -> Result<String> {
-    let err = |e: csv::Error| ReportError::Write {
-        path: format!("{}.csv", fig.id),
-        reason: e.to_string(),
-    };
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(["x", "series", "label", "metric", "value", "half_width", "n"])
-        .map_err(err)?;
     let num = |v: Option<f64>| {
         v.filter(|v| v.is_finite())
             .map_or(String::new(), |v| v.to_string())
     };
-    for s in &fig.series {
-        for (i, (x, v)) in s.points.iter().enumerate() {
-            w.write_record([
+    let rows = fig.series.iter().flat_map(|s| {
+        s.points.iter().enumerate().map(move |(i, (x, v))| {
+            [
                 num(Some(*x)),
                 s.name.clone(),
                 s.label.clone(),
@@ -817,15 +814,15 @@ pub fn figure_csv(fig: &Figure) -> Result<String> {
                 num(v.map(|v| v.value)),
                 num(v.and_then(|v| v.half_width)),
                 v.and_then(|v| v.n).map_or(String::new(), |n| n.to_string()),
-            ])
-            .map_err(err)?;
-        }
-    }
-    let bytes = w.into_inner().map_err(|e| ReportError::Write {
-        path: format!("{}.csv", fig.id),
-        reason: e.to_string(),
-    })?;
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
+            ]
+        })
+    });
+    let path = format!("{}.csv", fig.id);
+    crate::csv_text(
+        Path::new(&path),
+        &["x", "series", "label", "metric", "value", "half_width", "n"],
+        rows,
+    )
 }
 
 /// Alt text for a figure: what it plots against what, and its series.

@@ -26,10 +26,10 @@ pub const FRAME_TAIL: [&str; 7] = [
     "code_version",
 ];
 
-pub(crate) fn frame_err(what: &str, e: impl std::fmt::Display) -> ReportError {
+pub(crate) fn frame_err(what: &str, e: impl Into<crate::Cause>) -> ReportError {
     ReportError::Frame {
         what: what.to_string(),
-        reason: e.to_string(),
+        cause: e.into(),
     }
 }
 

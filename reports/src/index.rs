@@ -88,7 +88,8 @@ section.exp { background: #fff; border: 1px solid #ddd; border-radius: 6px; padd
 table { border-collapse: collapse; margin: .4rem 0; font-size: .9rem; }
 th, td { border: 1px solid #d9d9d9; padding: .22rem .6rem; text-align: left; vertical-align: top; }
 thead th { background: #efefec; }
-td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td, th { font-variant-numeric: tabular-nums; }
+table.em td:nth-child(n+4), table.em th:nth-child(n+4), table.summary td:nth-child(4), table.summary td:nth-child(5), table.summary thead th:nth-child(4), table.summary thead th:nth-child(5), table.cmp td:nth-child(3), table.cmp td:nth-child(5), table.cmp th:nth-child(3), table.cmp th:nth-child(5) { text-align: right; }
 table.kv th { background: #f7f7f5; font-weight: 600; }
 tr.fail td { background: var(--fail-bg); }
 tr.inconclusive td { background: var(--inc-bg); }
@@ -150,6 +151,7 @@ pub fn index_html(index: &Index) -> String {
     h.push_str("<title>repro: reproduction results</title>\n<style>");
     h.push_str(CSS);
     h.push_str(crate::claims::CSS);
+    h.push_str(&align_css(&numeric_column_indices(index)));
     h.push_str(
         "</style>\n</head>\n<body>\n<main id=\"top\">\n<header>\n<h1>Reproduction results</h1>\n",
     );
@@ -224,13 +226,42 @@ fn experiment(h: &mut String, x: &IndexExperiment) {
         "<details class=\"provenance\"><summary>Provenance</summary>\n<table class=\"kv\">\n",
     );
     let _ = writeln!(h, "<tr><th>source</th><td>{}</td></tr>", e(&x.source));
-    let _ = writeln!(
-        h,
-        "<tr><th>manifest hash</th><td><code>{}</code></td></tr>",
-        e(&x.manifest_hash)
-    );
+    // The provenance rows usually repeat the hash ("manifest sha256").
+    if !x.provenance.iter().any(|(_, v)| *v == x.manifest_hash) {
+        let _ = writeln!(
+            h,
+            "<tr><th>manifest hash</th><td><code>{}</code></td></tr>",
+            e(&x.manifest_hash)
+        );
+    }
     for (k, v) in &x.provenance {
         let _ = writeln!(h, "<tr><th>{}</th><td>{}</td></tr>", e(k), e(v));
+    }
+    // Per series in a CSV beside the index; here only where a series has
+    // points without a value.
+    for s in &x.series {
+        if !s.without_value.is_empty() {
+            let counts: Vec<String> = s
+                .without_value
+                .iter()
+                .map(|(status, n)| format!("{status} at {n} of {} points", s.points))
+                .collect();
+            let _ = writeln!(
+                h,
+                "<tr><th>series {}</th><td>{}</td></tr>",
+                e(&s.series),
+                e(&counts.join("; "))
+            );
+        }
+    }
+    if !x.series.is_empty() {
+        let _ = writeln!(
+            h,
+            "<tr><th>per series</th><td>solver, version, tasks, wall time, base seed, fidelity: \
+             <a href=\"{}\">{} series as CSV</a></td></tr>",
+            e(&url(&series_csv_path(&x.id))),
+            x.series.len()
+        );
     }
     h.push_str("</table>\n</details>\n");
 
@@ -238,19 +269,19 @@ fn experiment(h: &mut String, x: &IndexExperiment) {
         h.push_str(
             "<h3>Error measures</h3>\n<div class=\"scroll\"><table class=\"em\">\n<thead><tr>",
         );
-        for (name, num) in [
-            ("metric", false),
-            ("reference", false),
-            ("candidate", false),
-            ("mean EM", true),
-            ("max EM", true),
-            ("tolerance", true),
-            ("pass", true),
-            ("fail", true),
-            ("inconclusive", true),
+        // Columns 4 on are numbers: right-aligned by `table.em` in the CSS.
+        for name in [
+            "metric",
+            "reference",
+            "candidate",
+            "mean EM",
+            "max EM",
+            "tolerance",
+            "pass",
+            "fail",
+            "inconclusive",
         ] {
-            let class = if num { " class=\"num\"" } else { "" };
-            let _ = write!(h, "<th{class}>{name}</th>");
+            let _ = write!(h, "<th>{name}</th>");
         }
         h.push_str("</tr></thead>\n<tbody>\n");
         for l in &x.em_summary {
@@ -332,19 +363,19 @@ fn em_row(h: &mut String, l: &EmSummaryLine) {
         ""
     };
     let over = |v: Option<f64>| match (v, l.tolerance) {
-        (Some(v), Some(t)) if v > t => " bad",
+        (Some(v), Some(t)) if v > t => " class=\"bad\"",
         _ => "",
     };
     let count = |n: usize, class: &str| {
         if n > 0 && !class.is_empty() {
-            format!("<td class=\"num {class}\">{n}</td>")
+            format!("<td class=\"{class}\">{n}</td>")
         } else {
-            format!("<td class=\"num\">{n}</td>")
+            format!("<td>{n}</td>")
         }
     };
     let _ = writeln!(
         h,
-        "<tr{row_class}><td>{}</td><td>{}</td><td>{}</td><td class=\"num{}\">{}</td><td class=\"num{}\">{}</td><td class=\"num\">{}</td>{}{}{}</tr>",
+        "<tr{row_class}><td>{}</td><td>{}</td><td>{}</td><td{}>{}</td><td{}>{}</td><td>{}</td>{}{}{}</tr>",
         e(&l.metric),
         e(&l.reference),
         e(&l.candidate),
@@ -377,10 +408,13 @@ fn inline_table(h: &mut String, t: &IndexTable) {
     // per-point table is only linked, so the page stays light.
     let inline = n > 0 && tab.rows.len() <= INLINE_ROWS && tab.rows.len() * n <= INLINE_CELLS;
     if inline {
-        h.push_str("<div class=\"scroll\"><table>\n<thead><tr>");
-        for (i, num) in numeric.iter().enumerate() {
-            let class = if *num { " class=\"num\"" } else { "" };
-            let _ = write!(h, "<th{class}>{}</th>", cell(&tab.header, i));
+        let _ = write!(
+            h,
+            "<div class=\"scroll\"><table{}>\n<thead><tr>",
+            align_classes(&numeric)
+        );
+        for i in 0..numeric.len() {
+            let _ = write!(h, "<th>{}</th>", cell(&tab.header, i));
         }
         h.push_str("</tr></thead>\n<tbody>\n");
         for r in &tab.rows {
@@ -395,7 +429,7 @@ fn inline_table(h: &mut String, t: &IndexTable) {
             }
             for (i, num) in numeric.iter().enumerate() {
                 let class = match (*num, r.get(i).map(|c| c.trim())) {
-                    (true, _) => " class=\"num\"",
+                    (true, _) => "",
                     (false, Some("fail")) => " class=\"bad\"",
                     (false, Some("inconclusive")) => " class=\"warn\"",
                     _ => "",
@@ -438,6 +472,54 @@ const INLINE_CELLS: usize = 160;
 const INLINE_NOTES: usize = 6;
 
 /// Fragment id of a figure or table.
+/// The classes that right-align a shown table's numeric columns: `c4` for
+/// column 4 (from 1), one rule per column index in the page's CSS
+/// ([`align_css`]) instead of a class on every cell.
+fn align_classes(numeric: &[bool]) -> String {
+    let cols: Vec<String> = numeric
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n)
+        .map(|(i, _)| format!("c{}", i + 1))
+        .collect();
+    if cols.is_empty() {
+        String::new()
+    } else {
+        format!(" class=\"{}\"", cols.join(" "))
+    }
+}
+
+/// The numeric column indices (from 1) of every table the page shows inline.
+fn numeric_column_indices(index: &Index) -> std::collections::BTreeSet<usize> {
+    let tables = index.experiments.iter().flat_map(|x| {
+        x.tables
+            .iter()
+            .chain(x.comparison.as_ref().map(|c| &c.table))
+    });
+    let mut cols = std::collections::BTreeSet::new();
+    for t in tables {
+        let shown = crate::table::display(&t.table);
+        for (i, num) in numeric_columns(&shown).iter().enumerate() {
+            if *num {
+                cols.insert(i + 1);
+            }
+        }
+    }
+    cols
+}
+
+/// One right-alignment rule for the columns [`align_classes`] names.
+fn align_css(cols: &std::collections::BTreeSet<usize>) -> String {
+    if cols.is_empty() {
+        return String::new();
+    }
+    let selectors: Vec<String> = cols
+        .iter()
+        .map(|i| format!(".c{i} td:nth-child({i}), .c{i} th:nth-child({i})"))
+        .collect();
+    format!("{} {{ text-align: right; }}\n", selectors.join(", "))
+}
+
 fn output_anchor(id: &str) -> String {
     anchor(id).replacen("exp-", "out-", 1)
 }
@@ -536,7 +618,7 @@ fn summary_row(
         let _ = writeln!(
             h,
             "<tr><td><code>{}</code></td><td class=\"what\">{}</td>{cell}\
-             <td class=\"num\">—</td><td class=\"num\">—</td><td>—</td><td>—</td></tr>",
+             <td>—</td><td>—</td><td>—</td><td>—</td></tr>",
             e(id),
             e(what),
         );
@@ -574,7 +656,7 @@ fn summary_row(
     let _ = writeln!(
         h,
         "<tr><td><a href=\"#{}\"><code>{}</code></a></td><td class=\"what\">{}</td>{cell}\
-         <td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+         <td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
         e(&anchor(found[0].1)),
         e(id),
         e(what),
@@ -594,7 +676,7 @@ fn summary_table(h: &mut String, index: &Index) {
     h.push_str(LEGEND);
     h.push_str(
         "<div class=\"scroll\"><table class=\"summary\">\n<thead><tr>\
-         <th>id</th><th>what</th><th>status</th><th class=\"num\">mean EM</th><th class=\"num\">max EM</th>\
+         <th>id</th><th>what</th><th>status</th><th>mean EM</th><th>max EM</th>\
          <th>verdict (pass/fail/inconclusive points)</th><th>outputs</th></tr></thead>\n<tbody>\n",
     );
     let mut paper = "";
@@ -657,7 +739,74 @@ pub fn write_index(index: &Index, path: &Path) -> Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| write_err(dir, e))?;
     }
-    std::fs::write(path, index_html(index)).map_err(|e| write_err(path, e))
+    // Each experiment's per-point claim comparisons, linked from the index.
+    let dir = path.parent().unwrap_or(Path::new(""));
+    for x in &index.experiments {
+        if let Some(csv) = crate::claims::claims_csv(x)? {
+            let file = dir.join(crate::claims::claims_csv_path(&x.id));
+            if let Some(parent) = file.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| write_err(parent, e))?;
+            }
+            crate::write_atomic(&file, csv).map_err(|e| write_err(&file, e))?;
+        }
+    }
+    for x in index.experiments.iter().filter(|x| !x.series.is_empty()) {
+        let file = dir.join(series_csv_path(&x.id));
+        if let Some(parent) = file.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| write_err(parent, e))?;
+        }
+        crate::write_atomic(&file, series_csv(&x.series, &file)?)
+            .map_err(|e| write_err(&file, e))?;
+    }
+    crate::write_atomic(path, index_html(index)).map_err(|e| write_err(path, e))
+}
+
+/// Where an experiment's per-series provenance is written, relative to the index.
+fn series_csv_path(experiment: &str) -> String {
+    format!("provenance/{experiment}.csv")
+}
+
+/// One row per series: solver and version, tasks, summed wall time, base seed
+/// and fidelity (simulations), points and the counts without a value.
+fn series_csv(series: &[crate::SeriesProvenance], file: &Path) -> Result<String> {
+    let header = [
+        "series",
+        "solver",
+        "solver_version",
+        "tasks",
+        "wall_s",
+        "base_seed",
+        "fidelity",
+        "points",
+        "undefined",
+        "saturated",
+        "failed",
+        "missing",
+    ];
+    let rows = series.iter().map(|s| {
+        let count = |status: &str| {
+            s.without_value
+                .iter()
+                .find(|(st, _)| st == status)
+                .map_or(0, |(_, n)| *n)
+                .to_string()
+        };
+        [
+            s.series.clone(),
+            s.solver.clone(),
+            s.solver_version.to_string(),
+            s.tasks.to_string(),
+            format!("{:.3}", s.wall_s),
+            s.base_seed.map_or(String::new(), |b| b.to_string()),
+            s.fidelity.clone().unwrap_or_default(),
+            s.points.to_string(),
+            count("undefined"),
+            count("saturated"),
+            count("failed"),
+            count("missing"),
+        ]
+    });
+    crate::csv_text(file, &header, rows)
 }
 
 #[cfg(test)]

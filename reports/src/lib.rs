@@ -17,6 +17,7 @@
 //! `cargo run --release -p reports --example demo [dir]` renders samples of all.
 
 mod aggregate;
+mod atomic;
 mod axis;
 mod claims;
 mod export;
@@ -27,13 +28,15 @@ mod frame;
 mod index;
 mod legend;
 mod options;
+mod records;
 mod style;
 mod table;
 mod vector;
 mod versions;
 
 pub use aggregate::{em_summary_lines, output_em, pivot_cells, EmPoint, LongCell};
-pub use claims::interval as format_interval;
+pub use atomic::{copy_atomic, write_atomic, AtomicFile};
+pub use claims::{interval as format_interval, quick_counts};
 pub use export::{axis_columns, tidy_json, write_tidy_csv, TIDY_HEADER, TIDY_TAIL};
 pub use figure::{figure_alt, figure_csv, figure_size_px, render_figure, render_figure_with};
 pub use fonts::{ensure_fonts, FAMILY as FONT_FAMILY};
@@ -41,9 +44,10 @@ pub use format::TickFormat;
 pub use format::{format_em, format_percent, format_tick, unify_number_columns};
 pub use frame::{tidy_frame, write_arrow, write_parquet, FRAME_HEAD, FRAME_TAIL};
 pub use index::{html_escape, index_html, write_index};
-pub use options::{FigureOptions, LegendPosition, Length};
+pub use options::{FigureOptions, FigureOverrides, LegendPosition, Length};
 /// The data-frame type of [`tidy_frame`] and [`compare_frame`].
 pub use polars::prelude::DataFrame;
+pub use records::{Records, Values};
 pub use style::{DASH_COUNT, PALETTE_LEN};
 pub use table::{table_csv, table_markdown, write_table};
 pub use vector::PNG_SCALE;
@@ -55,16 +59,34 @@ pub use versions::{
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+/// Why an output could not be made; its cause (an I/O, CSV or polars error,
+/// or the reason a figure cannot be drawn) is kept as the error's source.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error("cannot write {path}: {reason}")]
-    Write { path: String, reason: String },
-    #[error("cannot draw figure {id}: {reason}")]
-    Draw { id: String, reason: String },
+    #[error("cannot write {path}")]
+    Write {
+        path: String,
+        #[source]
+        cause: Cause,
+    },
+    #[error("cannot draw figure {id}")]
+    Draw {
+        id: String,
+        #[source]
+        cause: Cause,
+    },
     /// A data-frame operation (polars) failed.
-    #[error("data frame ({what}): {reason}")]
-    Frame { what: String, reason: String },
+    #[error("data frame ({what})")]
+    Frame {
+        what: String,
+        #[source]
+        cause: Cause,
+    },
 }
+
+/// The cause of a [`ReportError`]: any error, or a message where the cause
+/// is only text (`String` and `&str` convert into it).
+pub type Cause = Box<dyn std::error::Error + Send + Sync + 'static>;
 
 pub type Result<T> = std::result::Result<T, ReportError>;
 
@@ -82,11 +104,29 @@ pub(crate) fn check_id(id: &str) -> std::result::Result<(), String> {
     }
 }
 
-pub(crate) fn write_err(path: &Path, e: impl std::fmt::Display) -> ReportError {
+pub(crate) fn write_err(path: &Path, e: impl Into<Cause>) -> ReportError {
     ReportError::Write {
         path: path.display().to_string(),
-        reason: e.to_string(),
+        cause: e.into(),
     }
+}
+
+/// A header and its rows as CSV text (for the CSV files beside the index and
+/// the figures); errors name `path`.
+pub(crate) fn csv_text<R, F>(path: &Path, header: &[&str], rows: R) -> Result<String>
+where
+    R: IntoIterator,
+    R::Item: IntoIterator<Item = F>,
+    F: AsRef<[u8]>,
+{
+    let err = |e: csv::Error| write_err(path, e);
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(header).map_err(err)?;
+    for row in rows {
+        w.write_record(row).map_err(err)?;
+    }
+    let bytes = w.into_inner().map_err(|e| err(e.into_error().into()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 /// A value with its optional 95% half-width.
@@ -218,6 +258,12 @@ pub struct IndexClaim {
     pub points: Option<String>,
     pub expect: verdicts::Expectation,
     pub why: Option<String>,
+    /// `quick:` mark: the verdict expected at `--quick` (inconclusive) and
+    /// why (the quick numbers); shown beside `expect`.
+    #[serde(default)]
+    pub quick_expect: Option<verdicts::Verdict>,
+    #[serde(default)]
+    pub quick_why: Option<String>,
     pub note: Option<String>,
     /// Why it cannot fail (a sanity check), if so.
     pub sanity: Option<String>,
@@ -232,6 +278,13 @@ pub struct IndexClaim {
     pub steps: Vec<IndexClaimStep>,
     /// Earlier definitions that had results.
     pub history: Vec<IndexClaimChange>,
+    /// The current definition (canonical JSON, as the ledger keeps it).
+    #[serde(default)]
+    pub definition: String,
+    /// When the current definition was first evaluated (RFC 3339), from the
+    /// ledger; `None` before it is recorded.
+    #[serde(default)]
+    pub first_evaluated: Option<String>,
 }
 
 /// One comparison a claim made: both sides as intervals (lo, hi).
@@ -269,6 +322,24 @@ pub struct CatalogueEntry {
     pub hardware: bool,
 }
 
+/// Where one series' results come from: a row of `provenance/<experiment>.csv`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SeriesProvenance {
+    pub series: String,
+    pub solver: String,
+    pub solver_version: i64,
+    pub tasks: usize,
+    /// Sum of the tasks' wall times, seconds.
+    pub wall_s: f64,
+    /// Simulations only: the series' base seed and the fidelity its tasks ran at.
+    pub base_seed: Option<u64>,
+    pub fidelity: Option<String>,
+    pub points: usize,
+    /// (status, count) of its points without a value: undefined, saturated,
+    /// failed, missing; only counts above zero.
+    pub without_value: Vec<(String, usize)>,
+}
+
 /// Error measures over the compared points one figure or table shows.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct OutputEm {
@@ -289,8 +360,12 @@ pub struct IndexExperiment {
     /// Relative paths (from index.html) of figure images (PNG; the SVG sits beside).
     pub figures: Vec<IndexFigure>,
     pub tables: Vec<IndexTable>,
-    /// Seeds, task counts, wall times: (label, value) pairs shown as provenance.
+    /// Manifest, task counts, wall times: (label, value) pairs shown as provenance.
     pub provenance: Vec<(String, String)>,
+    /// Per series: solver, tasks, wall time, base seed (written to
+    /// `provenance/<id>.csv` beside the index, its points without a value shown).
+    #[serde(default)]
+    pub series: Vec<SeriesProvenance>,
     /// EM summaries: one line per compared metric.
     pub em_summary: Vec<EmSummaryLine>,
     /// (name, relative href) of the model documents (`docs/models/*.md`) behind it.

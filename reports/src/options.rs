@@ -270,9 +270,60 @@ impl FigureOptions {
     }
 }
 
+/// Options given on the command line over each figure's own (its
+/// manifest's `layout:`): every field set here wins.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct FigureOverrides {
+    pub width: Option<Length>,
+    pub height: Option<Length>,
+    pub font_size: Option<f64>,
+    pub title: Option<bool>,
+    pub log_x: Option<bool>,
+    pub log_y: Option<bool>,
+    pub legend: Option<LegendPosition>,
+}
+
+impl FigureOverrides {
+    /// `base` with every option given here replacing its own.
+    pub fn apply(&self, base: FigureOptions) -> FigureOptions {
+        FigureOptions {
+            width: self.width.unwrap_or(base.width),
+            height: self.height.or(base.height),
+            font_size: self.font_size.unwrap_or(base.font_size),
+            title: self.title.unwrap_or(base.title),
+            log_x: self.log_x.or(base.log_x),
+            log_y: self.log_y.or(base.log_y),
+            legend: self.legend.unwrap_or(base.legend),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn overrides_replace_only_what_they_give() {
+        let base = FigureOptions {
+            height: Some(Length::cm(6.0)),
+            log_y: Some(true),
+            legend: LegendPosition::Right,
+            ..FigureOptions::default()
+        };
+        assert_eq!(FigureOverrides::default().apply(base), base);
+        let o = FigureOverrides {
+            width: Some(Length::cm(8.5)),
+            font_size: Some(8.0),
+            title: Some(false),
+            ..FigureOverrides::default()
+        }
+        .apply(base);
+        assert_eq!(o.width, Length::cm(8.5));
+        assert_eq!((o.font_size, o.title), (8.0, false));
+        assert_eq!(o.height, Some(Length::cm(6.0)));
+        assert_eq!(o.log_y, Some(true));
+        assert_eq!(o.legend, LegendPosition::Right);
+    }
 
     #[test]
     fn lengths_parse_in_four_units() {

@@ -144,16 +144,21 @@ pub fn table_markdown(t: &Table) -> String {
 pub fn table_csv(t: &Table) -> Result<String> {
     let err = |e: csv::Error| ReportError::Write {
         path: format!("{}.csv", t.id),
-        reason: e.to_string(),
+        cause: e.into(),
     };
     let n = n_cols(t);
     let kinds: Vec<ColumnKind> = (0..n).map(|c| column_kind(t, c)).collect();
-    let has_status = |c: usize| {
-        t.rows.iter().any(|r| {
-            let s = cell(r, c);
-            !is_blank(s) && parse_cell(s).is_none()
+    // Whether a column holds status words, decided once per column (not per
+    // row: the rows loop below would make it quadratic in the rows).
+    let status: Vec<bool> = (0..n)
+        .map(|c| {
+            t.rows.iter().any(|r| {
+                let s = cell(r, c);
+                !is_blank(s) && parse_cell(s).is_none()
+            })
         })
-    };
+        .collect();
+    let has_status = |c: usize| status[c];
     let mut header: Vec<String> = Vec::new();
     for (c, k) in kinds.iter().enumerate() {
         let h = cell(&t.header, c);
@@ -214,7 +219,7 @@ pub fn table_csv(t: &Table) -> Result<String> {
     }
     let bytes = w.into_inner().map_err(|e| ReportError::Write {
         path: format!("{}.csv", t.id),
-        reason: e.to_string(),
+        cause: e.into_error().into(),
     })?;
     // Only &str went in, so the output is UTF-8.
     Ok(String::from_utf8_lossy(&bytes).into_owned())
@@ -224,12 +229,12 @@ pub fn table_csv(t: &Table) -> Result<String> {
 pub fn write_table(table: &Table, out_dir: &Path) -> Result<Vec<PathBuf>> {
     check_id(&table.id).map_err(|reason| ReportError::Write {
         path: out_dir.join(&table.id).display().to_string(),
-        reason,
+        cause: reason.into(),
     })?;
     std::fs::create_dir_all(out_dir).map_err(|e| write_err(out_dir, e))?;
     let md = out_dir.join(format!("{}.md", table.id));
-    std::fs::write(&md, table_markdown(table)).map_err(|e| write_err(&md, e))?;
+    crate::write_atomic(&md, table_markdown(table)).map_err(|e| write_err(&md, e))?;
     let csv = out_dir.join(format!("{}.csv", table.id));
-    std::fs::write(&csv, table_csv(table)?).map_err(|e| write_err(&csv, e))?;
+    crate::write_atomic(&csv, table_csv(table)?).map_err(|e| write_err(&csv, e))?;
     Ok(vec![md, csv])
 }

@@ -431,6 +431,17 @@ fn sample_index() -> Index {
                 ("seeds".into(), "1..10".into()),
                 ("wall time".into(), "2.5 s".into()),
             ],
+            series: vec![reports::SeriesProvenance {
+                series: "sim".into(),
+                solver: "mm1k.sim".into(),
+                solver_version: 2,
+                tasks: 30,
+                wall_s: 1.25,
+                base_seed: Some(7),
+                fidelity: Some("full".into()),
+                points: 10,
+                without_value: vec![("saturated".into(), 3)],
+            }],
             docs: vec![],
             comparison: None,
             claims: vec![],
@@ -484,12 +495,25 @@ fn index_links_and_escapes() {
     assert!(html.contains("Wu 2010 &amp; co"));
     assert!(html.contains("abc123-dirty") && html.contains("deadbeef"));
     assert!(html.contains("1..10") && html.contains("wall time"));
+    // Per-series provenance in a CSV beside the index; the points without a
+    // value stay on the page.
+    assert!(html.contains("<th>series sim</th><td>saturated at 3 of 10 points</td>"));
+    assert!(html.contains("href=\"provenance/lib-mm1k.csv\""));
+    let csv = std::fs::read_to_string(dir.path().join("results/provenance/lib-mm1k.csv")).unwrap();
+    assert_eq!(
+        csv,
+        "series,solver,solver_version,tasks,wall_s,base_seed,fidelity,points,undefined,saturated,failed,missing\n\
+         sim,mm1k.sim,2,30,1.250,7,full,10,0,3,0,0\n"
+    );
     // EMs as percentages, failures highlighted.
     assert!(html.contains("1.23%") && html.contains("7.12%") && html.contains("5.00%"));
     assert!(html.contains("<tr class=\"fail\">"));
-    assert!(html.contains("class=\"num bad\">2<"));
-    assert!(html.contains("class=\"num warn\">1<"));
-    assert!(!html.contains("class=\"num \""));
+    assert!(html.contains("<td class=\"bad\">2<"));
+    assert!(html.contains("<td class=\"warn\">1<"));
+    assert!(
+        !html.contains("class=\"num"),
+        "numbers aligned per column, not per cell"
+    );
     // The inlined table, escaped; verdict cells highlighted.
     assert!(html.contains("<td class=\"bad\">fail</td>"));
     assert!(html.contains("a, &quot;quoted&quot;"));
@@ -738,11 +762,12 @@ fn paper_options_set_the_physical_size_font_and_title() {
     );
     // 8 pt = 10.667 px = 42.67 units (plotters writes size / 1.24).
     assert!(svg.contains("font-size=\"42.66"), "tick font is not 8 pt");
-    let pdf = String::from_utf8_lossy(&std::fs::read(&paths[2]).unwrap()).into_owned();
-    assert!(
-        pdf.contains("/MediaBox [0 0 240.9"),
-        "PDF is not 8.5 cm wide"
-    );
+    // 8.5 cm = 240.94 pt.
+    let pdf = lopdf::Document::load(&paths[2]).unwrap();
+    let page = *pdf.get_pages().values().next().unwrap();
+    let media_box = pdf.get_dictionary(page).unwrap().get(b"MediaBox").unwrap();
+    let width = media_box.as_array().unwrap()[2].as_float().unwrap();
+    assert!((width - 240.94).abs() < 0.01, "PDF is {width} pt wide");
     // The same figure at the default size is wider.
     let wide = render_figure(&fig, dir.path()).unwrap();
     assert!(std::fs::read_to_string(&wide[1])
@@ -819,4 +844,108 @@ fn an_axis_keeps_one_tick_format_with_its_power_of_ten_in_the_label() {
         .collect();
     assert!(!x_ticks.is_empty());
     assert!(decimals.len() <= 2, "x and y each one format: {x_ticks:?}");
+}
+
+/// A claim judged at many points: the index counts its comparisons, shows
+/// only those that do not hold, and links the experiment's claims CSV,
+/// which holds every comparison with both sides' intervals.
+#[test]
+fn per_point_claim_comparisons_go_to_a_csv_beside_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results/index.html");
+    let mut index = sample_index();
+    let step = |k: usize, verdict| IndexClaimStep {
+        text: "sim.L > model.L".into(),
+        point: Some(format!("{{\"lambda\":{k}}}")),
+        lhs: (1.0 + k as f64, 1.5 + k as f64),
+        op: ">".into(),
+        rhs: (0.5, 0.5),
+        verdict,
+    };
+    let mut steps: Vec<IndexClaimStep> = (0..20)
+        .map(|k| {
+            let v = if k == 7 || k == 13 {
+                verdicts::Verdict::Fails
+            } else {
+                verdicts::Verdict::Holds
+            };
+            step(k, v)
+        })
+        .collect();
+    steps.push(IndexClaimStep {
+        point: None,
+        ..step(0, verdicts::Verdict::Holds)
+    });
+    index.experiments[0].claims = vec![IndexClaim {
+        id: "sim-above".into(),
+        kind: verdicts::ClaimKind::Predicate,
+        quote: "the simulation lies above".into(),
+        where_: "§1".into(),
+        entries: vec!["lib-mm1k-L".into()],
+        holds: "sim.L > model.L".into(),
+        points: None,
+        expect: verdicts::Expectation::Holds,
+        why: None,
+        quick_expect: None,
+        quick_why: None,
+        note: None,
+        sanity: None,
+        fit: None,
+        verdict: verdicts::Verdict::Fails,
+        status: verdicts::ClaimStatus::Fails,
+        reason: None,
+        evaluated: 20,
+        skipped: vec![],
+        steps,
+        history: vec![],
+        definition: String::new(),
+        first_evaluated: None,
+    }];
+    write_index(&index, &path).unwrap();
+    let html = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        html.contains("20 comparison(s) at 20 point(s): 18 hold, 2 fail, 0 inconclusive (<a href=\"claims/lib-mm1k.csv\">all as CSV</a>)"),
+        "{html}"
+    );
+    // The two that fail are shown, none of those that hold.
+    assert!(html.contains("<code>{&quot;lambda&quot;:7}</code>"));
+    assert!(html.contains("<code>{&quot;lambda&quot;:13}</code>"));
+    assert!(!html.contains("<code>{&quot;lambda&quot;:8}</code>"));
+    let csv = std::fs::read_to_string(dir.path().join("results/claims/lib-mm1k.csv")).unwrap();
+    let mut rd = csv::Reader::from_reader(csv.as_bytes());
+    assert_eq!(
+        rd.headers().unwrap().iter().collect::<Vec<_>>(),
+        [
+            "claim",
+            "point",
+            "comparison",
+            "left_low",
+            "left_high",
+            "op",
+            "right_low",
+            "right_high",
+            "verdict"
+        ]
+    );
+    let rows: Vec<csv::StringRecord> = rd.records().map(|r| r.unwrap()).collect();
+    assert_eq!(rows.len(), 20, "per-point comparisons only");
+    assert_eq!(
+        rows[7].iter().collect::<Vec<_>>(),
+        [
+            "sim-above",
+            "{\"lambda\":7}",
+            "sim.L > model.L",
+            "8",
+            "8.5",
+            ">",
+            "0.5",
+            "0.5",
+            "fails"
+        ]
+    );
+    // An experiment without per-point comparisons writes no CSV.
+    index.experiments[0].claims.clear();
+    let other = tempfile::tempdir().unwrap();
+    write_index(&index, &other.path().join("index.html")).unwrap();
+    assert!(!other.path().join("claims").exists());
 }

@@ -7,6 +7,7 @@
 pub mod contract;
 pub mod des;
 pub mod engines;
+pub mod markov;
 pub mod params;
 pub mod queueing;
 pub mod registry;

@@ -5,8 +5,161 @@ use serde::de::DeserializeOwned;
 
 /// Deserialises a solver's typed parameter struct (which should use
 /// `#[serde(deny_unknown_fields)]`), turning serde's message into a `SolveError`.
+/// An error inside a parameter names it (`parameter `K`: invalid type:
+/// string "NaN", expected a number`; issue 32: serde's own message named
+/// none); unknown and missing keys keep serde's message, which names them.
+///
+/// An unknown key says which known one it is closest to, and one nested in
+/// an object parameter says where (`parameter `flows[0]`: unknown field
+/// `srcx` (did you mean `src`?), expected one of ...`; issue 32).
 pub fn parse<T: DeserializeOwned>(params: &serde_json::Value) -> Result<T, SolveError> {
-    serde_json::from_value(params.clone()).map_err(|e| SolveError::BadParams(e.to_string()))
+    serde_path_to_error::deserialize(params).map_err(|e| {
+        let mut path = e.path().to_string();
+        let msg = with_suggestion(&plain_serde_message(&e.inner().to_string()));
+        if let Some(name) = unknown_name(&msg) {
+            // The path may end at the unknown key itself.
+            if let Some(parent) = path.strip_suffix(&format!(".{name}")) {
+                path = parent.to_string();
+            } else if path == name {
+                path.clear();
+            }
+        } else if msg.starts_with("missing field") {
+            path.clear();
+        }
+        if path.is_empty() || path == "." {
+            SolveError::BadParams(msg)
+        } else {
+            SolveError::BadParams(format!("parameter `{path}`: {msg}"))
+        }
+    })
+}
+
+/// The key of serde's "unknown field `x`, expected ..." message.
+fn unknown_name(msg: &str) -> Option<&str> {
+    let rest = msg.strip_prefix("unknown field `")?;
+    Some(&rest[..rest.find('`')?])
+}
+
+/// serde's "unknown field `srcx`, expected one of `src`, `dst`" with the
+/// nearest expected name added: "unknown field `srcx` (did you mean
+/// `src`?), expected one of ...".
+fn with_suggestion(msg: &str) -> String {
+    let Some(name) = unknown_name(msg) else {
+        return msg.to_string();
+    };
+    let head = format!("unknown field `{name}`");
+    let expected = &msg[head.len()..];
+    let known = expected.split('`').skip(1).step_by(2);
+    match nearest(name, known) {
+        Some(k) => format!("{head} (did you mean `{k}`?){expected}"),
+        None => msg.to_string(),
+    }
+}
+
+/// The known name closest to a misspelt one, for every "did you mean" of
+/// repro (parameters, experiment ids, metrics, series, functions): the one
+/// at the smallest case-insensitive Damerau-Levenshtein distance (a swap of
+/// two letters is one edit), if that is at most 2 or a third of the name's
+/// length and less than the longer name's length (so a one-letter name is
+/// not "corrected" into another), or else the first known name containing
+/// it (`yan-4` finds `yan-4.9`); ties go to the name first in sort order.
+pub fn nearest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let n = name.chars().count();
+    if n == 0 || n > 64 {
+        return None; // longer than any name: no suggestion, and no quadratic cost
+    }
+    let lower = name.to_lowercase();
+    known
+        .into_iter()
+        .filter_map(|k| {
+            let d = strsim::damerau_levenshtein(&lower, &k.to_lowercase());
+            let close = d <= 2.max(n / 3) && d < n.max(k.chars().count());
+            (close || k.contains(name)).then_some((d, k))
+        })
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// serde's message in the user's words: the names of the types it was
+/// reading (`expected struct RawFlow`, `untagged enum OneOrMany`, `f64`)
+/// become what the user writes (a mapping, a number). Used for solver
+/// parameters and for manifests (issue 32: `RawManifest` and `RawPrecision`
+/// reached users).
+pub fn plain_serde_message(msg: &str) -> String {
+    const WORDS: [(&str, &str); 13] = [
+        ("f64", "a number"),
+        ("f32", "a number"),
+        ("u8", "a whole number"),
+        ("u16", "a whole number"),
+        ("u32", "a whole number"),
+        ("u64", "a whole number"),
+        ("usize", "a whole number"),
+        ("i8", "a whole number"),
+        ("i16", "a whole number"),
+        ("i32", "a whole number"),
+        ("i64", "a whole number"),
+        ("isize", "a whole number"),
+        ("char", "a single character"),
+    ];
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while !rest.is_empty() {
+        // A whole word starting here (the previous character is no identifier's).
+        let at_word = !out.chars().next_back().is_some_and(ident);
+        let word: &str = &rest[..rest.find(|c: char| !ident(c)).unwrap_or(rest.len())];
+        if at_word && !word.is_empty() {
+            let after = &rest[word.len()..];
+            let named = |kw: &str| -> Option<usize> {
+                if word != kw || !after.starts_with(' ') {
+                    return None;
+                }
+                let name = &after[1..];
+                let n = name.find(|c: char| !ident(c)).unwrap_or(name.len());
+                (n > 0).then_some(word.len() + 1 + n)
+            };
+            const UNTAGGED: &str = "any variant of untagged ";
+            if out.ends_with(UNTAGGED) {
+                if let Some(n) = named("enum") {
+                    out.truncate(out.len() - UNTAGGED.len());
+                    out.push_str("any accepted form");
+                    rest = &rest[n..];
+                    continue;
+                }
+            }
+            if let Some(n) = named("struct") {
+                out.push_str("a mapping");
+                rest = &rest[n..];
+                continue;
+            }
+            if let Some(n) = named("enum") {
+                out.push_str("one of the accepted names");
+                rest = &rest[n..];
+                continue;
+            }
+            if out.ends_with("expected ") {
+                if let Some((_, plain)) = WORDS.iter().find(|(w, _)| *w == word) {
+                    out.push_str(plain);
+                    rest = &rest[word.len()..];
+                    continue;
+                }
+            }
+        }
+        let c = rest.chars().next().unwrap_or(' ');
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
+/// A number as a message shows it: plain in [1e-4, 1e9), else in
+/// scientific notation (Rust prints 1e308 with 309 digits).
+pub fn show(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || (1e-4..1e9).contains(&x.abs()) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
 }
 
 /// `x` must be finite and > 0.
@@ -14,13 +167,61 @@ pub fn positive(name: &str, x: f64) -> Result<f64, SolveError> {
     if !x.is_finite() {
         return Err(SolveError::param(
             name,
-            format!("must be a finite number, got {x}"),
+            format!("must be a finite number, got {}", show(x)),
         ));
     }
     if x <= 0.0 {
-        return Err(SolveError::param(name, format!("must be > 0, got {x}")));
+        return Err(SolveError::param(
+            name,
+            format!("must be > 0, got {}", show(x)),
+        ));
     }
     Ok(x)
+}
+
+/// `x` must lie in the closed interval [lo, hi] (`unit` completes the message).
+pub fn within(name: &str, x: f64, (lo, hi): (f64, f64), unit: &str) -> Result<f64, SolveError> {
+    if (lo..=hi).contains(&x) {
+        return Ok(x);
+    }
+    Err(SolveError::param(
+        name,
+        format!(
+            "must lie in [{}, {}]{unit}, got {}",
+            show(lo),
+            show(hi),
+            show(x)
+        ),
+    ))
+}
+
+/// Rates and times the analytic queue models accept, in whatever time unit
+/// the manifest uses (issue 32 item 5). Outside it their numerics leave
+/// f64's range (a ρ^K, a uniformisation rate, an exponential of a rate ×
+/// time) and used to end in "not finite" or "GTH normalisation failed"
+/// naming no parameter; 24 decades between the slowest and fastest value are
+/// far more than any model of the papers needs (their rates span 6).
+pub const MODEL_RANGE: (f64, f64) = (1e-12, 1e12);
+
+/// A rate or time of an analytic model: finite, > 0 and within
+/// [`MODEL_RANGE`]; the error names the parameter, its value and the range.
+pub fn model_value(name: &str, x: f64) -> Result<f64, SolveError> {
+    positive(name, x)?;
+    within(
+        name,
+        x,
+        MODEL_RANGE,
+        " for the model (rates and times in one time unit: rescale the unit if the values are far from 1)",
+    )
+}
+
+/// As [`model_value`], but 0 (an absent process) is also accepted.
+pub fn model_value_or_zero(name: &str, x: f64) -> Result<f64, SolveError> {
+    if x == 0.0 {
+        return Ok(0.0);
+    }
+    non_negative(name, x)?;
+    model_value(name, x)
 }
 
 /// `x` must be finite and >= 0.
@@ -28,7 +229,7 @@ pub fn non_negative(name: &str, x: f64) -> Result<f64, SolveError> {
     if !x.is_finite() || x < 0.0 {
         return Err(SolveError::param(
             name,
-            format!("must be a finite number >= 0, got {x}"),
+            format!("must be a finite number >= 0, got {}", show(x)),
         ));
     }
     Ok(x)
@@ -39,7 +240,7 @@ pub fn at_least(name: &str, x: f64, min: f64) -> Result<f64, SolveError> {
     if !x.is_finite() || x < min {
         return Err(SolveError::param(
             name,
-            format!("must be a finite number >= {min}, got {x}"),
+            format!("must be a finite number >= {min}, got {}", show(x)),
         ));
     }
     Ok(x)
@@ -50,7 +251,7 @@ pub fn probability(name: &str, x: f64) -> Result<f64, SolveError> {
     if !x.is_finite() || !(0.0..=1.0).contains(&x) {
         return Err(SolveError::param(
             name,
-            format!("must lie in [0, 1], got {x}"),
+            format!("must lie in [0, 1], got {}", show(x)),
         ));
     }
     Ok(x)
@@ -62,13 +263,13 @@ pub fn count(name: &str, x: f64, min: u64) -> Result<usize, SolveError> {
     if !x.is_finite() || x.fract() != 0.0 {
         return Err(SolveError::param(
             name,
-            format!("must be a whole number, got {x}"),
+            format!("must be a whole number, got {}", show(x)),
         ));
     }
     if x < min as f64 {
         return Err(SolveError::param(
             name,
-            format!("must be >= {min}, got {x}"),
+            format!("must be >= {min}, got {}", show(x)),
         ));
     }
     if x > 1e9 {
@@ -187,4 +388,118 @@ pub fn over_budget(budget: u64) -> SolveError {
     SolveError::Numerical(format!(
         "the simulation exceeded its budget of {budget} events (four times its estimate); refusing to run on"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 32 item 5: serde's messages named internal types and no parameter.
+    #[test]
+    fn serde_messages_name_no_internal_type() {
+        for (msg, want) in [
+            (
+                "invalid type: string \"NaN\", expected f64",
+                "invalid type: string \"NaN\", expected a number",
+            ),
+            (
+                "invalid type: sequence, expected struct RawManifest",
+                "invalid type: sequence, expected a mapping",
+            ),
+            (
+                "invalid value: integer `-1`, expected u32",
+                "invalid value: integer `-1`, expected a whole number",
+            ),
+            (
+                "data did not match any variant of untagged enum OneOrMany",
+                "data did not match any accepted form",
+            ),
+            (
+                "invalid type: map, expected enum FigureKind",
+                "invalid type: map, expected one of the accepted names",
+            ),
+            // Words that only look like type names stay.
+            (
+                "unknown field `f64x`, expected one of `u32`, `struct`",
+                "unknown field `f64x`, expected one of `u32`, `struct`",
+            ),
+            ("missing field `lambda`", "missing field `lambda`"),
+        ] {
+            assert_eq!(plain_serde_message(msg), want, "{msg}");
+        }
+    }
+
+    #[test]
+    fn a_type_error_names_its_parameter() {
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct P {
+            k: f64,
+            #[serde(default)]
+            flows: Vec<F>,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct F {
+            src: f64,
+        }
+        let e = |v: serde_json::Value| match parse::<P>(&v) {
+            Err(SolveError::BadParams(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            e(serde_json::json!({"k": "NaN"})),
+            "parameter `k`: invalid type: string \"NaN\", expected a number"
+        );
+        assert_eq!(
+            e(serde_json::json!({"k": 1, "flows": [{"src": 1}, {"src": []}]})),
+            "parameter `flows[1].src`: invalid type: sequence, expected a number"
+        );
+        assert_eq!(
+            e(serde_json::json!({"k": 1, "flows": 3})),
+            "parameter `flows`: invalid type: integer `3`, expected a sequence"
+        );
+        // Unknown and missing keys: serde's message, which names them.
+        assert!(e(serde_json::json!({"k": 1, "bogus": 2})).starts_with("unknown field `bogus`"));
+        assert_eq!(e(serde_json::json!({})), "missing field `k`");
+    }
+
+    /// Issue 32 item 5: an unknown key nested in an object parameter said
+    /// neither where it was nor what was meant.
+    #[test]
+    fn an_unknown_key_says_where_and_the_nearest_name() {
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct P {
+            lambda: f64,
+            #[serde(default)]
+            flows: Vec<F>,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        #[allow(dead_code)]
+        struct F {
+            src: f64,
+            dst: f64,
+        }
+        let e = |v: serde_json::Value| match parse::<P>(&v) {
+            Err(SolveError::BadParams(m)) => m,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            e(serde_json::json!({"lambda": 1, "flows": [{"src": 1, "dst": 2}, {"srcx": 1}]})),
+            "parameter `flows[1]`: unknown field `srcx` (did you mean `src`?), expected `src` or `dst`"
+        );
+        assert_eq!(
+            e(serde_json::json!({"lamda": 1})),
+            "unknown field `lamda` (did you mean `lambda`?), expected `lambda` or `flows`"
+        );
+        // Nothing near: serde's message alone.
+        assert_eq!(
+            e(serde_json::json!({"lambda": 1, "zzzzzz": 1})),
+            "unknown field `zzzzzz`, expected `lambda` or `flows`"
+        );
+    }
 }

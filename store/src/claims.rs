@@ -39,6 +39,17 @@ pub struct ClaimDefinitionRow {
 
 type DefTuple = (String, String, String, String, String, String, i64, String);
 
+/// The last evaluation of one definition of a claim at one fidelity.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClaimLastVerdict {
+    pub claim_id: String,
+    pub hash: String,
+    pub fidelity: String,
+    pub verdict: Verdict,
+    /// When (RFC 3339).
+    pub evaluated: String,
+}
+
 impl Store {
     /// Records the evaluations of one run (at one fidelity): each definition
     /// once, each evaluation once per run and fidelity (a later evaluation in
@@ -90,6 +101,38 @@ impl Store {
             }
             tx.commit().await.map_err(db("commit claim evaluations"))?;
             Ok(())
+        })
+    }
+
+    /// The last evaluation of each definition of each claim of an experiment,
+    /// per fidelity.
+    pub async fn claim_last_verdicts(&self, experiment: &str) -> Result<Vec<ClaimLastVerdict>> {
+        on_pool!(self, |pool, DB| {
+            let rows: Vec<(String, String, String, String, String)> = sqlx::query_as(
+                "SELECT e.claim_id, e.hash, e.fidelity, e.verdict, e.evaluated \
+                 FROM claim_evaluations e \
+                 WHERE e.experiment = $1 AND NOT EXISTS ( \
+                   SELECT 1 FROM claim_evaluations l \
+                    WHERE l.experiment = e.experiment AND l.claim_id = e.claim_id \
+                      AND l.hash = e.hash AND l.fidelity = e.fidelity \
+                      AND (l.evaluated > e.evaluated OR (l.evaluated = e.evaluated AND l.run_id > e.run_id))) \
+                 ORDER BY e.claim_id, e.fidelity",
+            )
+            .bind(experiment)
+            .fetch_all(pool)
+            .await
+            .map_err(db("read the last claim verdicts"))?;
+            Ok(rows
+                .into_iter()
+                .map(|t| ClaimLastVerdict {
+                    claim_id: t.0,
+                    hash: t.1,
+                    fidelity: t.2,
+                    // Text that names no verdict (edited by hand) never reads as a pass.
+                    verdict: t.3.parse().unwrap_or(Verdict::Inconclusive),
+                    evaluated: t.4,
+                })
+                .collect())
         })
     }
 

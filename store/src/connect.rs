@@ -11,8 +11,8 @@ use sqlx::sqlite::{
 };
 
 use crate::{
-    db, Backend, Result, Store, StoreError, BUSY_TIMEOUT, MAX_CONNECTIONS, PG_CONNECT_TIMEOUT,
-    PG_MAX_CONNECTIONS,
+    db, Backend, OpenError, Result, Store, StoreError, BUSY_TIMEOUT, MAX_CONNECTIONS,
+    PG_CONNECT_TIMEOUT, PG_MAX_CONNECTIONS,
 };
 
 /// How each backend starts a write transaction.
@@ -75,10 +75,11 @@ impl Location {
     /// [`Location::parse_url`] with sqlx's "slow statement" warnings moved
     /// to debug: reading a large figure's series takes seconds by design,
     /// and a WARN line in the middle of a normal `repro run` reads as a fault.
-    fn parse(location: &str) -> std::result::Result<Location, String> {
+    fn parse(location: &str) -> std::result::Result<Location, OpenError> {
         use sqlx::ConnectOptions;
         let (level, after) = (log::LevelFilter::Debug, std::time::Duration::from_secs(1));
-        Ok(match Self::parse_url(location)? {
+        let parsed = Self::parse_url(location).map_err(OpenError::Location)?;
+        Ok(match parsed {
             Location::Sqlite(o) => Location::Sqlite(o.log_slow_statements(level, after)),
             Location::Postgres(o) => Location::Postgres(o.log_slow_statements(level, after)),
         })
@@ -113,9 +114,8 @@ impl Location {
     }
 }
 
-/// Explains a failed PostgreSQL connection with the usual fix.
-fn pg_connect_error(e: sqlx::Error) -> String {
-    let text = e.to_string();
+/// A failed PostgreSQL connection with the usual fix.
+fn pg_connect_error(e: sqlx::Error) -> OpenError {
     let hint = match &e {
         sqlx::Error::Io(_) | sqlx::Error::PoolTimedOut => {
             "is the server running and listening there? (a throwaway one for tests: \
@@ -131,7 +131,7 @@ fn pg_connect_error(e: sqlx::Error) -> String {
         }
         _ => "check the URL",
     };
-    format!("cannot connect to PostgreSQL: {text}; {hint}")
+    OpenError::Postgres { source: e, hint }
 }
 
 impl Store {
@@ -165,9 +165,7 @@ impl Store {
         let mut attempt = 0u64;
         loop {
             match Self::open_once(location, read_only).await {
-                Err(StoreError::Open { reason, .. })
-                    if attempt < 8 && reason.contains("database is locked") =>
-                {
+                Err(e @ StoreError::Open { .. }) if attempt < 8 && e.is_busy() => {
                     attempt += 1;
                     tracing::debug!(location, attempt, "store locked while opening, retrying");
                     tokio::time::sleep(Duration::from_millis(25 * attempt * attempt)).await;
@@ -178,9 +176,9 @@ impl Store {
     }
 
     async fn open_once(location: &str, read_only: bool) -> Result<Store> {
-        let open_err = |reason: String| StoreError::Open {
+        let open_err = |cause: OpenError| StoreError::Open {
             location: location.to_string(),
-            reason,
+            cause,
         };
         let backend = match Location::parse(location).map_err(open_err)? {
             Location::Sqlite(options) => {
@@ -225,15 +223,15 @@ impl Store {
         options: SqliteConnectOptions,
         read_only: bool,
     ) -> Result<SqlitePool> {
-        let open_err = |reason: String| StoreError::Open {
+        let open_err = |cause: OpenError| StoreError::Open {
             location: location.to_string(),
-            reason,
+            cause,
         };
         let lower = location.to_ascii_lowercase();
         let in_memory = lower.contains(":memory:") || lower.contains("mode=memory");
         let file = options.get_filename().to_path_buf();
         if file.is_dir() {
-            return Err(open_err(format!("{} is a directory", file.display())));
+            return Err(open_err(OpenError::IsDirectory(file)));
         }
         let mut pool_options = SqlitePoolOptions::new().max_connections(MAX_CONNECTIONS);
         if in_memory {
@@ -245,7 +243,7 @@ impl Store {
         }
         if read_only {
             if !in_memory && !file.is_file() {
-                return Err(open_err(format!("no store file at {}", file.display())));
+                return Err(open_err(OpenError::NoFile(file)));
             }
             // The journal mode is left as the file has it: setting it writes.
             let options = options
@@ -256,7 +254,7 @@ impl Store {
                 .clone()
                 .connect_with(options.clone())
                 .await
-                .map_err(|e| open_err(e.to_string()))?;
+                .map_err(|e| open_err(OpenError::Database(e)))?;
             // A WAL store needs its `-shm` file even to read; where it cannot be
             // created (read-only folder) SQLite refuses the first query. Such a
             // store has no live writer, so reading it as immutable is exact.
@@ -271,7 +269,7 @@ impl Store {
             return pool_options
                 .connect_with(options.immutable(true))
                 .await
-                .map_err(|e| open_err(e.to_string()));
+                .map_err(|e| open_err(OpenError::Database(e)));
         }
         let options = options
             .create_if_missing(true)
@@ -285,14 +283,17 @@ impl Store {
             .foreign_keys(true);
         if let Some(parent) = file.parent() {
             if !parent.as_os_str().is_empty() && !in_memory {
-                std::fs::create_dir_all(parent).map_err(|e| {
-                    open_err(format!("cannot create directory {}: {e}", parent.display()))
+                std::fs::create_dir_all(parent).map_err(|source| {
+                    open_err(OpenError::CreateDir {
+                        path: parent.to_path_buf(),
+                        source,
+                    })
                 })?;
             }
         }
         pool_options
             .connect_with(options)
             .await
-            .map_err(|e| open_err(e.to_string()))
+            .map_err(|e| open_err(OpenError::Database(e)))
     }
 }

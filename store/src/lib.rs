@@ -36,6 +36,8 @@
 
 mod claims;
 mod connect;
+mod drawn;
+mod error;
 mod facts;
 mod plans;
 pub mod queue;
@@ -51,8 +53,12 @@ use std::time::Duration;
 use sqlx::postgres::PgPool;
 use sqlx::sqlite::SqlitePool;
 
-pub use claims::{ClaimDefinitionRow, ClaimRecord};
-pub use queue::{now_ms, Claimed, Enqueue, QueueCounts, QueueRow, WorkerId, MAX_ATTEMPTS};
+pub use claims::{ClaimDefinitionRow, ClaimLastVerdict, ClaimRecord};
+pub use drawn::DrawnRow;
+pub use error::{OpenError, Result, StoreError};
+pub use queue::{
+    now_ms, Claimed, Enqueue, KeyClaim, QueueCounts, QueueRow, WorkerId, MAX_ATTEMPTS,
+};
 pub use rows::{
     ErrorMeasureRow, ExperimentRow, MetricRow, PlanRow, RunRow, SeriesPointRow, TaskRecord,
 };
@@ -110,36 +116,6 @@ macro_rules! push_keys {
     }};
 }
 pub(crate) use push_keys;
-
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    #[error("cannot open the result store at {location}: {reason}")]
-    Open { location: String, reason: String },
-    #[error("the result store at {location} has schema version {found}, newer than this binary understands ({supported}); upgrade repro or use another --store")]
-    TooNew {
-        location: String,
-        found: i64,
-        supported: i64,
-    },
-    /// A statement failed; `context` says what the store was doing.
-    #[error("database error: {context}")]
-    Db {
-        context: String,
-        #[source]
-        source: sqlx::Error,
-    },
-    /// A value the store refuses to write, or a stored value it cannot read.
-    #[error("database error: {0}")]
-    Invalid(String),
-    /// A stored name that is not one of its enum's (a task status, a queue state).
-    #[error("database error: {context}")]
-    UnknownName {
-        context: &'static str,
-        #[source]
-        source: UnknownName,
-    },
-}
-pub type Result<T> = std::result::Result<T, StoreError>;
 
 /// Handle on the result database.
 ///

@@ -25,6 +25,8 @@ use crate::{
     QueueState, Result, Store, StoreError, TaskRecord, TaskStatus, KEY_CHUNK, MAX_BINDS,
 };
 
+mod keys;
+
 /// A task is failed after this many workers lost it (each claim is an attempt):
 /// a task that kills its worker (out of memory, a node's time limit) must not
 /// take every worker down in turn.
@@ -60,6 +62,17 @@ pub struct Claimed {
     pub run_id: i64,
     /// 1 for the first claim, 2 when the task was reclaimed once, ...
     pub attempt: i64,
+}
+
+/// What [`Store::claim_key`] found.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KeyClaim {
+    /// Claimed; `true` when the claim inserted the row (no queue run had it).
+    Claimed(Claimed, bool),
+    /// Another worker or run holds it under a live lease (its worker name).
+    Busy(String),
+    /// Its row is done: the result is stored.
+    Done,
 }
 
 /// One row of the queue, for `repro status`.
@@ -254,46 +267,85 @@ impl Store {
         worker: &WorkerId,
         record: &TaskRecord,
     ) -> Result<bool> {
-        validate_task(record)?;
-        if record.key != claimed.task_key {
-            return Err(StoreError::Invalid(format!(
-                "complete {}: the record is of task {}",
-                claimed.task_key, record.key
-            )));
+        let found = self
+            .store_claimed(&[(claimed, false, record)], worker)
+            .await?;
+        Ok(found.first().copied().unwrap_or(false))
+    }
+
+    /// [`Store::complete`] and [`Store::finish_keys`]: each result stored
+    /// with its queue row, which is marked done (or failed), or when its
+    /// flag is set (a row [`Store::claim_keys`] inserted) deleted, all in
+    /// one transaction; a result whose row `worker` no longer holds is not
+    /// stored (`false` in its place). The rows are visited in key order, as
+    /// claims visit them.
+    async fn store_claimed(
+        &self,
+        items: &[(&Claimed, bool, &TaskRecord)],
+        worker: &WorkerId,
+    ) -> Result<Vec<bool>> {
+        for (claimed, _, record) in items {
+            validate_task(record)?;
+            if record.key != claimed.task_key {
+                return Err(StoreError::Invalid(format!(
+                    "complete {}: the record is of task {}",
+                    claimed.task_key, record.key
+                )));
+            }
         }
-        let state = match record.status {
-            TaskStatus::Failed => QueueState::Failed,
-            _ => QueueState::Done,
+        if items.is_empty() {
+            return Ok(Vec::new());
         }
-        .as_str();
-        let run = claimed.run_id;
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        order.sort_by(|&a, &b| items[a].0.task_key.cmp(&items[b].0.task_key));
+        let finished = now_rfc3339();
         on_pool!(self, |pool, DB| {
             let mut tx = begin_write(pool, None).await?;
-            // The queue row first: on PostgreSQL this locks it, so a worker
-            // that reclaims the task meanwhile waits for this commit and then
-            // finds the row done.
-            let owned = sqlx::query(
-                "UPDATE queue SET state = $1, finished = $2, lease_until = NULL, error = $3 \
-                 WHERE task_key = $4 AND worker = $5 AND state = 'running'",
-            )
-            .bind(state)
-            .bind(now_rfc3339())
-            .bind(&record.error)
-            .bind(&claimed.task_key)
-            .bind(&worker.0)
-            .execute(&mut *tx)
-            .await
-            .map_err(db("mark task done"))?
-            .rows_affected()
-                == 1;
-            if !owned {
-                tx.rollback().await.map_err(db("roll back lost task"))?;
-                return Ok(false);
+            let mut stored = vec![false; items.len()];
+            for i in order {
+                let (claimed, remove, record) = items[i];
+                let state = match record.status {
+                    TaskStatus::Failed => QueueState::Failed,
+                    _ => QueueState::Done,
+                }
+                .as_str();
+                // The queue row first: on PostgreSQL this locks it, so a
+                // worker that reclaims the task meanwhile waits for this
+                // commit and then finds the row done (or gone).
+                let owned = if remove {
+                    sqlx::query(
+                        "DELETE FROM queue WHERE task_key = $1 AND worker = $2 AND state = 'running'",
+                    )
+                    .bind(&claimed.task_key)
+                    .bind(&worker.0)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db("remove a finished task's row"))?
+                } else {
+                    sqlx::query(
+                        "UPDATE queue SET state = $1, finished = $2, lease_until = NULL, error = $3 \
+                         WHERE task_key = $4 AND worker = $5 AND state = 'running'",
+                    )
+                    .bind(state)
+                    .bind(&finished)
+                    .bind(&record.error)
+                    .bind(&claimed.task_key)
+                    .bind(&worker.0)
+                    .execute(&mut *tx)
+                    .await
+                    .map_err(db("mark task done"))?
+                }
+                .rows_affected()
+                    == 1;
+                // A row lost to another worker: nothing of it is written.
+                if owned {
+                    let (run, t) = (claimed.run_id, record);
+                    write_task!(tx, DB, run, t);
+                    stored[i] = true;
+                }
             }
-            let t = record;
-            write_task!(tx, DB, run, t);
             tx.commit().await.map_err(db("commit task"))?;
-            Ok(true)
+            Ok(stored)
         })
     }
 

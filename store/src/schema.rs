@@ -6,11 +6,11 @@ use std::time::Duration;
 use sqlx::migrate::{Migration, MigrationType, Migrator};
 use sqlx::SqlSafeStr;
 
-use crate::{on_pool, Backend, Result, Store, StoreError};
+use crate::{on_pool, Backend, OpenError, Result, Store, StoreError};
 
 /// Schema version this binary understands. A store with a higher version is refused.
-/// 2: the task queue.
-pub const SCHEMA_VERSION: i64 = 3;
+/// 2: the task queue. 3: the claim ledger. 4: the record of what was drawn.
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// The migrations of one backend, embedded at compile time. Version and
 /// description follow the file names (`0001_init.sql` -> 1, "init"), as
@@ -50,6 +50,11 @@ fn sqlite_migrator() -> Migrator {
             "claims",
             include_str!("../migrations/sqlite/0003_claims.sql"),
         ),
+        (
+            4,
+            "drawn",
+            include_str!("../migrations/sqlite/0004_drawn.sql"),
+        ),
     ])
 }
 
@@ -70,15 +75,20 @@ fn postgres_migrator() -> Migrator {
             "claims",
             include_str!("../migrations/postgres/0003_claims.sql"),
         ),
+        (
+            4,
+            "drawn",
+            include_str!("../migrations/postgres/0004_drawn.sql"),
+        ),
     ])
 }
 
 impl Store {
     /// Checks the stored schema version, then (unless `read_only`) migrates.
     pub(crate) async fn prepare(&self, read_only: bool) -> Result<()> {
-        let open_err = |reason: String| StoreError::Open {
+        let open_err = |cause: OpenError| StoreError::Open {
             location: self.location.clone(),
-            reason,
+            cause,
         };
         let has_meta: bool = match &self.backend {
             Backend::Sqlite(pool) => sqlx::query_scalar::<_, String>(
@@ -86,7 +96,7 @@ impl Store {
             )
             .fetch_optional(pool)
             .await
-            .map_err(|e| open_err(e.to_string()))?
+            .map_err(|e| open_err(OpenError::Database(e)))?
             .is_some(),
             Backend::Postgres(pool) => sqlx::query_scalar(
                 "SELECT EXISTS (SELECT 1 FROM information_schema.tables \
@@ -94,7 +104,7 @@ impl Store {
             )
             .fetch_one(pool)
             .await
-            .map_err(|e| open_err(e.to_string()))?,
+            .map_err(|e| open_err(OpenError::Database(e)))?,
         };
         let mut found = None;
         if has_meta {
@@ -102,12 +112,13 @@ impl Store {
                 sqlx::query_scalar("SELECT value FROM meta WHERE key = 'schema_version'")
                     .fetch_optional(pool)
                     .await
-                    .map_err(|e| open_err(format!("cannot read the schema version: {e}")))?
+                    .map_err(|e| open_err(OpenError::SchemaVersion(e)))?
             });
             if let Some(stored) = stored {
-                let v: i64 = stored.trim().parse().map_err(|_| {
-                    open_err(format!("schema version {stored:?} is not an integer"))
-                })?;
+                let v: i64 = stored
+                    .trim()
+                    .parse()
+                    .map_err(|_| open_err(OpenError::BadSchemaVersion(stored.clone())))?;
                 if v > SCHEMA_VERSION {
                     return Err(StoreError::TooNew {
                         location: self.location.clone(),
@@ -122,9 +133,7 @@ impl Store {
             // Versions 1 and later hold every table the reading commands use.
             return match found {
                 Some(_) => Ok(()),
-                None => Err(open_err(
-                    "not a repro result store (no schema version); run `repro run` first".into(),
-                )),
+                None => Err(open_err(OpenError::NotAStore)),
             };
         }
         match &self.backend {
@@ -138,9 +147,7 @@ impl Store {
                 loop {
                     match migrator.run(pool).await {
                         Ok(()) => break,
-                        Err(e) if attempt >= 4 => {
-                            return Err(open_err(format!("migration failed: {e}")))
-                        }
+                        Err(e) if attempt >= 4 => return Err(open_err(OpenError::Migration(e))),
                         Err(e) => {
                             tracing::debug!("migration attempt {attempt} failed, retrying: {e}");
                             attempt += 1;
@@ -153,7 +160,7 @@ impl Store {
             Backend::Postgres(pool) => postgres_migrator()
                 .run(pool)
                 .await
-                .map_err(|e| open_err(format!("migration failed: {e}")))?,
+                .map_err(|e| open_err(OpenError::Migration(e)))?,
         }
         Ok(())
     }

@@ -62,9 +62,9 @@ async fn unusable_locations_are_open_errors() {
     ];
     for loc in &cases {
         match Store::open(loc).await {
-            Err(StoreError::Open { location, reason }) => {
+            Err(StoreError::Open { location, cause }) => {
                 assert_eq!(&location, loc);
-                assert!(!reason.is_empty());
+                assert!(!cause.to_string().is_empty());
             }
             other => panic!("{loc}: expected Open, got {other:?}"),
         }
@@ -139,4 +139,46 @@ async fn stores_created_by_several_openers_at_once_all_open() {
             s.close().await;
         }
     }
+}
+
+/// A write that meets another connection's lock is told apart from other
+/// failures by its cause (SQLite's SQLITE_BUSY code), not by its message:
+/// opening retries on it, a store that cannot be used is not retried.
+#[tokio::test]
+async fn a_locked_database_is_busy_by_its_code() {
+    use sqlx::sqlite::SqliteConnectOptions;
+    use sqlx::{ConnectOptions, Connection};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("repro.sqlite");
+    Store::open(&path_str(&path)).await.unwrap().close().await;
+    let options = SqliteConnectOptions::new().filename(&path);
+    let mut holder = options.connect().await.unwrap();
+    sqlx::query("BEGIN EXCLUSIVE")
+        .execute(&mut holder)
+        .await
+        .unwrap();
+    // A second connection that does not wait for the lock.
+    let mut other = options
+        .clone()
+        .busy_timeout(std::time::Duration::ZERO)
+        .connect()
+        .await
+        .unwrap();
+    let write = "INSERT INTO meta (key, value) VALUES ('probe', 'x')";
+    let locked = sqlx::query(write).execute(&mut other).await.unwrap_err();
+    let open = |e| StoreError::Open {
+        location: path_str(&path),
+        cause: OpenError::Database(e),
+    };
+    let locked = open(locked);
+    assert!(locked.is_busy(), "{locked}");
+    assert!(std::error::Error::source(&locked).is_some());
+    let missing = sqlx::query("SELECT * FROM no_such_table")
+        .execute(&mut other)
+        .await
+        .unwrap_err();
+    assert!(!open(missing).is_busy());
+    assert!(!StoreError::Invalid("x".into()).is_busy());
+    other.close().await.unwrap();
+    holder.close().await.unwrap();
 }

@@ -43,6 +43,26 @@ async fn open(dir: &tempfile::TempDir) -> Store {
 
 const LONG: Duration = Duration::from_secs(60);
 
+/// The claimants of the key-claim tests: two local runs.
+fn two_runs() -> (WorkerId, WorkerId) {
+    (
+        WorkerId("host:1 run 1".into()),
+        WorkerId("host:2 run 2".into()),
+    )
+}
+
+/// A key claim that must insert the key's row.
+async fn claim_new(s: &Store, run: i64, key: &str, w: &WorkerId, lease: Duration) -> Claimed {
+    match s
+        .claim_key(run, &item(key, 1.0), w, lease, false, None)
+        .await
+        .unwrap()
+    {
+        KeyClaim::Claimed(c, true) => c,
+        other => panic!("claim {key}: {other:?}"),
+    }
+}
+
 #[tokio::test]
 async fn claims_go_most_expensive_first_and_each_task_to_one_worker() {
     let dir = tempfile::tempdir().unwrap();
@@ -160,4 +180,181 @@ async fn a_released_task_is_pending_again_without_spending_an_attempt() {
     s.release("k", &w).await.unwrap();
     let c = s.claim(&w, LONG).await.unwrap().unwrap();
     assert_eq!(c.attempt, 1);
+}
+
+/// Issue 32 item 6: a run that runs its tasks itself claims each key in the
+/// queue table: a second claimant is told who holds it, takes it over once
+/// the holder's lease expired or it is known dead, and the row an inserting
+/// claim made is gone once the result is stored (or the claim released).
+#[tokio::test]
+async fn key_claims_share_a_task_between_two_local_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(&dir).await;
+    let run = s.begin_run("v", "h", "").await.unwrap();
+    let (a, b) = two_runs();
+    let ca = claim_new(&s, run, "k", &a, LONG).await;
+    assert_eq!(ca.attempt, 1);
+    let busy = s
+        .claim_key(run, &item("k", 1.0), &b, LONG, false, None)
+        .await
+        .unwrap();
+    assert_eq!(busy, KeyClaim::Busy("host:1 run 1".into()));
+    assert_eq!(s.queue_counts(None).await.unwrap().running, 1);
+    // Stored by its holder: the row is gone, the result there.
+    assert!(!s
+        .finish_key(&ca, true, &b, &record("k", "done"))
+        .await
+        .unwrap());
+    assert!(s
+        .finish_key(&ca, true, &a, &record("k", "done"))
+        .await
+        .unwrap());
+    assert_eq!(s.queue_counts(None).await.unwrap().total(), 0);
+    assert_eq!(s.tasks(&["k".into()]).await.unwrap().len(), 1);
+    // A dead holder is taken over at once, an expired one after its lease.
+    claim_new(&s, run, "d", &a, LONG).await;
+    let KeyClaim::Claimed(cd, false) = s
+        .claim_key(run, &item("d", 1.0), &b, LONG, false, Some("host:1 run 1"))
+        .await
+        .unwrap()
+    else {
+        panic!("take over d")
+    };
+    assert_eq!(cd.attempt, 2);
+    let short = Duration::from_millis(1);
+    claim_new(&s, run, "e", &a, short).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let KeyClaim::Claimed(_, false) = s
+        .claim_key(run, &item("e", 1.0), &b, LONG, false, None)
+        .await
+        .unwrap()
+    else {
+        panic!("take over e")
+    };
+    // Released: an inserted row is removed; a queued one is pending again.
+    claim_new(&s, run, "r", &a, LONG).await;
+    s.release_key("r", true, &a).await.unwrap();
+    s.enqueue(run, &[item("q", 1.0)], false).await.unwrap();
+    let KeyClaim::Claimed(_, false) = s
+        .claim_key(run, &item("q", 1.0), &a, LONG, false, None)
+        .await
+        .unwrap()
+    else {
+        panic!("claim q")
+    };
+    s.release_key("q", false, &a).await.unwrap();
+    let c = s
+        .queue_counts(Some(&["r".into(), "q".into()]))
+        .await
+        .unwrap();
+    assert_eq!((c.total(), c.pending), (1, 1));
+}
+
+/// Issue 35: several keys claimed in one transaction are answered as a
+/// claim of each alone would be, in the order asked, whatever the order of
+/// the keys.
+#[tokio::test]
+async fn a_batch_of_key_claims_answers_as_one_claim_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(&dir).await;
+    let run = s.begin_run("v", "h", "").await.unwrap();
+    let (a, b) = two_runs();
+    // `busy` held by b, `done` finished through the queue, `pending` queued.
+    claim_new(&s, run, "busy", &b, LONG).await;
+    s.enqueue(run, &[item("done", 9.0), item("pending", 0.0)], false)
+        .await
+        .unwrap();
+    let c = s.claim(&b, LONG).await.unwrap().unwrap();
+    assert_eq!(c.task_key, "done");
+    assert!(s.complete(&c, &b, &record("done", "done")).await.unwrap());
+    let batch = [
+        item("new", 1.0),
+        item("busy", 1.0),
+        item("done", 1.0),
+        item("pending", 1.0),
+    ];
+    let found = s
+        .claim_keys(run, &batch, &a, LONG, false, None)
+        .await
+        .unwrap();
+    let shape: Vec<(&str, Option<(i64, bool)>)> = found
+        .iter()
+        .map(|f| match f {
+            KeyClaim::Claimed(c, inserted) => (c.task_key.as_str(), Some((c.attempt, *inserted))),
+            KeyClaim::Busy(w) => (w.as_str(), None),
+            KeyClaim::Done => ("done", None),
+        })
+        .collect();
+    assert_eq!(
+        shape,
+        vec![
+            ("new", Some((1, true))),
+            ("host:2 run 2", None),
+            ("done", None),
+            ("pending", Some((1, false))),
+        ]
+    );
+    // A dead holder's key, and with `force` a done one, are taken over.
+    let again = s
+        .claim_keys(run, &batch[1..3], &a, LONG, true, Some("host:2 run 2"))
+        .await
+        .unwrap();
+    assert!(
+        matches!(
+            again.as_slice(),
+            [KeyClaim::Claimed(x, false), KeyClaim::Claimed(y, false)]
+                if (x.task_key.as_str(), x.attempt, y.task_key.as_str(), y.attempt)
+                    == ("busy", 2, "done", 2)
+        ),
+        "{again:?}"
+    );
+    let c = s.queue_counts(None).await.unwrap();
+    assert_eq!((c.running, c.pending, c.done), (4, 0, 0));
+    assert!(s
+        .claim_keys(run, &[], &a, LONG, false, None)
+        .await
+        .unwrap()
+        .is_empty());
+}
+
+/// Issue 35: results stored together in one transaction, each only if its
+/// claim still holds; an inserted row is removed, a taken-over one marked.
+#[tokio::test]
+async fn a_batch_of_results_stores_those_whose_claim_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(&dir).await;
+    let run = s.begin_run("v", "h", "").await.unwrap();
+    let (a, b) = two_runs();
+    let x = claim_new(&s, run, "x", &a, LONG).await;
+    let y = claim_new(&s, run, "y", &a, Duration::from_millis(1)).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let KeyClaim::Claimed(_, false) = s
+        .claim_key(run, &item("y", 1.0), &b, LONG, false, None)
+        .await
+        .unwrap()
+    else {
+        panic!("take over y")
+    };
+    s.enqueue(run, &[item("z", 1.0)], false).await.unwrap();
+    let KeyClaim::Claimed(z, false) = s
+        .claim_key(run, &item("z", 1.0), &a, LONG, false, None)
+        .await
+        .unwrap()
+    else {
+        panic!("claim z")
+    };
+    let (rx, ry, rz) = (
+        record("x", "done"),
+        record("y", "done"),
+        record("z", "failed"),
+    );
+    let stored = s
+        .finish_keys(&[(&x, true, &rx), (&y, true, &ry), (&z, false, &rz)], &a)
+        .await
+        .unwrap();
+    assert_eq!(stored, vec![true, false, true]);
+    let keys = ["x".to_string(), "y".into(), "z".into()];
+    assert_eq!(s.tasks(&keys).await.unwrap().len(), 2);
+    let c = s.queue_counts(None).await.unwrap();
+    assert_eq!((c.total(), c.running, c.failed), (2, 1, 1));
 }

@@ -10,6 +10,11 @@
 //!    uses every stage.
 //! 2. `lib.rs` only declares modules and re-exports: the code is in the stages.
 //! 3. No `.rs` file under `pipeline/` or `store/` has more than 600 lines.
+//! 4. The solvers' building blocks import in one direction:
+//!    `des` -> `markov` -> `traffic` -> `queueing` -> `engines` -> `systems`
+//!    (a module may use the ones before it, never one after it).
+//! 5. A worker launcher is one file of `execute/launch/` with its
+//!    `REGISTRATION`, listed in `LAUNCHERS`; the binary names no launcher.
 //!
 //! The imports are read from the source text (`use crate::..`, `super::..` in
 //! a stage's `mod.rs`, and `crate::<module>::` paths written inline), so this
@@ -21,6 +26,8 @@ use std::path::{Path, PathBuf};
 const STAGES: [&str; 5] = ["manifest", "plan", "execute", "measure", "render"];
 /// The module every stage may use, which itself uses no stage.
 const SHARED: &str = "shared";
+/// The solvers' top-level modules in the order they may import each other.
+const SOLVER_LAYERS: [&str; 6] = ["des", "markov", "traffic", "queueing", "engines", "systems"];
 /// The most lines a source file may have.
 const MAX_LINES: usize = 600;
 
@@ -344,6 +351,71 @@ fn the_checker_sees_each_form_of_import() {
     assert!(joined.contains("stored.rs:2: `measure` refers to `exit` of the crate root"));
 }
 
+/// Every reference of a solvers module of [`SOLVER_LAYERS`] to one after it
+/// (the crate's contract, params, registry and root re-exports are not
+/// layers and may be used by all).
+fn solver_layer_violations(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut bad = Vec::new();
+    for f in files {
+        let Some(module) = owner(src, &f) else {
+            continue;
+        };
+        let Some(rank) = SOLVER_LAYERS.iter().position(|s| *s == module) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&f).expect("a readable source file");
+        let depth = f.strip_prefix(src).map_or(0, |r| r.components().count());
+        let in_root = depth == 1 || f.file_name().is_some_and(|n| n == "mod.rs") && depth == 2;
+        for (line, name) in referenced_modules(&text, in_root) {
+            if SOLVER_LAYERS.iter().position(|s| *s == name) > Some(rank) {
+                bad.push(format!(
+                    "{}:{line}: `{module}` imports `{name}`, which comes after it",
+                    f.display()
+                ));
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn solver_modules_import_in_one_direction() {
+    let src = root().join("solvers/src");
+    for s in SOLVER_LAYERS {
+        assert!(
+            src.join(s).join("mod.rs").is_file(),
+            "solvers/src/{s}/ should be a module folder"
+        );
+    }
+    let bad = solver_layer_violations(&src);
+    assert!(
+        bad.is_empty(),
+        "solvers modules importing a later one (docs/ARCHITECTURE.md):\n{}",
+        bad.join("\n")
+    );
+    // The checker sees the tie this order broke (traffic used queueing's CTMC).
+    let dir = tempfile::tempdir().unwrap();
+    for s in SOLVER_LAYERS {
+        std::fs::create_dir_all(dir.path().join(s)).unwrap();
+    }
+    std::fs::write(
+        dir.path().join("traffic/sources.rs"),
+        "use crate::queueing::ctmc::Generator;\nuse crate::{des::Rng, markov::ctmc::gth};\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("markov/mod.rs"),
+        "use super::{traffic::Map, SolveError};\n",
+    )
+    .unwrap();
+    let bad = solver_layer_violations(dir.path());
+    assert_eq!(bad.len(), 2, "{}", bad.join("\n"));
+    assert!(bad[0].ends_with("mod.rs:1: `markov` imports `traffic`, which comes after it"));
+    assert!(bad[1].ends_with("sources.rs:1: `traffic` imports `queueing`, which comes after it"));
+}
+
 /// Every text file of the repository (sources, docs, manifests, scripts),
 /// without build output, results and version control.
 fn repository_text_files() -> Vec<PathBuf> {
@@ -616,4 +688,196 @@ fn every_catalogue_section_and_erratum_cited_exists() {
         "catalogue §9.9; see the catalogue (§0, §3.2 and §8)\nerrata W-4, W-99, Y-8j, SIM-9\n";
     let found = missing_catalogue_anchors(&anchors, "x", text);
     assert_eq!(found.len(), 4, "{found:?}");
+}
+
+/// What a render file does that render must not: read the store (a `Store`,
+/// or anything `async`: every store call is), or call into measure (a
+/// `measure::` path that names a function rather than a type: render draws
+/// what measure produced, it does not measure again).
+fn render_violations(file: &str, text: &str) -> Vec<String> {
+    let mut bad = Vec::new();
+    let word = |code: &str, w: &str| {
+        code.match_indices(w).any(|(i, _)| {
+            let before = code[..i].chars().next_back();
+            let after = code[i + w.len()..].chars().next();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+    };
+    for (i, line) in text.lines().enumerate() {
+        let code = line.split("//").next().unwrap_or("");
+        for w in ["Store", "async", "await"] {
+            if word(code, w) {
+                bad.push(format!("{file}:{}: `{w}`: render reads no store", i + 1));
+            }
+        }
+        let mut rest = code;
+        while let Some(k) = rest.find("measure::") {
+            rest = &rest[k + "measure::".len()..];
+            let names: Vec<String> = match rest.strip_prefix('{') {
+                Some(group) => group
+                    .split('}')
+                    .next()
+                    .unwrap_or("")
+                    .split(',')
+                    .map(|item| item.trim().rsplit("::").next().unwrap_or("").to_string())
+                    .collect(),
+                None => {
+                    let path: String = rest
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
+                        .collect();
+                    vec![path.rsplit("::").next().unwrap_or("").to_string()]
+                }
+            };
+            for n in names {
+                let first = n.chars().next();
+                if first.is_some_and(|c| !c.is_ascii_uppercase()) && n != "self" {
+                    bad.push(format!(
+                        "{file}:{}: `measure::..{n}`: render uses measure's types, never its functions",
+                        i + 1
+                    ));
+                }
+            }
+        }
+    }
+    bad
+}
+
+#[test]
+fn render_reads_no_store_and_measures_nothing() {
+    let mut files = Vec::new();
+    rust_files(&root().join("pipeline/src/render"), &mut files);
+    assert!(files.len() >= 5, "found only {} render files", files.len());
+    let bad: Vec<String> = files
+        .iter()
+        .flat_map(|f| {
+            let text = std::fs::read_to_string(f).expect("a readable source file");
+            render_violations(&f.display().to_string(), &text)
+        })
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "render must draw what measure produced (docs/ARCHITECTURE.md):\n{}",
+        bad.join("\n")
+    );
+    // The checker finds each form.
+    let sample = "use crate::measure::{ExperimentResults, collect_at};\n\
+                  pub async fn f(s: &Store) { crate::measure::precision::replications(); }\n\
+                  use crate::measure::compare::Comparison; // Store in a comment\n";
+    let found = render_violations("x.rs", sample);
+    assert_eq!(found.len(), 4, "{found:#?}");
+}
+
+/// Whether `code` holds `w` as a whole word.
+fn has_word(code: &str, w: &str) -> bool {
+    code.match_indices(w).any(|(i, _)| {
+        let before = code[..i].chars().next_back();
+        let after = code[i + w.len()..].chars().next();
+        !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+            && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
+}
+
+/// What keeps a launcher from being one file: given the launcher files
+/// (name, text), `execute/launch/mod.rs` and the binary's files, each file
+/// without its `REGISTRATION`, each registration `LAUNCHERS` does not list,
+/// and each launcher type the binary names.
+fn launcher_violations(
+    launchers: &[(String, String)],
+    mod_rs: &str,
+    binary: &[(String, String)],
+) -> Vec<String> {
+    let mut bad = Vec::new();
+    let list = mod_rs
+        .split("pub const LAUNCHERS")
+        .nth(1)
+        .and_then(|rest| rest.split(';').next())
+        .unwrap_or("");
+    for (name, text) in launchers {
+        if !text.contains("pub const REGISTRATION: Registration") {
+            bad.push(format!(
+                "{name}.rs declares no `pub const REGISTRATION: Registration`"
+            ));
+        }
+        if !list.contains(&format!("{name}::REGISTRATION")) {
+            bad.push(format!("LAUNCHERS does not list `{name}::REGISTRATION`"));
+        }
+        for line in text.lines() {
+            let Some(ty) = line.trim().strip_prefix("impl Launcher for ") else {
+                continue;
+            };
+            let ty: String = ty
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            for (file, code) in binary {
+                for (i, l) in code.lines().enumerate() {
+                    if has_word(l.split("//").next().unwrap_or(""), &ty) {
+                        bad.push(format!(
+                            "{file}:{}: names the launcher `{ty}`: the binary reads execute::launch::LAUNCHERS",
+                            i + 1
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    bad
+}
+
+/// A new worker launcher is one file (docs/ARCHITECTURE.md, "Where things
+/// go"): it registers its `--executor` value and constructor itself, and
+/// neither main.rs nor commands/ names a launcher.
+#[test]
+fn a_worker_launcher_is_one_file() {
+    let src = root().join("pipeline/src");
+    let dir = src.join("execute/launch");
+    let mut launchers = Vec::new();
+    for f in std::fs::read_dir(&dir).expect("execute/launch/") {
+        let p = f.expect("an entry").path();
+        let stem = p
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("")
+            .to_string();
+        if p.extension().is_some_and(|x| x == "rs") && stem != "mod" {
+            launchers.push((stem, std::fs::read_to_string(&p).expect("a launcher file")));
+        }
+    }
+    launchers.sort();
+    assert!(launchers.len() >= 2, "found {} launchers", launchers.len());
+    let mod_rs = std::fs::read_to_string(dir.join("mod.rs")).expect("launch/mod.rs");
+    let mut binary = vec![src.join("main.rs")];
+    rust_files(&src.join("commands"), &mut binary);
+    let binary: Vec<(String, String)> = binary
+        .iter()
+        .map(|p| {
+            (
+                p.display().to_string(),
+                std::fs::read_to_string(p).expect("a source file"),
+            )
+        })
+        .collect();
+    let bad = launcher_violations(&launchers, &mod_rs, &binary);
+    assert!(
+        bad.is_empty(),
+        "a launcher must be one file:\n{}",
+        bad.join("\n")
+    );
+    // The checker finds each case.
+    let fixture = [
+        (
+            "ssh".to_string(),
+            "pub struct Ssh;\nimpl Launcher for Ssh {}\n".to_string(),
+        ),
+        (
+            "k8s".to_string(),
+            "pub const REGISTRATION: Registration = R;\nimpl Launcher for Job {}\n".to_string(),
+        ),
+    ];
+    let fixture_mod = "pub const LAUNCHERS: &[Registration] = &[k8s::REGISTRATION];";
+    let fixture_bin = [("run.rs".to_string(), "let l = Ssh; // Job\n".to_string())];
+    let found = launcher_violations(&fixture, fixture_mod, &fixture_bin);
+    assert_eq!(found.len(), 3, "{found:#?}");
 }

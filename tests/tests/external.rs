@@ -340,6 +340,52 @@ fn resolve_and_compare_work_with_a_declared_simulation() {
     assert!(row.contains("2.00833") && row.contains("-1.00833"), "{row}");
 }
 
+/// Claims read a declared program's metrics like a built-in's: checked at
+/// load against its declared metrics, evaluated after the run.
+#[test]
+fn claims_read_a_declared_programs_metrics() {
+    if !python() {
+        return;
+    }
+    let claim = |holds: &str| {
+        MANIFEST.replace(
+            "compare:\n",
+            &format!(
+                "claims:\n  - id: same-l\n    quote: \"the Python M/M/1 gives the closed form\"\n    \
+                 where: \"test\"\n    entries: [byo-L]\n    holds: \"{holds}\"\ncompare:\n"
+            ),
+        )
+    };
+    let p = byo_project();
+    let holds = "all(abs(theirs.L - ours.L) <= 0.001 * ours.L) and increasing(theirs.L)";
+    write_manifest(p.path(), "byo", &claim(holds));
+    let o = repro(p.path(), &["check", "--format", "json"]);
+    let v: serde_json::Value =
+        serde_json::from_str(&stdout(&o)).unwrap_or_else(|e| panic!("{e}: {}", stderr(&o)));
+    assert_eq!(o.status.code(), Some(0), "{v}");
+    let c = v["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == "same-l")
+        .unwrap_or_else(|| panic!("no claim same-l: {v}"));
+    assert_eq!(c["verdict"], "holds", "{c}");
+    assert_eq!(c["evaluated_points"], 3, "{c}");
+    // The same claim the other way round fails, and check says so.
+    write_manifest(p.path(), "byo", &claim("decreasing(theirs.L)"));
+    let o = repro(p.path(), &["check"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    // A metric the program does not declare is refused at load.
+    write_manifest(p.path(), "byo", &claim("all(theirs.W > 0)"));
+    let o = repro(p.path(), &["check"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("experiments/byo.yaml:") && err.contains("claims.0.holds"),
+        "{err}"
+    );
+}
+
 /// Each program misbehaves in its own way; `expect` is what its task's
 /// error must say. Each has a timeout of 20 s but `hang`, 1 s.
 const MISBEHAVING: [(&str, &str, &str); 8] = [
@@ -451,7 +497,10 @@ fn bad_declarations_and_parameters_are_refused_at_load() {
             "params: { mu: 1.0 }",
             "params: { mu: fast }",
             "params.mu",
-            "must be a number",
+            // The built-in series `ours` shares the manifest's `mu` and is
+            // checked first ("expected a number"); the program's own check
+            // says "must be a number".
+            "a number",
         ),
         (
             "lambda: [0.25, 0.5, 0.75]",
@@ -466,18 +515,19 @@ fn bad_declarations_and_parameters_are_refused_at_load() {
             "series.theirs.solver",
             "needs parameter `shift`",
         ),
-        // A metric the program does not declare, in a figure and a comparison.
-        (
-            "y: L, series",
-            "y: W, series",
-            "figures.0.y",
-            "does not report `W`",
-        ),
+        // A metric the program does not declare, in a comparison (read of
+        // each side) and a figure (no series of it makes the metric).
         (
             "metric: L, reference",
-            "metric: Lq, reference",
+            "metric: W, reference",
             "compare.0.metric",
-            "does not report `Lq`",
+            "`theirs` produces no metric `W`; its metrics: L",
+        ),
+        (
+            "y: L, series",
+            "y: Lx, series",
+            "figures.0.y",
+            "no series of it produces the metric `Lx`",
         ),
         // The declaration itself: a clash with a built-in, a type, a missing file.
         (

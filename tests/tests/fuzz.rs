@@ -152,6 +152,68 @@ static SERIAL: Mutex<()> = Mutex::new(());
 /// reports them so that a run that only ever hits validation is visible.
 static SOLVED: AtomicUsize = AtomicUsize::new(0);
 static LOADED: AtomicUsize = AtomicUsize::new(0);
+/// What each solver answered in `fuzz_solver_params`: ok, ok with a note
+/// (such as metrics left out as undefined), saturated, undefined, refused (a
+/// parameter error naming one of the solver's parameters), unstable (the
+/// model has no steady state for these inputs: a refusal that says which
+/// quantity of the inputs, such as rho, is out of range), internal (a
+/// numerical failure, or a parameter error naming no parameter the user can
+/// give: a check is missing), cancelled (at the deadline). Printed at the
+/// end, for docs/limits.md.
+static OUTCOMES: Mutex<std::collections::BTreeMap<String, [usize; 8]>> =
+    Mutex::new(std::collections::BTreeMap::new());
+const OUTCOME_NAMES: [&str; 8] = [
+    "ok",
+    "ok with a note",
+    "saturated",
+    "undefined",
+    "refused",
+    "unstable",
+    "internal",
+    "cancelled",
+];
+/// The index of "internal" in [`OUTCOME_NAMES`].
+const INTERNAL: usize = 6;
+
+/// Sorts an answer into [`OUTCOME_NAMES`]. `params` are the solver's
+/// documented parameters: a parameter error must name one of them (or an
+/// element or field of one, `flows[1].src`), or it blames a name the user
+/// never wrote. Errors of a program outside repro count as internal here
+/// (the harness fuzzes compiled-in solvers only).
+fn classify(r: &Result<solvers::Outcome, solvers::SolveError>, params: &[&str]) -> usize {
+    use solvers::{SolveError, Status};
+    match r {
+        Ok(o) => match o.status {
+            Status::Ok if o.note.is_some() => 1,
+            Status::Ok => 0,
+            Status::Saturated => 2,
+            Status::Undefined => 3,
+        },
+        Err(SolveError::InvalidParam { param, .. }) => {
+            if param
+                .split([',', '/', ' '])
+                .map(|p| p.split(['[', '.']).next().unwrap_or("").trim())
+                .filter(|p| !p.is_empty())
+                .all(|p| params.contains(&p))
+            {
+                4
+            } else {
+                INTERNAL
+            }
+        }
+        Err(SolveError::BadParams(_)) => 4,
+        Err(SolveError::Unstable(_)) => 5,
+        Err(SolveError::Cancelled) => 7,
+        Err(SolveError::Numerical(_) | SolveError::Program(_)) => INTERNAL,
+    }
+}
+
+fn count_outcome(solver: &str, i: usize) {
+    if let Ok(mut m) = OUTCOMES.lock() {
+        m.entry(solver.to_string()).or_default()[i] += 1;
+    }
+}
+
 /// Inputs generated so far by the running fuzz test (printed as it goes, so
 /// a long run that is stopped still records how far it got).
 static GENERATED: AtomicUsize = AtomicUsize::new(0);
@@ -169,13 +231,30 @@ fn progress(test: &str, every: usize, started: Instant) {
             LOADED.load(Ordering::Relaxed),
             SOLVED.load(Ordering::Relaxed)
         );
+        print_outcomes();
     }
 }
 
-/// How often to print progress: ten times in a long run, never in a short one.
+/// Prints [`OUTCOMES`] (nothing before a solver was called): at the end of
+/// `fuzz_solver_params` and with each progress line, so a long campaign that
+/// is stopped still records its counts per outcome.
+fn print_outcomes() {
+    let outcomes = OUTCOMES.lock().unwrap_or_else(|e| e.into_inner());
+    if outcomes.is_empty() {
+        return;
+    }
+    eprintln!("outcomes per solver ({}):", OUTCOME_NAMES.join(" / "));
+    for (name, c) in outcomes.iter() {
+        let c: Vec<String> = c.iter().map(usize::to_string).collect();
+        eprintln!("  {name}: {}", c.join(" / "));
+    }
+}
+
+/// How often to print progress: every 2,000 inputs (at most ten times) in a
+/// long run, never in a short one.
 fn every(n: u32) -> usize {
     if n > 10_000 {
-        (n / 10).min(10_000) as usize
+        (n / 10).min(2_000) as usize
     } else {
         usize::MAX
     }
@@ -491,14 +570,14 @@ fn param_value() -> impl Strategy<Value = serde_json::Value> {
     ]
 }
 
-/// Solves once with a cancel deadline; checks panics, finiteness and time.
-fn check_solve(
-    registry: &Registry,
-    solver: &str,
-    params: serde_json::Value,
+/// Solves once at the quick fidelity, cancelled after [`SIM_DEADLINE`]
+/// (returning as soon as the solver does); a solver that ignores its
+/// cancel flag is named while it still runs (a hang never returns).
+fn solve_by_deadline(
+    s: &dyn solvers::Solver,
+    params: &serde_json::Value,
     seed: u64,
-) -> Result<(), TestCaseError> {
-    let s = registry.get(solver).unwrap();
+) -> Result<solvers::Outcome, solvers::SolveError> {
     let cancel = Arc::new(AtomicBool::new(false));
     let ctx = TaskContext::new(seed, Fidelity::Quick).with_cancel_flag(cancel.clone());
     let done = Arc::new(AtomicBool::new(false));
@@ -510,8 +589,6 @@ fn check_solve(
                 std::thread::sleep(Duration::from_millis(5));
             }
             cancel.store(true, Ordering::Relaxed);
-            // A solver that ignores its cancel flag: name the input while it
-            // still runs (a hang never reaches the checks below).
             let mut told = false;
             while !done.load(Ordering::Relaxed) {
                 if !told && start.elapsed() > STUCK {
@@ -523,18 +600,44 @@ fn check_solve(
             }
         })
     };
+    // Set when the solver returns or panics, so the watcher ends.
+    struct Done(Arc<AtomicBool>);
+    impl Drop for Done {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+    let r = {
+        let _done = Done(done);
+        s.solve(params, &ctx)
+    };
+    watcher.join().ok();
+    r
+}
+
+/// Solves once with a cancel deadline; checks panics, finiteness and time.
+fn check_solve(
+    registry: &Registry,
+    solver: &str,
+    params: serde_json::Value,
+    seed: u64,
+) -> Result<(), TestCaseError> {
+    let s = registry.get(solver).unwrap();
     set_input(format_args!("{solver} {params} seed {seed}"));
     let clock = Clock::start();
     let (r, peak) = measured(|| {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| s.solve(&params, &ctx)))
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            solve_by_deadline(&*s, &params, seed)
+        }))
     });
-    done.store(true, Ordering::Relaxed);
-    watcher.join().ok();
     let (wall, took) = (clock.wall(), clock.cpu());
     if wall > SLOW {
         eprintln!("SLOW solver input: {solver} took {wall:?} wall, {took:?} CPU on {params}");
     }
     let r = r.map_err(|_| TestCaseError::fail(format!("{solver} panicked on {params}")))?;
+    let names: Vec<&str> = s.doc().params.iter().map(|p| p.name).collect();
+    let outcome = classify(&r, &names);
+    count_outcome(solver, outcome);
     prop_assert!(
         took < WATCHDOG,
         "{solver} took {took:?} of CPU ({wall:?} wall) on {params}"
@@ -553,7 +656,16 @@ fn check_solve(
                 );
             }
         }
-        Err(e) => prop_assert!(!e.to_string().is_empty()),
+        Err(e) => {
+            prop_assert!(!e.to_string().is_empty());
+            // Issue 32 item 5: an input the solver cannot answer is refused
+            // naming the user's parameter, its value and the accepted range,
+            // never left to fail inside the numerics.
+            prop_assert!(
+                outcome != INTERNAL,
+                "{solver}: internal failure naming no parameter the user gave: {e} on {params}"
+            );
+        }
     }
     Ok(())
 }
@@ -599,9 +711,16 @@ fn fuzz_solver_params() {
     let skip: Vec<String> = std::env::var("REPRO_FUZZ_SKIP")
         .map(|v| v.split(',').map(|s| s.trim().to_string()).collect())
         .unwrap_or_default();
+    // REPRO_FUZZ_ONLY=a,b fuzzes only these solvers (a campaign per solver).
+    let only: Vec<String> = std::env::var("REPRO_FUZZ_ONLY")
+        .map(|v| v.split(',').map(|s| s.trim().to_string()).collect())
+        .unwrap_or_default();
+    let wanted = |name: &str| {
+        !skip.iter().any(|k| k == name) && (only.is_empty() || only.iter().any(|k| k == name))
+    };
     let solvers: Vec<(String, Vec<&'static str>)> = registry
         .iter()
-        .filter(|s| !skip.iter().any(|k| k == s.name()))
+        .filter(|s| wanted(s.name()))
         .map(|s| {
             (
                 s.name().to_string(),
@@ -610,7 +729,12 @@ fn fuzz_solver_params() {
         })
         .collect();
     let mut seeds = seeds(&registry);
-    seeds.retain(|(name, _)| !skip.contains(name));
+    seeds.retain(|(name, _)| wanted(name));
+    assert!(
+        !solvers.is_empty(),
+        "no solver left to fuzz (REPRO_FUZZ_ONLY, REPRO_FUZZ_SKIP)"
+    );
+    OUTCOMES.lock().unwrap_or_else(|e| e.into_inner()).clear();
     let n = cases(1000);
     let mut runner = TestRunner::new(config(n));
     // Either a shipped parameter set with a few keys changed, removed or
@@ -675,6 +799,7 @@ fn fuzz_solver_params() {
         SOLVED.load(Ordering::Relaxed),
         started.elapsed()
     );
+    print_outcomes();
     result.unwrap();
     assert_eq!(FINDINGS.swap(0, Ordering::Relaxed), 0, "findings (above)");
 }
@@ -823,4 +948,124 @@ fn analytic_time_probe() {
         eprintln!("  {name:24} {cpu:>10.3?}  {params}");
     }
     eprintln!("{} accepted inputs over 1 s of CPU", over.len());
+}
+
+/// Most memory (heap bytes, counted by this binary's allocator) any solver
+/// may take on any input it accepts (issue 32 item 1): the bound each
+/// solver checks before it allocates (dense chains, the flit engine's
+/// state, queue capacities, truncation levels) keeps it far below this
+/// (docs/limits.md lists the largest peak per solver).
+const SOLVER_MEMORY_BOUND: usize = MEMORY_PER_INPUT;
+
+/// Parameter sets of the solvers no shipped manifest uses.
+fn unshipped_bases() -> Vec<(String, serde_json::Map<String, serde_json::Value>)> {
+    use serde_json::json;
+    [
+        (
+            "mmpp.stats",
+            json!({"phi1": 0.6, "phi2": 0.2, "lambda1": 2.0, "lambda2": 0.5, "t": 1.0}),
+        ),
+        (
+            "mmpp.superpose",
+            json!({"phi1": 0.6, "phi2": 0.2, "lambda1": 2.0, "lambda2": 0.5, "factor": 8}),
+        ),
+        (
+            "mmpp_m1.departure",
+            json!({"phi1": 0.6, "phi2": 0.2, "lambda1": 2.0, "lambda2": 0.5, "mu": 2.0}),
+        ),
+    ]
+    .into_iter()
+    .map(|(n, v)| (n.to_string(), v.as_object().unwrap().clone()))
+    .collect()
+}
+
+/// Issue 32 item 1: every solver's largest accepted inputs stay under
+/// [`SOLVER_MEMORY_BOUND`]. From one parameter set per solver (a shipped
+/// manifest's, or [`unshipped_bases`]), each numeric parameter is doubled
+/// (whole numbers: sizes, counts, lengths) or doubled and halved (the
+/// others: rates, times, loads) until the solver refuses it or 2⁴⁰; every
+/// accepted input is solved at the quick fidelity (simulations cancelled
+/// after [`SIM_DEADLINE`], by which their state is allocated: what grows
+/// during a run, such as a backlog of messages, is bounded by each
+/// simulator's own limits and by the long fuzz runs' per-input check) and
+/// its peak heap measured. Prints each solver's largest peak and its input. Every
+/// registered compiled-in solver must have a parameter set here.
+#[test]
+fn every_solvers_largest_accepted_inputs_stay_under_the_memory_bound() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let registry = Registry::with_all();
+    let only = std::env::var("REPRO_PROBE_SOLVER").ok();
+    let mut bases: Vec<(String, serde_json::Map<String, serde_json::Value>)> = Vec::new();
+    for s in seeds(&registry).into_iter().chain(unshipped_bases()) {
+        if !bases.iter().any(|(n, _)| *n == s.0) {
+            bases.push(s);
+        }
+    }
+    for s in registry.iter() {
+        assert!(
+            bases.iter().any(|(n, _)| n == s.name()),
+            "solver {} has no parameter set: add one to unshipped_bases",
+            s.name()
+        );
+    }
+    bases.retain(|(n, _)| only.as_deref().is_none_or(|o| o == n));
+    let started = Instant::now();
+    let mut tried = 0usize;
+    let mut report = Vec::new();
+    for (name, base) in &bases {
+        let solver = registry.get(name).unwrap();
+        let mut largest = (0usize, String::new());
+        for (key, value) in base {
+            let Some(x) = value.as_f64().filter(|x| *x > 0.0) else {
+                continue;
+            };
+            let whole = value.is_u64();
+            let factors: &[f64] = if whole { &[2.0] } else { &[2.0, 0.5] };
+            for &factor in factors {
+                let mut v = x;
+                for _ in 0..40 {
+                    v *= factor;
+                    let mut p = base.clone();
+                    p.insert(
+                        key.clone(),
+                        if whole && v < 9e15 {
+                            serde_json::json!(v as u64)
+                        } else {
+                            serde_json::json!(v)
+                        },
+                    );
+                    let params = serde_json::Value::Object(p);
+                    set_input(format_args!("{name} {params}"));
+                    let (r, peak) = measured(|| solve_by_deadline(&*solver, &params, 1));
+                    tried += 1;
+                    let refused = matches!(
+                        r,
+                        Err(solvers::SolveError::InvalidParam { .. }
+                            | solvers::SolveError::BadParams(_))
+                    );
+                    if refused {
+                        break;
+                    }
+                    assert!(
+                        peak <= SOLVER_MEMORY_BOUND,
+                        "{name} took {peak} bytes on {params}"
+                    );
+                    if peak > largest.0 {
+                        largest = (peak, params.to_string());
+                    }
+                }
+            }
+        }
+        report.push((name.clone(), largest));
+    }
+    eprintln!(
+        "every_solvers_largest_accepted_inputs_stay_under_the_memory_bound: {tried} inputs in {:.0?}; largest peak heap per solver:",
+        started.elapsed()
+    );
+    for (name, (peak, params)) in &report {
+        eprintln!(
+            "  {name:22} {:>10.1} MiB  {params}",
+            *peak as f64 / (1 << 20) as f64
+        );
+    }
 }

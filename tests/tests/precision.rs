@@ -157,6 +157,46 @@ fn a_point_inconclusive_at_three_replications_is_decided_by_resolve() {
 }
 
 #[test]
+fn resolve_max_caps_the_replications_resolve_adds() {
+    let p = tempfile::tempdir().unwrap();
+    write_manifest(p.path(), "mm1", &mm1("mm1", "", 0.08));
+    // Without --resolve, or out of range: refused before anything runs.
+    for bad in [
+        &["--resolve-max", "8"][..],
+        &["--resolve", "--resolve-max", "0"],
+    ] {
+        let mut args = vec!["check", "--no-progress"];
+        args.extend_from_slice(bad);
+        let o = repro(p.path(), &args);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+        assert!(!p.path().join("results/repro.sqlite").exists(), "{bad:?}");
+    }
+    // A cap of 6: rounds from 3 stop at 6, whatever is still undecided.
+    let o = repro(
+        p.path(),
+        &[
+            "check",
+            "--no-progress",
+            "--format",
+            "json",
+            "--resolve",
+            "--resolve-max",
+            "6",
+        ],
+    );
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("check JSON");
+    let counts: Vec<u64> = v["replications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["replications"].as_u64().unwrap())
+        .collect();
+    assert!(!counts.is_empty(), "{v}");
+    assert!(counts.iter().all(|n| (3..=6).contains(n)), "{counts:?}");
+    assert!(counts.contains(&6), "{counts:?}");
+}
+
+#[test]
 fn a_precision_target_is_checked_when_the_manifest_is_loaded() {
     let p = tempfile::tempdir().unwrap();
     for (bad, says) in [

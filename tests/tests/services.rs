@@ -12,7 +12,6 @@ mod common;
 use common::*;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// Cheap analytic tasks plus replicated quick simulations.
@@ -53,19 +52,6 @@ fn pg_base() -> Option<String> {
     pg_base_or_skip("skipped")
 }
 
-fn pg_base_or_skip(what: &str) -> Option<String> {
-    match std::env::var("REPRO_TEST_POSTGRES") {
-        Ok(u) if !u.is_empty() => Some(u),
-        _ => {
-            eprintln!(
-                "{what}: REPRO_TEST_POSTGRES is not set (start a throwaway server with \
-                 `eval \"$(ci/services/postgres.sh up)\"`; .ci/run does)"
-            );
-            None
-        }
-    }
-}
-
 fn slurm_ready() -> bool {
     if std::env::var_os("REPRO_TEST_SLURM").is_none() {
         eprintln!(
@@ -75,42 +61,6 @@ fn slurm_ready() -> bool {
         return false;
     }
     true
-}
-
-fn rt() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap()
-}
-
-/// A fresh database on the test server; returns its URL.
-fn fresh_pg_db(base: &str, tag: &str) -> String {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let name = format!(
-        "repro_t_{tag}_{}_{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    );
-    rt().block_on(async {
-        use sqlx::Connection;
-        let mut c = sqlx::PgConnection::connect(base)
-            .await
-            .expect("connect to REPRO_TEST_POSTGRES");
-        sqlx::query(sqlx::AssertSqlSafe(format!(
-            "DROP DATABASE IF EXISTS {name}"
-        )))
-        .execute(&mut c)
-        .await
-        .unwrap();
-        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-            .execute(&mut c)
-            .await
-            .unwrap();
-        c.close().await.ok();
-    });
-    let (prefix, _) = base.rsplit_once('/').expect("URL with a database");
-    format!("{prefix}/{name}")
 }
 
 /// The store locations to test the queue on: SQLite always, PostgreSQL if available.
@@ -468,4 +418,100 @@ fn slurm_workers_complete_several_manifests_like_a_local_run() {
     let (total, cached, _, _) = summary(&rerun);
     assert_eq!(cached, total, "{rerun}");
     assert_eq!(export(p.path(), &pg2), export(p.path(), "local.sqlite"));
+}
+
+/// A program declared in a manifest (README "Bring your own solver") that
+/// logs where it ran: the Slurm array job's id, or `none` outside Slurm.
+const LOGGED_PY: &str = r#"import json, os, sys
+req = json.load(sys.stdin)
+p = req["params"]
+with open("ran.log", "a") as log:
+    log.write("%s %s\n" % (os.environ.get("SLURM_ARRAY_JOB_ID", "none"), p["lambda"]))
+rho = p["lambda"] / p["mu"]
+json.dump({"metrics": {"L": rho / (1 - rho)}}, sys.stdout)
+"#;
+
+const LOGGED: &str = r#"
+id: byo-slurm
+title: a declared program run by Slurm workers
+version: 1
+solvers:
+  mm1_logged:
+    command: [python3, mm1_logged.py]
+    kind: analytic
+    params: { lambda: { type: float, min: 0 }, mu: { type: float, min: 0 } }
+    metrics: [L]
+    timeout_s: 60
+params: { mu: 1.0 }
+sweep: { lambda: [0.2, 0.4, 0.6, 0.8] }
+series:
+  exact: { solver: mm1k.exact, params: { K: 200 } }
+  logged: { solver: mm1_logged }
+compare:
+  - { metric: L, reference: exact, candidate: logged, tolerance: 0.01 }
+"#;
+
+/// The Slurm executor runs a declared program's tasks in its array's
+/// workers (the program finds its files at the same path: here one machine,
+/// on a cluster a shared filesystem), with the results of a local run.
+#[test]
+fn slurm_workers_run_a_declared_program() {
+    if !slurm_ready() {
+        return;
+    }
+    let Some(base) = pg_base() else { return };
+    let python = Command::new("python3").args(["-c", "pass"]).status();
+    if !python.is_ok_and(|s| s.success()) {
+        eprintln!("skipped: python3 is not installed");
+        return;
+    }
+    let p = project(&[]);
+    write_manifest(p.path(), "byo-slurm", LOGGED);
+    let log = p.path().join("experiments/ran.log");
+    std::fs::write(p.path().join("experiments/mm1_logged.py"), LOGGED_PY).unwrap();
+    let lines = || -> Vec<String> {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let mut v: Vec<String> = text.lines().map(str::to_string).collect();
+        v.sort();
+        v
+    };
+    ok(&repro(
+        p.path(),
+        &["check", "--quick", "--store", "local.sqlite"],
+    ));
+    assert_eq!(
+        lines(),
+        ["none 0.2", "none 0.4", "none 0.6", "none 0.8"],
+        "the local run"
+    );
+    std::fs::remove_file(&log).unwrap();
+
+    let pg = fresh_pg_db(&base, "byo");
+    let out = ok(&repro(
+        p.path(),
+        &[
+            "check",
+            "--quick",
+            "--executor",
+            "slurm",
+            "--workers",
+            "2",
+            "--store",
+            &pg,
+        ],
+    ));
+    let job = out
+        .split("submitted Slurm job ")
+        .nth(1)
+        .and_then(|s| s.split(':').next())
+        .unwrap_or_else(|| panic!("no Slurm job in {out}"));
+    let (total, cached, run, failed) = summary(&out);
+    assert_eq!((total, cached, run, failed), (8, 0, 8, 0), "{out}");
+    // Each of the program's four tasks ran once, in the Slurm job.
+    let expected: Vec<String> = ["0.2", "0.4", "0.6", "0.8"]
+        .iter()
+        .map(|l| format!("{job} {l}"))
+        .collect();
+    assert_eq!(lines(), expected, "{out}");
+    assert_eq!(export(p.path(), &pg), export(p.path(), "local.sqlite"));
 }

@@ -124,13 +124,22 @@ pub enum ClaimStatus {
     Inconclusive,
     /// Expected to fail, holds: the expectation must be updated deliberately.
     UnexpectedlyHolds,
+    /// A `--quick` run of a claim marked `quick: { expect: inconclusive }`:
+    /// inconclusive, as its mark says (the mark's `why:` gives the numbers).
+    InconclusiveAtQuick,
+    /// A `--quick` run of a claim marked `quick: { expect: inconclusive }`
+    /// decided it (holds or fails): the mark must be removed deliberately.
+    DecidedAtQuick,
 }
 
 named_enum!(ClaimStatus, "claim status",
     Holds => "holds", FailsAsExpected => "fails-as-expected", Fails => "fails",
-    Inconclusive => "inconclusive", UnexpectedlyHolds => "unexpectedly-holds");
+    Inconclusive => "inconclusive", UnexpectedlyHolds => "unexpectedly-holds",
+    InconclusiveAtQuick => "inconclusive-at-quick", DecidedAtQuick => "decided-at-quick");
 
 impl ClaimStatus {
+    /// The status of a verdict against the claim's `expect:` (a full-fidelity
+    /// run, or a claim without a `quick:` mark).
     pub fn of(verdict: Verdict, expect: Expectation) -> ClaimStatus {
         match (verdict, expect) {
             (Verdict::Holds, Expectation::Holds) => ClaimStatus::Holds,
@@ -141,9 +150,32 @@ impl ClaimStatus {
         }
     }
 
+    /// The status of a verdict at a fidelity: `quick_mark` is the verdict a
+    /// claim's `quick:` mark expects when the run is `--quick` (`None`: a
+    /// full-fidelity run, or no mark). A mark expecting inconclusive is met by
+    /// an inconclusive verdict, and a decided one is a surprise (like an
+    /// unexpected pass of a strict xfail); a mark expecting holds or fails
+    /// stands for `expect:` at that fidelity ([`ClaimStatus::of`]).
+    pub fn at(verdict: Verdict, expect: Expectation, quick_mark: Option<Verdict>) -> ClaimStatus {
+        match (quick_mark, verdict) {
+            (None, _) => ClaimStatus::of(verdict, expect),
+            (Some(Verdict::Inconclusive), Verdict::Inconclusive) => {
+                ClaimStatus::InconclusiveAtQuick
+            }
+            (Some(Verdict::Inconclusive), Verdict::Holds | Verdict::Fails) => {
+                ClaimStatus::DecidedAtQuick
+            }
+            (Some(Verdict::Holds), _) => ClaimStatus::of(verdict, Expectation::Holds),
+            (Some(Verdict::Fails), _) => ClaimStatus::of(verdict, Expectation::Fails),
+        }
+    }
+
     /// The verdict differs from the expectation: what makes `repro check` exit 1.
     pub fn is_unexpected(self) -> bool {
-        !matches!(self, ClaimStatus::Holds | ClaimStatus::FailsAsExpected)
+        !matches!(
+            self,
+            ClaimStatus::Holds | ClaimStatus::FailsAsExpected | ClaimStatus::InconclusiveAtQuick
+        )
     }
 
     /// Words for a person ("fails as expected").
@@ -154,6 +186,8 @@ impl ClaimStatus {
             ClaimStatus::Fails => "FAILS",
             ClaimStatus::Inconclusive => "inconclusive",
             ClaimStatus::UnexpectedlyHolds => "UNEXPECTEDLY HOLDS",
+            ClaimStatus::InconclusiveAtQuick => "inconclusive at --quick, as marked",
+            ClaimStatus::DecidedAtQuick => "DECIDED AT --quick",
         }
     }
 }
@@ -313,7 +347,39 @@ mod tests {
         ];
         for (v, e, s, bad) in cases {
             assert_eq!(S::of(v, e), s);
+            assert_eq!(S::at(v, e, None), s);
             assert_eq!(s.is_unexpected(), bad, "{s}");
+        }
+    }
+
+    #[test]
+    fn a_quick_mark_expects_inconclusive_whatever_expect_says() {
+        use ClaimStatus as S;
+        for e in Expectation::ALL {
+            assert_eq!(
+                S::at(Verdict::Inconclusive, *e, Some(Verdict::Inconclusive)),
+                S::InconclusiveAtQuick
+            );
+            assert!(!S::InconclusiveAtQuick.is_unexpected());
+            for v in [Verdict::Holds, Verdict::Fails] {
+                assert_eq!(
+                    S::at(v, *e, Some(Verdict::Inconclusive)),
+                    S::DecidedAtQuick,
+                    "{v} {e}"
+                );
+            }
+        }
+        assert!(S::DecidedAtQuick.is_unexpected());
+        // A mark expecting a decided verdict stands for `expect:` at --quick,
+        // whatever the full-fidelity expectation is.
+        for e in Expectation::ALL {
+            let q = Some(Verdict::Holds);
+            assert_eq!(S::at(Verdict::Holds, *e, q), S::Holds);
+            assert_eq!(S::at(Verdict::Fails, *e, q), S::Fails);
+            assert_eq!(S::at(Verdict::Inconclusive, *e, q), S::Inconclusive);
+            let q = Some(Verdict::Fails);
+            assert_eq!(S::at(Verdict::Fails, *e, q), S::FailsAsExpected);
+            assert_eq!(S::at(Verdict::Holds, *e, q), S::UnexpectedlyHolds);
         }
     }
 

@@ -1,36 +1,42 @@
 //! `repro check`: `run`, then a verdict over every compared point.
 
-use super::run::{drive, dry_run, print_run_summary, run_options};
+use super::run::{drive, dry_run, print_run_summary, run_options, RunReport};
 use super::runtime;
 use crate::{CheckArgs, OutputFormat};
 use anyhow::Context;
 use pipeline::measure::claims::ClaimResult;
+use pipeline::measure::precision::Resolve;
+use pipeline::measure::status::{statuses_of, Derived, ExperimentFacts};
 use pipeline::measure::verdict_of;
 use pipeline::render::fidelity_dir;
 use pipeline::shared::exit;
 use solvers::Registry;
 use std::process::ExitCode;
-use verdicts::{ClaimStatus, PointVerdict as Verdict};
+use verdicts::{ClaimStatus, EntryStatus, PointVerdict as Verdict};
 
 /// `repro check`: `run`, then a verdict over every compared point.
 pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<ExitCode> {
     let mut opts = run_options(&args.run, "check")?;
-    opts.resolve = args.resolve;
+    opts.resolve = match (args.resolve, args.resolve_max) {
+        (false, _) => Resolve::Off,
+        (true, max) => Resolve::On { max },
+    };
     if args.run.dry_run {
         return dry_run(&opts, registry);
     }
     let report = runtime()?.block_on(drive(&opts, registry))?;
     print_run_summary(&report, &fidelity_dir(&opts.results_dir, opts.fidelity));
     if let Some(path) = &args.junit {
-        std::fs::write(
+        reports::write_atomic(
             path,
             pipeline::render::junit::junit_xml(
                 &report.manifests,
                 &report.claims,
                 &report.error_measures,
+                &entry_statuses(&report),
                 &report.exec.failed,
                 &report.replications,
-            ),
+            )?,
         )
         .with_context(|| format!("writing JUnit XML to {}", path.display()))?;
     }
@@ -105,8 +111,23 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
             .iter()
             .map(|d| serde_json::json!({"experiment": d.experiment, "id": d.claim_id, "definition": definition(&d.definition), "last_evaluated": d.last_evaluated, "last_verdict": d.last_verdict}))
             .collect();
+        let entries: Vec<serde_json::Value> = entry_statuses(&report)
+            .into_iter()
+            .map(|(id, paper, d)| {
+                serde_json::json!({
+                    "entry": id,
+                    "paper": paper,
+                    "status": d.status,
+                    "claims_holding": d.holding,
+                    "claims_checkable": d.checkable,
+                    "sanity_checks": d.sanity,
+                    "fits": d.fits,
+                })
+            })
+            .collect();
         let out = serde_json::json!({
             "passed": code == exit::OK,
+            "entry_statuses": entries,
             "claims": claims,
             "removed_claims": removed,
             "claim_counts": counts(&report.claims),
@@ -127,6 +148,7 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
         return Ok(ExitCode::from(code));
     }
     print_claims(&report.claims, &report.removed_claims);
+    print_statuses(&entry_statuses(&report));
     if bad.is_empty() && unexpected.is_empty() {
         println!(
             "check passed: {checked} compared points within tolerance; every claim as expected"
@@ -179,6 +201,31 @@ pub(crate) fn check(args: CheckArgs, registry: &Registry) -> anyhow::Result<Exit
     Ok(ExitCode::from(exit::CHECK_FAILED))
 }
 
+/// The statuses of the entries the checked experiments show or make claims
+/// about.
+fn entry_statuses(report: &RunReport) -> Vec<(String, Option<&'static str>, Derived)> {
+    let facts: Vec<ExperimentFacts> = report
+        .manifests
+        .iter()
+        .map(|m| ExperimentFacts::of(m, &report.claims))
+        .collect();
+    statuses_of(&facts)
+}
+
+/// One line: how many entries have each status.
+fn print_statuses(rows: &[(String, Option<&'static str>, Derived)]) {
+    let counts: Vec<String> = EntryStatus::ALL
+        .iter()
+        .filter_map(|s| {
+            let n = rows.iter().filter(|(_, _, d)| d.status == *s).count();
+            (n > 0).then(|| format!("{n} {}", s.label()))
+        })
+        .collect();
+    if !counts.is_empty() {
+        println!("entries: {}", counts.join(", "));
+    }
+}
+
 /// Claims per status, for the summary line and the JSON.
 fn counts(claims: &[ClaimResult]) -> serde_json::Value {
     let mut m = serde_json::Map::new();
@@ -226,6 +273,8 @@ fn claim_json(c: &ClaimResult) -> serde_json::Value {
         "tolerance": c.tolerance,
         "verdict": c.verdict,
         "expect": c.expect,
+        "quick_expect": c.quick_expect,
+        "quick_why": c.quick_why,
         "status": c.status,
         "why": c.why,
         "note": c.note,
@@ -236,6 +285,7 @@ fn claim_json(c: &ClaimResult) -> serde_json::Value {
         "skipped_points": c.skipped.len(),
         "steps": c.steps,
         "definition": c.definition,
+        "first_evaluated": c.first_evaluated,
         "history": history,
     })
 }
@@ -249,16 +299,32 @@ fn print_claims(claims: &[ClaimResult], removed: &[store::ClaimDefinitionRow]) {
     }
     let n = |s: ClaimStatus| claims.iter().filter(|c| c.status == s).count();
     println!(
-        "claims: {} holds, {} fails as expected, {} FAIL, {} inconclusive, {} UNEXPECTEDLY HOLD ({} sanity checks, {} fits)",
+        "claims: {} holds, {} fails as expected, {} FAIL, {} inconclusive, {} UNEXPECTEDLY HOLD{} ({} sanity checks, {} fits)",
         n(ClaimStatus::Holds),
         n(ClaimStatus::FailsAsExpected),
         n(ClaimStatus::Fails),
         n(ClaimStatus::Inconclusive),
         n(ClaimStatus::UnexpectedlyHolds),
+        reports::quick_counts(
+            n(ClaimStatus::InconclusiveAtQuick),
+            n(ClaimStatus::DecidedAtQuick)
+        ),
         claims.iter().filter(|c| c.sanity.is_some()).count(),
         claims.iter().filter(|c| c.fit.is_some()).count(),
     );
     for c in claims.iter().filter(|c| c.status.is_unexpected()) {
+        if c.status == ClaimStatus::DecidedAtQuick {
+            println!(
+                "  {} {}/{}: {} {} at --quick although marked `quick: {{ expect: inconclusive }}`: decided at --quick: remove `quick:` (it said: {})",
+                c.status.label(),
+                c.experiment,
+                c.id,
+                c.holds,
+                c.verdict,
+                c.quick_why.as_deref().unwrap_or("")
+            );
+            continue;
+        }
         println!(
             "  {} {}/{}: {} (expected {}){}",
             c.status.label(),
@@ -274,14 +340,17 @@ fn print_claims(claims: &[ClaimResult], removed: &[store::ClaimDefinitionRow]) {
     for c in claims.iter().filter(|c| !c.history.is_empty()) {
         for d in &c.history {
             println!(
-                "  changed after results: {}/{}: was {} (evaluated {} to {}, last {}), now {}",
+                "  changed after results: {}/{}: was {} (evaluated {} to {}, last {}), now {}{}",
                 c.experiment,
                 c.id,
                 d.definition,
                 d.first_seen,
                 d.last_evaluated,
                 d.last_verdict,
-                c.definition
+                c.definition,
+                c.first_evaluated
+                    .as_ref()
+                    .map_or(String::new(), |t| format!(" (evaluated since {t})"))
             );
         }
     }

@@ -4,10 +4,11 @@
 use super::export::output;
 use super::{fidelity_of, runtime};
 use crate::{CompareArgs, CompareFormat};
+use pipeline::measure::compare::{join, Comparison};
 use pipeline::measure::{code_versions, collect_fidelity, stored_manifest};
-use pipeline::render::compare::{join, write_comparison, Comparison};
+use pipeline::render::compare::write_comparison;
 use pipeline::render::fidelity_dir;
-use pipeline::shared::{exit, open_existing_store};
+use pipeline::shared::{exit, open_existing_store, InputError};
 use reports::{format_em, format_tick, Value, VersionDiff};
 use solvers::{Fidelity, Registry};
 use std::io::Write;
@@ -149,25 +150,93 @@ pub(crate) fn compare(args: CompareArgs, registry: &Registry) -> anyhow::Result<
     let mut w = output(args.out.as_deref(), binary)?;
     let fidelity = fidelity_of(args.quick);
     let c = runtime()?.block_on(both(&args, registry, fidelity))?;
+    // Refused before anything is written: a `--metric` neither side has,
+    // and `--figure` when the two versions have no figure in common.
+    check_metrics(&c, &args.metrics)?;
+    if args.figure {
+        check_figures(&c, registry)?;
+    }
     match args.format {
         CompareFormat::Text => text(&c, &mut w)?,
         CompareFormat::Json => writeln!(w, "{}", serde_json::to_string_pretty(&json(&c))?)?,
         CompareFormat::Csv => csv(&c, &mut w)?,
         CompareFormat::Parquet => reports::write_parquet(&mut c.frame.clone(), &mut w)?,
     }
-    w.flush()?;
+    w.finish()?;
     if args.figure {
         let name = format!("{}-vs-{}", c.a.replace('@', "-v"), c.b.replace('@', "-v"));
         let dir = fidelity_dir(&args.results.results, fidelity)
             .join("compare")
             .join(name);
         let written = write_comparison(&c, registry, &dir, "")?;
-        eprintln!(
-            "{} overlay figures and the table {} in {}",
-            written.figures.len(),
-            written.table.id,
-            dir.display()
-        );
+        if !crate::quiet() {
+            eprintln!(
+                "{} overlay figures and the table {} in {}",
+                written.figures.len(),
+                written.table.id,
+                dir.display()
+            );
+        }
     }
     Ok(ExitCode::from(exit::OK))
+}
+
+/// Every `--metric` is one that A or B has values of.
+fn check_metrics(c: &Comparison, metrics: &[String]) -> anyhow::Result<()> {
+    let known: std::collections::BTreeSet<&str> = [&c.ra, &c.rb]
+        .into_iter()
+        .flat_map(|r| r.values.keys().map(|(_, _, m)| m.as_str()))
+        .collect();
+    for m in metrics {
+        if known.contains(m.as_str()) {
+            continue;
+        }
+        let known: Vec<&str> = known.iter().copied().collect();
+        let hint = external::spec::nearest(m, known.iter().copied())
+            .map_or(String::new(), |n| format!("did you mean `{n}`? "));
+        return Err(InputError(format!(
+            "--metric {m}: neither {} nor {} has values of `{m}`; {hint}their metrics: {}",
+            c.a,
+            c.b,
+            if known.is_empty() {
+                "(none)".to_string()
+            } else {
+                known.join(", ")
+            }
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// `--figure` draws the figures A and B have in common (by id): refuse when
+/// there is none, naming each side's figures.
+fn check_figures(c: &Comparison, registry: &Registry) -> anyhow::Result<()> {
+    let ids = |r| -> Vec<String> {
+        pipeline::render::figures(r, registry)
+            .into_iter()
+            .map(|f| f.id)
+            .collect()
+    };
+    let (a, b) = (ids(&c.ra), ids(&c.rb));
+    if a.iter().any(|f| b.contains(f)) {
+        return Ok(());
+    }
+    let list = |v: &[String]| {
+        if v.is_empty() {
+            "none".to_string()
+        } else {
+            v.join(", ")
+        }
+    };
+    Err(InputError(format!(
+        "--figure: {} and {} have no figure in common, nothing to overlay ({} has: {}; {} has: {})",
+        c.a,
+        c.b,
+        c.a,
+        list(&a),
+        c.b,
+        list(&b)
+    ))
+    .into())
 }

@@ -7,7 +7,7 @@ use super::{
 use crate::{ListArgs, OutputFormat};
 use pipeline::manifest::{discover, load_or_input_error};
 use pipeline::plan;
-use pipeline::shared::{exit, open_existing_store, sqlite_file, InputError};
+use pipeline::shared::{exit, open_existing_store, sqlite_file};
 use solvers::{Fidelity, Registry};
 use std::path::Path;
 use std::process::ExitCode;
@@ -28,6 +28,16 @@ pub(crate) fn list(args: ListArgs, registry: &Registry) -> anyhow::Result<ExitCo
             print!("{}", solver_listing(registry));
             print!("{}", super::programs::listing(registry, dir));
         }
+        return Ok(ExitCode::from(exit::OK));
+    }
+    if args.claims {
+        runtime()?.block_on(super::list_claims::list_claims(
+            &args.experiments.experiments,
+            &args.targets,
+            &args.store.store,
+            registry,
+            args.format,
+        ))?;
         return Ok(ExitCode::from(exit::OK));
     }
     let entries = runtime()?.block_on(entries(
@@ -145,8 +155,7 @@ async fn entries(
         // One plan at a time, keeping only its keys: a manifest at the task
         // limit is listed within bounded memory.
         let keys = |fidelity| -> anyhow::Result<Vec<String>> {
-            let p = plan::plan(std::slice::from_ref(m), registry, fidelity)
-                .map_err(|e| InputError(format!("error: {e}")))?;
+            let p = plan::plan(std::slice::from_ref(m), registry, fidelity)?;
             Ok(p.tasks.into_iter().map(|t| t.key).collect())
         };
         let kf = keys(Fidelity::Full)?;

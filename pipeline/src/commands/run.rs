@@ -2,15 +2,19 @@
 //! render; and `--dry-run` (the plan per experiment, what is cached, what would
 //! run). `repro check` runs the same [`drive`] and then judges its verdicts.
 
+use super::pages::{drawn_into, record_drawn, Pages};
 use super::{existing_store, fidelity_of, runtime};
-use crate::{Executor as ExecutorName, RunArgs};
+use crate::{RunArgs, LOCAL_EXECUTOR};
 use anyhow::Context;
-use pipeline::execute::queue::{Launch, Queued};
+use pipeline::execute::launch::{self, LaunchArgs};
+use pipeline::execute::queue::Queued;
 use pipeline::execute::{self, ExecOptions, Executor, Local};
 use pipeline::manifest::{self, discover, load_or_input_error, Manifest};
 use pipeline::measure;
+use pipeline::measure::compare::History;
+use pipeline::measure::stored_manifests;
 use pipeline::plan::{self, plan_rows, plan_rows_iter, Task};
-use pipeline::render::{self, fidelity_dir, write_full_index};
+use pipeline::render::{fidelity_dir, Draw};
 use pipeline::shared::{exit, host, open_store, InputError, CODE_VERSION};
 use solvers::{Fidelity, Kind, Registry};
 use std::collections::{BTreeMap, HashSet};
@@ -31,10 +35,18 @@ pub(crate) struct RunOptions {
     /// The command line, for the run's provenance.
     pub args: String,
     /// `check --resolve`: add replications to decide inconclusive points.
-    pub resolve: bool,
+    pub resolve: measure::precision::Resolve,
     /// Where the tasks execute: here, or through the store's queue.
     pub executor: Arc<dyn Executor>,
+    /// Figure options over every manifest's `layout:` (`--figure-width` ...).
+    pub layout: reports::FigureOverrides,
 }
+
+/// A run refused because its plan is over the task limit, before anything
+/// ran or was stored.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}; nothing was run")]
+pub(crate) struct NothingRun(#[source] pub plan::PlanError);
 
 /// What a run did: its tasks, and what measure made of their results.
 #[derive(Debug)]
@@ -46,7 +58,7 @@ pub(crate) struct RunReport {
     /// Claims with results that the manifests no longer have.
     pub removed_claims: Vec<store::ClaimDefinitionRow>,
     pub manifests: Vec<Manifest>,
-    /// `--detach`: the Slurm job that runs the tasks; nothing was measured or rendered.
+    /// `--detach`: who runs the queued tasks (`Launched::workers`); nothing was measured or rendered.
     pub detached: Option<String>,
     /// Replications per (experiment, series, point index) of every simulation
     /// series with a precision target or more replications than it plans
@@ -62,32 +74,32 @@ pub(crate) fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOption
         Some(j) => j,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    if run.slurm.detach && run.executor == ExecutorName::Local {
+    if run.detach && run.executor == LOCAL_EXECUTOR {
         return Err(InputError("--detach needs --executor queue or slurm".into()).into());
     }
     let fidelity = fidelity_of(run.quick);
-    // A bar on a terminal, plain lines otherwise (see execute/local.rs).
-    let progress = !run.no_progress;
-    let executor: Arc<dyn Executor> = match run.executor {
-        ExecutorName::Local => Arc::new(Local(ExecOptions {
+    // A bar on a terminal, plain lines otherwise (see execute/local.rs); none with -q.
+    let progress = !run.no_progress && !crate::quiet();
+    let launch = LaunchArgs {
+        jobs,
+        detach: run.detach,
+        slurm: &run.slurm,
+        results: &run.results.results,
+    };
+    let executor: Arc<dyn Executor> = match launch::build(&run.executor, &launch) {
+        Some(launcher) => Arc::new(Queued {
+            launcher: launcher?,
+            force: run.force,
+            progress,
+            detach: run.detach,
+        }),
+        // `local` (clap admits no other value without a launcher).
+        None => Arc::new(Local(ExecOptions {
             jobs,
             force: run.force,
             fidelity,
             progress,
         })),
-        // Detached: only enqueue; workers are started by hand (`repro worker`).
-        ExecutorName::Queue => Arc::new(Queued {
-            launch: Launch::InProcess(if run.slurm.detach { 0 } else { jobs }),
-            force: run.force,
-            progress,
-            detach: run.slurm.detach,
-        }),
-        ExecutorName::Slurm => Arc::new(Queued {
-            launch: Launch::Slurm(run.slurm.resolve(&run.results.results)?),
-            force: run.force,
-            progress,
-            detach: run.slurm.detach,
-        }),
     };
     Ok(RunOptions {
         targets: run.targets.clone(),
@@ -100,8 +112,9 @@ pub(crate) fn run_options(run: &RunArgs, verb: &str) -> anyhow::Result<RunOption
             "{verb} {}",
             std::env::args().skip(2).collect::<Vec<_>>().join(" ")
         ),
-        resolve: false,
+        resolve: measure::precision::Resolve::Off,
         executor,
+        layout: run.figures.overrides(),
     })
 }
 
@@ -139,8 +152,7 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
     // The programs the manifests declare join the compiled-in solvers.
     let registry = &manifest::with_declared(registry, &manifests);
     // Planned before the store is opened: a run over the task limit changes nothing.
-    let mut plan = plan::plan(&manifests, registry, opts.fidelity)
-        .map_err(|e| InputError(format!("error: {e}; nothing was run")))?;
+    let mut plan = plan::plan(&manifests, registry, opts.fidelity).map_err(NothingRun)?;
     let store = open_store(&opts.store).await?;
     let run_id = store.begin_run(CODE_VERSION, &host(), &opts.args).await?;
     for m in &manifests {
@@ -207,48 +219,63 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
     } else {
         RunStatus::FailedTasks
     };
-    // Measure and render what is there, also after an interruption. A failure
-    // here (disk full, unwritable results folder) loses no task result: say so,
-    // and how to render again without solving anything.
+    // Measure, then render, what is there, also after an interruption. A
+    // failure here (disk full, unwritable results folder) loses no task
+    // result: say so, and how to render again without solving anything.
     let out_dir = fidelity_dir(&opts.results_dir, opts.fidelity);
     let mut all_em = Vec::new();
     let mut all_claims = Vec::new();
     let mut removed_claims = Vec::new();
     let (mut replications, mut unmet) = (BTreeMap::new(), Vec::new());
-    let measured: anyhow::Result<()> = async {
-        let mut rendered = BTreeMap::new();
+    let published: anyhow::Result<()> = async {
+        let history = History::read(&store).await?;
+        let drawn = drawn_into(&store, &out_dir).await?;
+        let mut pages = Pages {
+            layout: opts.layout,
+            ..Pages::default()
+        };
         for m in &manifests {
-            let r = measure::collect_plan(&store, m, &plan_rows(&plan, m)).await?;
-            let ems = measure::error_measures(&r);
-            let (reps, not_met) = measure::precision::report(&r, registry, opts.fidelity);
-            replications.extend(reps);
-            unmet.extend(not_met);
-            store.replace_error_measures(&m.id, m.version, &ems).await?;
-            let mut claims = measure::claims::evaluate_claims(&r, &ems);
-            let removed = measure::claims::ledger(
+            let x = measure::planned(
                 &store,
-                Some(run_id),
-                opts.fidelity.as_str(),
-                &m.id,
-                &mut claims,
+                m,
+                &plan_rows(&plan, m),
+                registry,
+                opts.fidelity,
+                &history,
+                run_id,
             )
             .await?;
-            let measured = render::Measured {
-                ems: &ems,
-                claims: &claims,
-                removed: &removed,
-            };
-            let entry =
-                render::render_experiment(&r, &measured, registry, &out_dir, opts.fidelity)?;
-            removed_claims.extend(removed);
-            rendered.insert(m.id.clone(), entry);
-            all_em.extend(ems);
-            all_claims.extend(claims);
+            store
+                .replace_error_measures(&m.id, m.version, &x.error_measures)
+                .await?;
+            pages.add(&x, registry, &out_dir, opts.fidelity, Draw::Always)?;
+            replications.extend(x.replications);
+            unmet.extend(x.unmet);
+            all_em.extend(x.error_measures);
+            all_claims.extend(x.claims);
+            removed_claims.extend(x.removed_claims);
         }
-        write_full_index(&store, registry, &opts.results_dir, opts.fidelity, rendered).await
+        // The index lists every experiment in the store with results at this
+        // fidelity; those this run did not measure are drawn again only where
+        // what they show changed since they were drawn into this folder.
+        let stored = stored_manifests(&store, registry).await?;
+        let registry = &manifest::with_declared(registry, &stored);
+        pages
+            .add_stored(
+                &store,
+                &stored,
+                registry,
+                &out_dir,
+                opts.fidelity,
+                &history,
+                Draw::IfChanged(&drawn),
+            )
+            .await?;
+        let drawn = pages.write_index(&opts.results_dir, opts.fidelity, false)?;
+        record_drawn(&store, &out_dir, &drawn).await
     }
     .await;
-    measured.with_context(|| {
+    published.with_context(|| {
         format!(
             "rendering failed after the tasks ran; their results are stored in {}: once the cause below is fixed, render them again with `repro report --store {} --results {}`",
             opts.store,
@@ -291,7 +318,7 @@ async fn rounds(
         for m in manifests {
             let r = measure::collect_plan(store, m, &plan_rows(plan, m)).await?;
             let ems = measure::error_measures(&r);
-            let claims = measure::claims::evaluate_claims(&r, &ems);
+            let claims = measure::claims::evaluate_claims(&r, &ems, opts.fidelity);
             let undecided = measure::claims::undecided(&claims, &r);
             next.extend(measure::precision::next_round(
                 &r,
@@ -305,8 +332,7 @@ async fn rounds(
             break;
         }
         more.extend(next);
-        let grown = plan::plan_with(manifests, registry, opts.fidelity, &more)
-            .map_err(|e| InputError(format!("error: {e}")))?;
+        let grown = plan::plan_with(manifests, registry, opts.fidelity, &more)?;
         let known: HashSet<&str> = plan.tasks.iter().map(|t| t.key.as_str()).collect();
         let new = plan::Plan {
             tasks: grown
@@ -330,16 +356,16 @@ async fn rounds(
     Ok(())
 }
 
+/// The run's summary on stderr; with -q only its failed tasks.
 pub(crate) fn print_run_summary(r: &RunReport, results: &std::path::Path) {
     let e = &r.exec;
-    if let Some(job) = &r.detached {
-        let by = if job.is_empty() {
-            "for workers (start them with `repro worker`)".to_string()
-        } else {
-            format!("for Slurm job {job}")
-        };
+    if crate::quiet() {
+        print_failed(&e.failed);
+        return;
+    }
+    if let Some(workers) = &r.detached {
         eprintln!(
-            "{} tasks: {} cached, {} queued {by}; follow them with `repro status`, \
+            "{} tasks: {} cached, {} queued for {workers}; follow them with `repro status`, \
              then run the same `repro run` (without --detach) to measure and render from the cache",
             e.total,
             e.cached,
@@ -364,9 +390,13 @@ pub(crate) fn print_run_summary(r: &RunReport, results: &std::path::Path) {
             hw.map_or("unknown (one replication)".into(), |h| format!("{h:.3e}"))
         );
     }
-    if !e.failed.is_empty() {
+    print_failed(&e.failed);
+}
+
+fn print_failed(failed: &[(Task, String)]) {
+    if !failed.is_empty() {
         eprintln!("failed tasks (rerun one with the command shown):");
-        for (t, err) in &e.failed {
+        for (t, err) in failed {
             eprintln!("  {}: {err}\n    {}", t.key, t.solve_command());
         }
     }
@@ -390,8 +420,7 @@ async fn plan_only(opts: &RunOptions, registry: &Registry) -> anyhow::Result<Vec
     let store = existing_store(&opts.store).await?;
     let mut out = Vec::new();
     for m in &manifests {
-        let p = plan::plan(std::slice::from_ref(m), registry, opts.fidelity)
-            .map_err(|e| InputError(format!("error: {e}")))?;
+        let p = plan::plan(std::slice::from_ref(m), registry, opts.fidelity)?;
         let keys: Vec<String> = p.tasks.iter().map(|t| t.key.clone()).collect();
         let cached = match &store {
             Some(s) if !opts.force => s.cached_keys(&keys).await?,
@@ -439,10 +468,12 @@ pub(crate) fn dry_run(opts: &RunOptions, registry: &Registry) -> anyhow::Result<
         "{:<28} {:>3} {:>7} {:>7} {:>12} {:>12}",
         "total", "", tasks, cached, sim, model
     );
-    eprintln!(
-        "dry run at {} fidelity: {} of {tasks} tasks would run (tasks shared between experiments count once per experiment); nothing was run or stored",
-        opts.fidelity.as_str(),
-        sim + model
-    );
+    if !crate::quiet() {
+        eprintln!(
+            "dry run at {} fidelity: {} of {tasks} tasks would run (tasks shared between experiments count once per experiment); nothing was run or stored",
+            opts.fidelity.as_str(),
+            sim + model
+        );
+    }
     Ok(ExitCode::from(exit::OK))
 }

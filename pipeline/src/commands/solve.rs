@@ -2,7 +2,7 @@
 
 use super::fidelity_of;
 use crate::SolveArgs;
-use pipeline::shared::{exit, InputError};
+use pipeline::shared::{exit, BadInput, InputError};
 use solvers::{Kind, Registry, SolveError, TaskContext};
 use std::process::ExitCode;
 
@@ -67,7 +67,7 @@ pub(crate) fn solve(args: SolveArgs, registry: &Registry) -> anyhow::Result<Exit
     };
     let s = registry.get(&solver).expect("found above");
     let value: serde_json::Value = serde_json::from_str(&params)
-        .map_err(|e| InputError(format!("--params is not valid JSON: {e}")))?;
+        .map_err(|e| BadInput::new("--params is not valid JSON", e))?;
     if !value.is_object() {
         return Err(InputError("--params must be a JSON object".into()).into());
     }
@@ -89,7 +89,7 @@ pub(crate) fn solve(args: SolveArgs, registry: &Registry) -> anyhow::Result<Exit
             eprintln!("interrupted: the program and everything it started were stopped");
             return Ok(ExitCode::from(exit::INTERRUPTED));
         }
-        Err(e) => return Err(InputError(format!("{solver}: {e}")).into()),
+        Err(e) => return Err(BadInput::new(solver, e).into()),
     };
     let metrics: serde_json::Map<String, serde_json::Value> = outcome
         .metrics

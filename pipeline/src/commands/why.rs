@@ -189,8 +189,7 @@ async fn explain(
         }
     }
     let store = existing_store(&args.store.store).await?;
-    let p = plan::plan(std::slice::from_ref(&m), registry, fidelity)
-        .map_err(|e| InputError(format!("error: {e}")))?;
+    let p = plan::plan(std::slice::from_ref(&m), registry, fidelity)?;
     let uses: Vec<&plan::Use> = p
         .uses
         .iter()

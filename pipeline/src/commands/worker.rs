@@ -54,18 +54,20 @@ pub(crate) fn worker(args: WorkerArgs, registry: &Registry) -> anyhow::Result<Ex
         stop.abort();
         store.close().await;
         let interrupted = cancel.load(std::sync::atomic::Ordering::Relaxed);
-        eprintln!(
-            "worker {}: {} results stored ({} failed tasks), {} tasks lost to other workers{}",
-            pipeline::execute::queue::worker_id(0),
-            total.completed,
-            total.failed,
-            total.lost,
-            if interrupted {
-                "; interrupted"
-            } else {
-                "; the queue is empty"
-            }
-        );
+        if !crate::quiet() {
+            eprintln!(
+                "worker {}: {} results stored ({} failed tasks), {} tasks lost to other workers{}",
+                pipeline::execute::queue::worker_id(0),
+                total.completed,
+                total.failed,
+                total.lost,
+                if interrupted {
+                    "; interrupted"
+                } else {
+                    "; the queue is empty"
+                }
+            );
+        }
         Ok(ExitCode::from(if interrupted {
             exit::INTERRUPTED
         } else {

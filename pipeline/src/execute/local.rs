@@ -1,10 +1,12 @@
 //! Execution: runs the tasks of a plan that the store does not already hold.
 //!
 //! tokio drives; each solver runs on the blocking pool, at most `jobs` at a
-//! time. Each finished task is written to the store at once, in its own
-//! transaction, so a killed run resumes where it stopped. Ctrl-C cancels the
+//! time. Each finished task is written to the store at once (those that
+//! finished while the previous write ran, together in one transaction), so
+//! a killed run resumes where it stopped. Ctrl-C cancels the
 //! tasks in flight (they are not stored) and keeps everything finished.
 
+use super::shared::{Held, Sharing, Turn, BATCH};
 use crate::plan::{Plan, Task};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -155,38 +157,8 @@ pub async fn execute(
         total: plan.tasks.len(),
         ..Default::default()
     };
-    let keys: Vec<String> = plan.tasks.iter().map(|t| t.key.clone()).collect();
-    let cached = if opts.force {
-        Default::default()
-    } else {
-        store
-            .cached_keys(&keys)
-            .await
-            .context("reading the cache")?
-    };
-    summary.cached = cached.len();
-    let mut todo: Vec<Task> = plan
-        .tasks
-        .iter()
-        .filter(|t| !cached.contains(&t.key))
-        .cloned()
-        .collect();
-    // Longest expected first: stored wall times where known, simulations before models.
-    let walls = store
-        .wall_times(&keys)
-        .await
-        .context("reading wall times")?;
-    todo.sort_by(|a, b| {
-        let wa = walls
-            .get(&a.key)
-            .copied()
-            .unwrap_or(if a.kind == Kind::Simulation { 1e3 } else { 0.0 });
-        let wb = walls
-            .get(&b.key)
-            .copied()
-            .unwrap_or(if b.kind == Kind::Simulation { 1e3 } else { 0.0 });
-        wb.total_cmp(&wa)
-    });
+    let (todo, cached) = super::todo(plan, store, opts.force).await?;
+    summary.cached = cached;
 
     // On a terminal: a bar whose fixed parts take about 40 columns and whose
     // `wide_bar` takes the rest of the terminal's width, so it never wraps.
@@ -211,27 +183,86 @@ pub async fn execute(
         .then(|| ProgressLines::new(summary.total, summary.cached));
 
     let cancel = Arc::new(AtomicBool::new(false));
-    let (tx, mut rx) =
-        mpsc::channel::<(Task, Result<Outcome, SolveError>, f64)>(opts.jobs.max(1) * 2);
+    // Room for a batch of results, so that solvers need not wait for the
+    // store while it writes the previous ones.
+    let (tx, mut rx) = mpsc::channel::<Finished>((opts.jobs.max(1) * 2).max(BATCH));
     let sem = Arc::new(Semaphore::new(opts.jobs.max(1)));
+    // Each task is claimed in the store before it runs, so runs sharing the
+    // store run it once (execute/shared.rs); those another process holds are
+    // waited for after this run's own.
+    let sharing = Arc::new(Sharing::new(store, run_id, opts.force));
     let feeder = {
-        let cancel = cancel.clone();
+        let (cancel, sharing) = (cancel.clone(), sharing.clone());
         let registry = registry.clone();
+        let done_tx = tx.clone();
+        let (run_cancel, run_registry) = (cancel.clone(), registry.clone());
+        let start = move |task: Task, held, permit: tokio::sync::OwnedSemaphorePermit| {
+            let (tx, cancel, registry) = (tx.clone(), run_cancel.clone(), run_registry.clone());
+            tokio::task::spawn_blocking(move || {
+                let (r, wall) = run_task(&registry, &task, cancel);
+                drop(permit);
+                let _ = tx.blocking_send(Finished::Ran(task, r, wall, held));
+            });
+        };
         tokio::spawn(async move {
-            for task in todo {
+            let mut busy = Vec::new();
+            let mut todo = todo.into_iter().peekable();
+            while let Some(first) = todo.next() {
                 let permit = sem.clone().acquire_owned().await.expect("semaphore open");
                 if cancel.load(Ordering::Relaxed) {
-                    break;
+                    return Ok(());
                 }
-                let tx = tx.clone();
-                let cancel = cancel.clone();
-                let registry = registry.clone();
-                tokio::task::spawn_blocking(move || {
-                    let (r, wall) = run_task(&registry, &task, cancel);
-                    drop(permit);
-                    let _ = tx.blocking_send((task, r, wall));
-                });
+                // Models in batches of consecutive models, simulations alone
+                // (shared.rs, BATCH).
+                let mut batch = vec![first];
+                while batch[0].kind == Kind::Analytic && batch.len() < BATCH {
+                    match todo.next_if(|t| t.kind == Kind::Analytic) {
+                        Some(t) => batch.push(t),
+                        None => break,
+                    }
+                }
+                let turns = sharing.claim(&registry, &batch).await?;
+                let mut permit = Some(permit);
+                for (task, turn) in batch.into_iter().zip(turns) {
+                    match turn {
+                        Turn::Run(held) => {
+                            let permit = match permit.take() {
+                                Some(p) => p,
+                                None => sem.clone().acquire_owned().await.expect("semaphore open"),
+                            };
+                            if cancel.load(Ordering::Relaxed) {
+                                // Claimed with the batch, never started.
+                                sharing.release(&held).await?;
+                                continue;
+                            }
+                            start(task, held, permit);
+                        }
+                        Turn::Done => {
+                            let _ = done_tx.send(Finished::Shared(task)).await;
+                        }
+                        Turn::Busy(worker) => {
+                            tracing::debug!(key = %task.key, %worker, "another process runs this task: waiting for it");
+                            busy.push(task);
+                        }
+                    }
+                }
+                if cancel.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
             }
+            while !busy.is_empty() && !cancel.load(Ordering::Relaxed) {
+                for (task, held) in sharing.poll_busy(&registry, &mut busy).await? {
+                    let permit = sem.clone().acquire_owned().await.expect("semaphore open");
+                    match held {
+                        Some(held) => start(task, held, permit),
+                        None => {
+                            drop(permit);
+                            let _ = done_tx.send(Finished::Shared(task)).await;
+                        }
+                    }
+                }
+            }
+            anyhow::Ok(())
         })
     };
 
@@ -240,36 +271,67 @@ pub async fn execute(
     loop {
         tokio::select! {
             msg = rx.recv() => {
-                let Some((task, result, wall)) = msg else { break };
-                if matches!(result, Err(SolveError::Cancelled)) {
-                    continue;
+                let Some(first) = msg else { break };
+                // The results that finished while the last ones were being
+                // written are stored together, in one transaction.
+                let mut msgs = vec![first];
+                while msgs.len() < BATCH {
+                    match rx.try_recv() {
+                        Ok(m) => msgs.push(m),
+                        Err(_) => break,
+                    }
                 }
-                let rec = record(&task, &result, wall);
-                tracing::debug!(key = %task.key, solver = %task.solver, status = %rec.status, wall_ms = wall, "task finished");
-                store.record_task(run_id, &rec).await.with_context(|| format!("storing task {}", task.key))?;
-                match result {
-                    Ok(o) => {
-                        done_n += 1;
-                        match o.status {
-                            Status::Saturated => summary.saturated += 1,
-                            Status::Undefined => summary.undefined += 1,
-                            Status::Ok => {}
+                let mut ran = Vec::with_capacity(msgs.len());
+                for msg in msgs {
+                    match msg {
+                        Finished::Shared(task) => {
+                            tracing::debug!(key = %task.key, "task run by another process sharing the store");
+                            summary.cached += 1;
+                            bar.inc(1);
+                        }
+                        Finished::Ran(_, Err(SolveError::Cancelled), _, held) => {
+                            sharing.release(&held).await?;
+                        }
+                        Finished::Ran(task, result, wall, held) => {
+                            let rec = record(&task, &result, wall);
+                            tracing::debug!(key = %task.key, solver = %task.solver, status = %rec.status, wall_ms = wall, "task finished");
+                            ran.push((task, result, held, rec));
                         }
                     }
-                    Err(e) => {
-                        failed_n += 1;
-                        bar.suspend(|| {
-                            eprintln!("task {} failed: {e}\n  rerun it with: {}", task.key, task.solve_command());
-                        });
-                        summary.failed.push((task, e.to_string()));
+                }
+                let finished: Vec<(&Held, &TaskRecord)> = ran.iter().map(|(_, _, h, r)| (h, r)).collect();
+                let stored = sharing.finish(&finished).await?;
+                for ((task, result, _, _), stored) in ran.into_iter().zip(stored) {
+                    if !stored {
+                        bar.suspend(|| eprintln!("task {}: another process took it over (this run's claim lapsed); its result is that process's", task.key));
+                        summary.cached += 1;
+                        bar.inc(1);
+                        continue;
                     }
-                }
-                bar.inc(1);
-                if failed_n > 0 {
-                    bar.set_message(format!(", {failed_n} failed"));
-                }
-                if let Some(l) = lines.as_mut() {
-                    l.task_done(done_n, failed_n);
+                    match result {
+                        Ok(o) => {
+                            done_n += 1;
+                            match o.status {
+                                Status::Saturated => summary.saturated += 1,
+                                Status::Undefined => summary.undefined += 1,
+                                Status::Ok => {}
+                            }
+                        }
+                        Err(e) => {
+                            failed_n += 1;
+                            bar.suspend(|| {
+                                eprintln!("task {} failed: {e}\n  rerun it with: {}", task.key, task.solve_command());
+                            });
+                            summary.failed.push((task, e.to_string()));
+                        }
+                    }
+                    bar.inc(1);
+                    if failed_n > 0 {
+                        bar.set_message(format!(", {failed_n} failed"));
+                    }
+                    if let Some(l) = lines.as_mut() {
+                        l.task_done(done_n, failed_n);
+                    }
                 }
             }
             _ = &mut ctrl_c, if !cancel.load(Ordering::Relaxed) => {
@@ -279,11 +341,21 @@ pub async fn execute(
             }
         }
     }
-    feeder.await.ok();
+    // The feeder ends once the channel is closed; its error (a store that
+    // failed a claim) is this run's.
+    feeder.await.context("the task feeder stopped")??;
     bar.finish_and_clear();
     summary.executed = done_n + failed_n;
     summary.wall = start.elapsed();
     Ok(summary)
+}
+
+/// What the feeder hands the recording loop.
+enum Finished {
+    /// A task this run claimed and ran (or that was cancelled).
+    Ran(Task, Result<Outcome, SolveError>, f64, Held),
+    /// A task another process sharing the store ran.
+    Shared(Task),
 }
 
 /// Progress for logs (stderr not a terminal): one line when a task finishes

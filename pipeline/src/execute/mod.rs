@@ -1,20 +1,26 @@
 //! Execute: run the tasks of a plan that the store does not hold yet.
 //!
-//! Every executor implements [`Executor`] and shares one unit of work
-//! ([`run_task`], the same code and seed everywhere): [`Local`] (this process,
+//! Every executor implements [`Executor`], starts from the same tasks
+//! ([`todo`]: the plan minus what the store holds, longest first) and shares
+//! one unit of work ([`run_task`], the same code and seed everywhere): [`Local`] (this process,
 //! `--jobs` at a time), and [`queue::Queued`], which puts the tasks on the
-//! store's task queue for `repro worker` processes started in this process
-//! (`--executor queue`) or as an sbatch job array (`--executor slurm`,
-//! [`slurm`]). A new executor is a type here implementing [`Executor`] and a
+//! store's task queue for workers that its [`launch::Launcher`] starts: in
+//! this process (`--executor queue`, [`launch::InProcess`]) or as an sbatch
+//! job array (`--executor slurm`, [`launch::slurm`]). A new executor is a
+//! type here implementing [`Executor`]; a new way to start queue workers is
+//! one file in `launch/` implementing [`launch::Launcher`]; either is then a
 //! value of `--executor` (main.rs, mapped in commands/run.rs).
 
+pub mod launch;
 pub mod local;
 mod programs;
 pub mod queue;
-pub mod slurm;
+mod shared;
+mod todo;
 
 pub(crate) use local::record;
 pub use local::{execute, run_task, ExecOptions, ExecSummary};
+pub use todo::todo;
 
 use crate::plan::Plan;
 use solvers::Registry;
@@ -26,8 +32,9 @@ use store::Store;
 #[derive(Debug, Default)]
 pub struct Executed {
     pub summary: ExecSummary,
-    /// `--detach`: the tasks were queued and handed to workers (the Slurm job
-    /// id, or "" for workers started by hand); nothing is measured yet.
+    /// `--detach`: the tasks were queued and handed to workers, said as the
+    /// launcher says who runs them (`Launched::workers`: "Slurm job 42");
+    /// nothing is measured yet.
     pub detached: Option<String>,
 }
 
@@ -81,7 +88,6 @@ impl Executor for queue::Queued {
             let (summary, job) = queue::execute_queued(plan, registry, store, run_id, self).await?;
             Ok(Executed {
                 summary,
-                // Detached without Slurm: workers are started by hand.
                 detached: self.detach.then(|| job.unwrap_or_default()),
             })
         })

@@ -1,8 +1,9 @@
 //! Pull-based execution through the store's task queue (see `store::queue`).
 //!
 //! `repro run --executor queue|slurm` plans as usual, enqueues the tasks the
-//! store does not hold, starts workers (in this process for `queue`, an
-//! `sbatch` job array for `slurm`; anyone may add more with `repro worker`),
+//! store does not hold, starts workers through a [`Launcher`] (in this process
+//! for `queue`, an `sbatch` job array for `slurm`: `launch/`; anyone may add
+//! more with `repro worker`),
 //! follows their progress in the store, and then measures and renders like a
 //! local run. A worker claims one task at a time under a lease, runs it with
 //! the same code and seed as the local executor ([`exec::run_task`]), renews
@@ -11,6 +12,7 @@
 //! worker still holds a task it waits, because that worker may die and its
 //! task must then be reclaimed by someone.
 
+use crate::execute::launch::{Launcher, Start};
 use crate::execute::{self as exec, ExecSummary};
 use crate::plan::{Plan, Task, TaskFidelity};
 use anyhow::Context;
@@ -299,55 +301,15 @@ pub fn spawn_workers(
         .collect()
 }
 
-/// How the workers of a queued run are started.
-#[derive(Debug, Clone)]
-pub enum Launch {
-    /// `n` workers in this process.
-    InProcess(usize),
-    /// An sbatch job array.
-    Slurm(crate::execute::slurm::SlurmOptions),
-}
-
-/// The tasks of `plan` that must run (not cached, or all with `force`),
-/// longest expected first, as the local executor orders them.
-pub async fn todo(plan: &Plan, store: &Store, force: bool) -> anyhow::Result<(Vec<Task>, usize)> {
-    let keys: Vec<String> = plan.tasks.iter().map(|t| t.key.clone()).collect();
-    let cached = if force {
-        HashSet::new()
-    } else {
-        store
-            .cached_keys(&keys)
-            .await
-            .context("reading the cache")?
-    };
-    let walls = store
-        .wall_times(&keys)
-        .await
-        .context("reading wall times")?;
-    let mut todo: Vec<(Task, f64)> = plan
-        .tasks
-        .iter()
-        .filter(|t| !cached.contains(&t.key))
-        .map(|t| {
-            let w = walls
-                .get(&t.key)
-                .copied()
-                .unwrap_or(if t.kind == Kind::Simulation { 1e3 } else { 0.0 });
-            (t.clone(), w)
-        })
-        .collect();
-    todo.sort_by(|a, b| b.1.total_cmp(&a.1));
-    Ok((todo.into_iter().map(|(t, _)| t).collect(), cached.len()))
-}
-
 /// `--executor queue` and `--executor slurm`: the tasks go on the store's
-/// queue and workers (in this process, or an sbatch job array) run them.
+/// queue and workers started by `launcher` (in this process, or an sbatch
+/// job array) run them.
 #[derive(Debug, Clone)]
 pub struct Queued {
     pub force: bool,
     pub progress: bool,
-    pub launch: Launch,
-    /// Return once the workers are submitted, without waiting.
+    pub launcher: Arc<dyn Launcher>,
+    /// Return once the workers are started, without waiting (`--detach`).
     pub detach: bool,
 }
 
@@ -364,19 +326,12 @@ pub async fn execute_queued(
     let Queued {
         force,
         progress,
-        launch,
+        launcher,
         detach,
     } = q.clone();
     let start = Instant::now();
-    if matches!(launch, Launch::Slurm(_)) && !store.is_postgres() {
-        return Err(crate::shared::InputError(format!(
-            "--executor slurm needs a store that every node can reach: pass --store \
-             postgres://USER@HOST/DB (the store {} is a file on this machine)",
-            store.location()
-        ))
-        .into());
-    }
-    let (todo, cached) = todo(plan, store, force).await?;
+    launcher.check_store(store)?;
+    let (todo, cached) = exec::todo(plan, store, force).await?;
     let walls = store
         .wall_times(&todo.iter().map(|t| t.key.clone()).collect::<Vec<_>>())
         .await?;
@@ -410,27 +365,18 @@ pub async fn execute_queued(
 
     let cancel = Arc::new(AtomicBool::new(false));
     let worker_opts = WorkerOptions::default();
-    let mut local_workers = Vec::new();
-    let mut job = None;
     let submitted = Instant::now();
-    match launch {
-        Launch::InProcess(n) => {
-            local_workers = spawn_workers(store, registry, n, &worker_opts, cancel.clone());
-        }
-        Launch::Slurm(opts) => {
-            let id = crate::execute::slurm::submit(&opts, store.location())?;
-            eprintln!(
-                "submitted Slurm job {id}: {} workers for {} tasks (logs in {})",
-                opts.workers,
-                todo.len(),
-                opts.log_dir.display()
-            );
-            job = Some(id);
-        }
-    }
+    let launched = launcher.launch(Start {
+        store,
+        registry,
+        tasks: todo.len(),
+        worker_options: &worker_opts,
+        cancel: cancel.clone(),
+    })?;
+    let job = launched.job().map(str::to_string);
     if detach {
         summary.wall = start.elapsed();
-        return Ok((summary, job));
+        return Ok((summary, Some(launched.workers())));
     }
 
     let bar = if progress {
@@ -449,19 +395,14 @@ pub async fn execute_queued(
     };
     let mut ctrl_c = Box::pin(tokio::signal::ctrl_c());
     let mut first_start: Option<Duration> = None;
-    let mut last_job_check = Instant::now();
+    let mut last_launcher_check = Instant::now();
     loop {
         let c = store.queue_counts(Some(&keys)).await?;
         if first_start.is_none() && (c.running > 0 || c.done + c.failed > 0) {
             let d = submitted.elapsed();
             first_start = Some(d);
-            if let Some(j) = &job {
-                bar.suspend(|| {
-                    eprintln!(
-                        "first task started {:.1} s after sbatch (job {j})",
-                        d.as_secs_f64()
-                    )
-                });
+            if let Some(line) = launched.first_start(d) {
+                bar.suspend(|| eprintln!("{line}"));
             }
         }
         bar.set_position((cached + c.done + c.failed) as u64);
@@ -472,27 +413,17 @@ pub async fn execute_queued(
         if c.open() == 0 {
             break;
         }
-        if let Some(j) = &job {
-            if last_job_check.elapsed() > Duration::from_secs(5) {
-                last_job_check = Instant::now();
-                if !crate::execute::slurm::job_alive(j)? {
-                    // Give the last commits a moment to become visible.
-                    tokio::time::sleep(POLL).await;
-                    let c = store.queue_counts(Some(&keys)).await?;
-                    if c.open() > 0 {
-                        bar.finish_and_clear();
-                        anyhow::bail!(
-                            "Slurm job {j} ended with {} of this run's tasks not finished ({} pending, \
-                             {} running); see the worker logs in {}; `repro status` shows the queue, \
-                             and `repro worker` or the same `repro run` resumes it",
-                            c.open(),
-                            c.pending,
-                            c.running,
-                            crate::execute::slurm::log_dir_hint()
-                        );
-                    }
-                    continue;
+        if last_launcher_check.elapsed() > Duration::from_secs(5) {
+            last_launcher_check = Instant::now();
+            if launched.ended()? {
+                // Give the last commits a moment to become visible.
+                tokio::time::sleep(POLL).await;
+                let c = store.queue_counts(Some(&keys)).await?;
+                if c.open() > 0 {
+                    bar.finish_and_clear();
+                    return Err(launched.ended_early(&c));
                 }
+                continue;
             }
         }
         tokio::select! {
@@ -500,18 +431,14 @@ pub async fn execute_queued(
             _ = &mut ctrl_c => {
                 cancel.store(true, Ordering::Relaxed);
                 summary.cancelled = true;
-                if let Some(j) = &job {
-                    crate::execute::slurm::cancel(j);
-                    bar.suspend(|| eprintln!("interrupted: cancelled Slurm job {j}; finished tasks are kept, unfinished ones go back to the queue when their leases expire"));
-                } else {
-                    bar.suspend(|| eprintln!("interrupted: handing the running tasks back to the queue; finished tasks are kept"));
-                }
+                let said = launched.interrupt();
+                bar.suspend(|| eprintln!("{said}"));
                 break;
             }
         }
     }
     worker_opts.drain.store(true, Ordering::Relaxed);
-    for w in local_workers {
+    for w in launched.into_local() {
         match w.await {
             Ok(Ok(_)) => {}
             Ok(Err(e)) => return Err(e.context("a worker failed")),

@@ -51,7 +51,7 @@ impl Catalogue {
     /// entry's paper listed, the entries of a paper together and the papers
     /// in the order of `papers:`.
     pub fn parse(text: &str) -> Result<Catalogue, String> {
-        let c: Catalogue = serde_yaml::from_str(text).map_err(|e| e.to_string())?;
+        let c: Catalogue = serde_saphyr::from_str(text).map_err(|e| e.to_string())?;
         let mut ids = BTreeSet::new();
         let mut last_paper = 0;
         for e in &c.entries {

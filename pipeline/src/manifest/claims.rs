@@ -16,16 +16,25 @@
 //!     expect: fails                              # optional (default holds)
 //!     why: "docs/models/ratecc.md#..."           # required with expect: fails
 //!     note: "how the words became a number"      # optional
+//!     quick:                                     # optional
+//!       expect: inconclusive                     # the only value
+//!       why: "at --quick the mean EM is 9.8% ± 1.9% (3 replications); ..."
 //! ```
+//!
+//! `quick:` says that a `--quick` run cannot decide the claim (its CIs
+//! straddle the bound there), with the quick numbers. It applies only at quick
+//! fidelity: then the expected verdict is inconclusive and a decided one is a
+//! surprise (remove the mark). At full fidelity it is ignored.
 //!
 //! At load every claim is also classified: a **sanity** check (reads no
 //! solver output, or holds whatever value its bounded metrics take) and a
 //! **fit** (reads numbers the manifest's parameters were calibrated against)
-//! are shown apart and never make an entry reproduced.
+//! are shown apart and never make an entry reproduced (`classify.rs`).
 
-use super::locate::Ctx;
+pub use super::classify::select_points_of;
+use super::classify::{fit, predicate_sanity, select_points, tolerance_sanity};
 use super::metrics::MetricKnowledge;
-use super::predicate::interval::{evaluate, Env, Interval, Truth};
+use super::place::Ctx;
 use super::predicate::{self, Expr, Place, Scope};
 use super::values::{check_text, shorten};
 use super::{Compare, ManifestError, Points, Reference};
@@ -51,6 +60,28 @@ pub(super) struct RawClaim {
     why: Option<String>,
     #[serde(default)]
     note: Option<String>,
+    #[serde(default)]
+    quick: Option<RawQuick>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawQuick {
+    #[serde(default)]
+    expect: Option<String>,
+    #[serde(default)]
+    why: Option<String>,
+}
+
+/// `quick: { expect: inconclusive|holds|fails, why: ... }`: what a `--quick`
+/// run gives where it differs from the claim's full-fidelity `expect:` (most
+/// often: cannot decide it); `why` gives the quick numbers. Full-fidelity
+/// runs ignore the mark.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuickMark {
+    /// The verdict expected at `--quick`.
+    pub expect: verdicts::Verdict,
+    pub why: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -88,6 +119,8 @@ pub struct Claim {
     pub expect: Expectation,
     pub why: Option<String>,
     pub note: Option<String>,
+    /// `quick:`: expected inconclusive at `--quick` fidelity.
+    pub quick: Option<QuickMark>,
     /// Why it cannot fail (`None`: it can).
     pub sanity: Option<String>,
     /// Why its agreement is a fit (`None`: a validation).
@@ -97,8 +130,10 @@ pub struct Claim {
 impl Claim {
     /// The definition the ledger keeps: everything that decides the verdict or
     /// what it means, as canonical JSON (its SHA-256 identifies it).
+    /// A `quick:` mark enters only when present, so definitions written
+    /// before marks existed keep their hashes.
     pub fn definition(&self, tolerance: Option<f64>) -> Json {
-        serde_json::json!({
+        let mut d = serde_json::json!({
             "kind": self.kind.as_str(),
             "quote": self.quote,
             "where": self.where_,
@@ -108,7 +143,23 @@ impl Claim {
             "tolerance": tolerance,
             "expect": self.expect.as_str(),
             "why": self.why,
-        })
+        });
+        if let Some(q) = &self.quick {
+            d["quick"] = serde_json::json!({
+                "expect": q.expect.as_str(),
+                "why": q.why,
+            });
+        }
+        d
+    }
+
+    /// The verdict the `quick:` mark expects in a run at `fidelity` (`None`
+    /// at full fidelity or without a mark).
+    pub fn quick_expect_at(&self, fidelity: solvers::Fidelity) -> Option<verdicts::Verdict> {
+        self.quick
+            .as_ref()
+            .filter(|_| fidelity == solvers::Fidelity::Quick)
+            .map(|q| q.expect)
     }
 }
 
@@ -270,6 +321,7 @@ pub(super) fn parse_claims(
             }
             _ => {}
         }
+        let quick = parse_quick(ctx, &key("quick"), c.quick.as_ref(), expect)?;
         let pred_err =
             |f: &str, text: &str, e: predicate::PredicateError| ctx.err(&key(f), e.describe(text));
         let parsed = predicate::parse(&c.holds).map_err(|e| pred_err("holds", &c.holds, e))?;
@@ -303,6 +355,7 @@ pub(super) fn parse_claims(
             expect,
             why: c.why.clone(),
             note: c.note.clone(),
+            quick,
             sanity: None,
             fit: None,
         };
@@ -313,202 +366,63 @@ pub(super) fn parse_claims(
     Ok(out)
 }
 
-/// The points a claim's `points:` selects (all without one).
-pub fn select_points_of(
-    points_expr: Option<&Expr>,
-    axes: &[String],
-    params: &BTreeMap<String, Json>,
-    points: &Points,
-) -> Vec<usize> {
-    let Some(e) = points_expr else {
-        return (0..points.len()).collect();
+/// A claim's `quick:` mark, checked: `expect:` one of `inconclusive`, `holds`
+/// or `fails`, different from the claim's own `expect:` (a mark that says
+/// what `expect:` says is noise), and a non-empty `why:`. `key` is the mark's
+/// field (`claims.3.quick`).
+fn parse_quick(
+    ctx: &Ctx,
+    key: &str,
+    raw: Option<&RawQuick>,
+    claim_expect: Expectation,
+) -> Result<Option<QuickMark>, ManifestError> {
+    let Some(q) = raw else { return Ok(None) };
+    let allowed = "`inconclusive`, `holds` or `fails`";
+    let expect = match q.expect.as_deref() {
+        Some("inconclusive") => verdicts::Verdict::Inconclusive,
+        Some("holds") => verdicts::Verdict::Holds,
+        Some("fails") => verdicts::Verdict::Fails,
+        Some(e) => {
+            return Err(ctx.err(
+                &format!("{key}.expect"),
+                format!(
+                    "`{}` is not allowed: a `quick:` mark says {allowed} (the verdict a --quick run gives)",
+                    shorten(e)
+                ),
+            ))
+        }
+        None => {
+            return Err(ctx.err(
+                key,
+                format!("`quick:` needs `expect:` ({allowed})"),
+            ))
+        }
     };
-    (0..points.len())
-        .filter(|&i| {
-            let env = Constants {
-                axes,
-                params,
-                points,
-                ranges: None,
-                references: &[],
-            };
-            evaluate(e, &env, &[i], axes).0 == Truth::True
-        })
-        .collect()
-}
-
-fn select_points(points_expr: Option<&Expr>, scope: &ClaimScope) -> Vec<usize> {
-    select_points_of(points_expr, scope.axes, scope.params, scope.points)
-}
-
-/// Axes and parameters exactly; metrics as their whole range (sanity) or
-/// unknown; references exactly.
-struct Constants<'a> {
-    axes: &'a [String],
-    params: &'a BTreeMap<String, Json>,
-    points: &'a Points,
-    ranges: Option<&'a MetricKnowledge>,
-    references: &'a [Reference],
-}
-
-impl Env for Constants<'_> {
-    fn metric(&self, _: usize, series: &str, metric: &str) -> Interval {
-        if let Some(v) = self
-            .references
-            .iter()
-            .find(|r| r.name == series)
-            .and_then(|r| r.values.get(metric))
-        {
-            return Interval::exact(*v);
-        }
-        match self.ranges.and_then(|k| k.range(series, metric)) {
-            Some((lo, hi)) => Interval { lo, hi },
-            None => Interval::ENTIRE,
-        }
-    }
-    fn name(&self, point: usize, name: &str) -> f64 {
-        if self.axes.iter().any(|a| a == name) {
-            if let Some(p) = self.points.get(point) {
-                return p
-                    .values
-                    .get(name)
-                    .and_then(Json::as_f64)
-                    .unwrap_or(f64::NAN);
-            }
-        }
-        self.params
-            .get(name)
-            .and_then(Json::as_f64)
-            .unwrap_or(f64::NAN)
-    }
-    fn saturated(&self, _: usize, _: &str) -> Truth {
-        Truth::Unknown
-    }
-}
-
-/// Why a predicate claim cannot fail, if it cannot.
-fn predicate_sanity(c: &Claim, scope: &ClaimScope, points: &[usize]) -> Option<String> {
-    let e = c.predicate.as_ref()?;
-    let reads = predicate::metrics(e);
-    let solver_reads: Vec<&(String, String)> = reads
-        .iter()
-        .filter(|(s, m)| {
-            !scope.references.iter().any(|r| &r.name == s) && !scope.metrics.from_params(s, m)
-        })
-        .collect();
-    if solver_reads.is_empty() && predicate::saturation_series(e).is_empty() {
-        let echoed: Vec<String> = reads
-            .iter()
-            .filter(|(s, m)| scope.metrics.from_params(s, m))
-            .map(|(s, m)| format!("{s}.{m}"))
-            .collect();
-        return Some(if echoed.is_empty() {
-            "reads no solver output (only parameters, constants and reference data)".to_string()
-        } else {
+    if expect.as_str() == claim_expect.as_str() {
+        return Err(ctx.err(
+            &format!("{key}.expect"),
             format!(
-                "reads no solver output: {} {} computed from the parameters alone",
-                echoed.join(", "),
-                if echoed.len() == 1 { "is" } else { "are" }
-            )
-        });
-    }
-    let env = Constants {
-        axes: scope.axes,
-        params: scope.params,
-        points: scope.points,
-        ranges: Some(scope.metrics),
-        references: scope.references,
-    };
-    if evaluate(e, &env, points, scope.axes).0 == Truth::True {
-        let bounded: Vec<String> = solver_reads
-            .iter()
-            .filter_map(|(s, m)| {
-                scope
-                    .metrics
-                    .range(s, m)
-                    .map(|(lo, hi)| format!("{s}.{m} in [{lo}, {hi}]"))
-            })
-            .collect();
-        return Some(format!(
-            "holds for every value its metrics can take ({})",
-            bounded.join(", ")
+                "`{}` is the claim's own `expect:`: a `quick:` mark is only for a verdict --quick gives that differs from it",
+                expect.as_str()
+            ),
         ));
     }
-    None
-}
-
-/// Why a tolerance claim cannot fail, if it cannot: it compares numbers no
-/// solver computes, or its band contains every value the metric can take.
-pub(super) fn tolerance_sanity(c: &Compare, scope: &ClaimScope) -> Option<String> {
-    let reference = |s: &str| scope.references.iter().find(|r| r.name == s);
-    let from_data = |s: &str| reference(s).is_some() || scope.metrics.from_params(s, &c.metric);
-    if from_data(&c.reference) && from_data(&c.candidate) {
-        return Some(format!(
-            "reads no solver output: `{}` of {} and {} is {}",
-            c.metric,
-            c.reference,
-            c.candidate,
-            if reference(&c.reference).is_some() && reference(&c.candidate).is_some() {
-                "printed data on both sides".to_string()
-            } else {
-                "computed from the parameters alone".to_string()
-            }
-        ));
-    }
-    let tol = c.tolerance?;
-    // EM = |ref − cand| / |ref|: its largest value over the candidate's range
-    // (a printed reference) or the reference's range (a printed candidate).
-    let worst = if let Some(r) = reference(&c.reference).and_then(|r| r.values.get(&c.metric)) {
-        let (lo, hi) = scope.metrics.range(&c.candidate, &c.metric)?;
-        (*r != 0.0).then(|| (r - lo).abs().max((r - hi).abs()) / r.abs())
-    } else if let Some(v) = reference(&c.candidate).and_then(|r| r.values.get(&c.metric)) {
-        let (lo, hi) = scope.metrics.range(&c.reference, &c.metric)?;
-        (lo > 0.0 || hi < 0.0).then(|| (1.0 - v / lo).abs().max((1.0 - v / hi).abs()))
-    } else {
-        None
-    }?;
-    (worst <= tol).then(|| {
-        let (s, _) = if reference(&c.reference).is_some() { (&c.candidate, ()) } else { (&c.reference, ()) };
-        let (lo, hi) = scope.metrics.range(s, &c.metric).unwrap_or((f64::NAN, f64::NAN));
-        format!(
-            "the tolerance {tol} contains every value `{}` can take ([{lo}, {hi}]): the largest possible EM is {worst:.3}",
-            c.metric
-        )
-    })
-}
-
-/// Why a claim's agreement is a fit, if it is: it reads a reference the
-/// manifest's parameters were fitted against, or is about such an entry.
-pub(super) fn fit(
-    c: &Claim,
-    calibrated: Option<&Calibrated>,
-    scope: &ClaimScope,
-) -> Option<String> {
-    let cal = calibrated?;
-    let mut against: Vec<&str> = c
-        .entries
-        .iter()
-        .filter(|e| cal.against.contains(e))
-        .map(String::as_str)
-        .collect();
-    if let Some(e) = &c.predicate {
-        for (s, m) in predicate::metrics(e) {
-            let full = format!("{s}.{m}");
-            if let Some(a) = cal.against.iter().find(|a| **a == s || **a == full) {
-                if !against.contains(&a.as_str()) {
-                    against.push(a.as_str());
-                }
-            }
+    let why = match q.why.as_deref() {
+        Some(w) if !w.trim().is_empty() => w,
+        Some(_) => return Err(ctx.err(&format!("{key}.why"), "must not be empty: give the numbers at --quick (value ± CI, replications) and what is known at full fidelity")),
+        None => {
+            // The mark's own line: a missing `why` has none, and a later
+            // `why:` may be another claim's.
+            let mut e = ctx.err(key, "`quick:` needs `why:` with the numbers at --quick (value ± CI, replications) and what is known at full fidelity");
+            e.key = format!("{key}.why");
+            return Err(e);
         }
-    }
-    let _ = scope;
-    (!against.is_empty()).then(|| {
-        format!(
-            "{} fitted against {}",
-            cal.params.join(", "),
-            against.join(", ")
-        )
-    })
+    };
+    check_text(ctx, &format!("{key}.why"), why)?;
+    Ok(Some(QuickMark {
+        expect,
+        why: why.to_string(),
+    }))
 }
 
 /// The tolerance claims of the `compare:` entries with a tolerance.
@@ -556,6 +470,7 @@ pub(super) fn tolerance_claims(
             expect: c.expect.unwrap_or_default(),
             why: c.why.clone(),
             note: None,
+            quick: None,
             sanity: tolerance_sanity(c, scope),
             fit: None,
         };

@@ -167,3 +167,91 @@ fn unknown_metrics_are_refused_where_they_are_named() {
         "{e}"
     );
 }
+
+#[test]
+fn a_quick_mark_says_a_verdict_other_than_expect_with_why_or_is_refused() {
+    let quick = |body: &str| format!("{CLAIM}    quick:\n{body}");
+    let m = load(&quick(
+        "      expect: inconclusive\n      why: \"at --quick 1.2 ± 0.3 (2 replications)\"\n",
+    ))
+    .unwrap();
+    let c = &m.claims[0];
+    assert_eq!(
+        c.quick.as_ref().map(|q| q.why.as_str()),
+        Some("at --quick 1.2 ± 0.3 (2 replications)")
+    );
+    // The claim's own expectation is untouched; the mark applies at quick only.
+    assert_eq!(c.expect, Expectation::Holds);
+    use verdicts::Verdict;
+    assert_eq!(
+        c.quick_expect_at(solvers::Fidelity::Quick),
+        Some(Verdict::Inconclusive)
+    );
+    assert_eq!(c.quick_expect_at(solvers::Fidelity::Full), None);
+    assert_eq!(m.claims[1].quick_expect_at(solvers::Fidelity::Quick), None);
+    // A decided verdict at --quick that differs from `expect:` (here: the
+    // claim is expected to hold, and a quick run shows it failing).
+    let fails = load(&quick("      expect: fails\n      why: \"w\"\n")).unwrap();
+    assert_eq!(
+        fails.claims[0].quick_expect_at(solvers::Fidelity::Quick),
+        Some(Verdict::Fails)
+    );
+    assert_eq!(fails.claims[0].definition(None)["quick"]["expect"], "fails");
+    // The mark is part of the definition; an unmarked claim's definition has
+    // no `quick` key, so definitions written before marks keep their hashes.
+    let d = c.definition(None);
+    assert_eq!(d["quick"]["expect"], "inconclusive");
+    assert_eq!(d["quick"]["why"], "at --quick 1.2 ± 0.3 (2 replications)");
+    let unmarked = load(CLAIM).unwrap().claims[0].definition(None);
+    assert!(unmarked.get("quick").is_none(), "{unmarked}");
+    let mut without = d.clone();
+    without.as_object_mut().unwrap().remove("quick");
+    assert_eq!(without, unmarked);
+
+    let line = BASE.lines().count() + 7; // the `quick:` line
+    let cases = [
+        (
+            "      expect: holds\n      why: \"w\"\n",
+            "claims.0.quick.expect",
+            line + 1,
+            "is the claim's own `expect:`",
+        ),
+        (
+            "      expect: maybe\n      why: \"w\"\n",
+            "claims.0.quick.expect",
+            line + 1,
+            "`maybe` is not allowed",
+        ),
+        (
+            "      why: \"w\"\n",
+            "claims.0.quick",
+            line,
+            "needs `expect:`",
+        ),
+        (
+            "      expect: inconclusive\n",
+            "claims.0.quick.why",
+            line,
+            "needs `why:`",
+        ),
+        (
+            "      expect: inconclusive\n      why: \"  \"\n",
+            "claims.0.quick.why",
+            line + 2,
+            "must not be empty",
+        ),
+        (
+            "      expect: inconclusive\n      why: \"w\"\n      replications: 3\n",
+            "replications",
+            line + 3,
+            "unknown field",
+        ),
+    ];
+    for (body, key, at, says) in cases {
+        let e = err(&quick(body));
+        assert!(
+            e.starts_with(&format!("t1.yaml:{at}:")) && e.contains(key) && e.contains(says),
+            "{body}: {e} (want line {at}, key {key}, {says:?})"
+        );
+    }
+}

@@ -73,33 +73,11 @@ pub fn discover(targets: &[String], experiments_dir: &Path) -> anyhow::Result<Ve
     Ok(out)
 }
 
-/// Levenshtein distance (ids are short).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
-/// `what`, then "did you mean `x`?" for the closest known ids (within a third of
-/// the id's length, or containing it), then every known id.
+/// `what`, then "did you mean `x`?" for the closest known id
+/// ([`external::spec::nearest`]), then every known id.
 pub fn unknown_id_message(what: &str, id: &str, known: &[String]) -> String {
-    let mut close: Vec<(usize, &String)> = known
-        .iter()
-        .map(|k| (edit_distance(id, k), k))
-        .filter(|(d, k)| *d <= (id.chars().count() / 3).max(2) || k.contains(id))
-        .collect();
-    close.sort();
     let mut msg = what.to_string();
-    if let Some((_, best)) = close.first() {
+    if let Some(best) = external::spec::nearest(id, known.iter().map(String::as_str)) {
         msg.push_str(&format!("; did you mean `{best}`?"));
     }
     if known.is_empty() {
@@ -132,19 +110,23 @@ pub fn load_all(
             .chain(
                 m.figures
                     .iter()
-                    .map(|f| ("figures".to_string(), f.id.clone())),
+                    .enumerate()
+                    .map(|(i, f)| (format!("figures.{i}.id"), f.id.clone())),
             )
             .chain(
                 m.tables
                     .iter()
-                    .map(|t| ("tables".to_string(), t.id.clone())),
+                    .enumerate()
+                    .map(|(i, t)| (format!("tables.{i}.id"), t.id.clone())),
             );
         for (key, id) in ids {
             let tag = format!("{}:{id}", if key == "id" { "manifest" } else { "output" });
             if let Some(other) = seen.get(&tag) {
+                let at = locate(&m.text, &key);
                 errs.push(ManifestError {
                     file: m.path.clone(),
-                    line: locate(&m.text, &key),
+                    line: at.map(|p| p.line),
+                    column: at.map(|p| p.column),
                     key,
                     message: format!("id `{id}` is already used by {}", other.display()),
                 });

@@ -3,8 +3,8 @@
 //! Every size a manifest can ask for is checked against one of these limits
 //! before anything is allocated for it (issue 11): the file size before the
 //! file is read, the nesting depth and YAML tags before the YAML parser sees
-//! the text (libyaml's simple-key bookkeeping is quadratic in the flow
-//! nesting depth, so a 200 KB file nested 100,000 deep would run for minutes),
+//! the text (a YAML parser's work and stack grow with the nesting depth: a
+//! 200 KB file nested 100,000 deep once ran for minutes),
 //! the number of sweep points as a product before the sweep is expanded, and
 //! the number of tasks before the planner allocates them. The README's
 //! "Limits" section lists the same numbers.
@@ -31,10 +31,12 @@ pub const MAX_REPLICATIONS: u32 = 10_000;
 /// Most tasks one manifest, or one run, may plan (points × replications, summed over series).
 pub const MAX_TASKS: u64 = 1_000_000;
 
-/// A problem found by [`scan`]: the 1-based line and what is wrong.
+/// A problem found by [`scan`]: the 1-based line (and column, for a tag)
+/// and what is wrong.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScanError {
     pub line: usize,
+    pub column: Option<usize>,
     pub message: String,
 }
 
@@ -127,6 +129,7 @@ pub fn scan(text: &str) -> Result<(), ScanError> {
                         .collect();
                     return Err(ScanError {
                         line: lineno,
+                        column: Some(line[..i].chars().count() + 1),
                         message: format!(
                             "YAML tag `{tag}`: manifests use plain YAML values without tags"
                         ),
@@ -188,6 +191,7 @@ pub fn scan(text: &str) -> Result<(), ScanError> {
 fn too_deep(line: usize) -> ScanError {
     ScanError {
         line,
+        column: None,
         message: format!("nested more than {MAX_DEPTH} levels deep (the limit)"),
     }
 }
@@ -224,7 +228,7 @@ mod tests {
     #[test]
     fn tags_are_refused_but_bangs_inside_text_are_not() {
         let e = scan("params:\n  mu1: !custom 6.0\n").unwrap_err();
-        assert_eq!(e.line, 2);
+        assert_eq!((e.line, e.column), (2, Some(8)));
         assert!(e.message.contains("`!custom`"), "{e:?}");
         assert!(scan("a: [1, !!float 2]\n").is_err());
         assert!(scan("- !x\n").is_err());

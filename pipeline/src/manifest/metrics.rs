@@ -4,7 +4,7 @@
 //! (`Solver::metric_facts`). A figure, table, comparison, precision target or
 //! claim that names a metric its series do not produce is refused at load.
 
-use super::locate::Ctx;
+use super::place::Ctx;
 use super::values::shorten;
 use super::{reference, ManifestError, Series};
 use solvers::{metric_matches, MetricFact, Registry};
@@ -87,6 +87,43 @@ impl MetricKnowledge {
     pub fn any_series_takes(&self, param: &str) -> bool {
         self.series.values().any(|s| s.params.contains(&param))
     }
+}
+
+/// Every metric a reference gives numbers for is produced by some solver
+/// series of the manifest: numbers under a name no series makes could only
+/// ever be compared as "missing".
+pub(super) fn reference_metrics(
+    ctx: &Ctx,
+    knowledge: &MetricKnowledge,
+    references: &[reference::Reference],
+) -> Result<(), ManifestError> {
+    if knowledge.series.is_empty() {
+        return Ok(());
+    }
+    for r in references {
+        for m in r.values.keys() {
+            if knowledge.series().any(|s| knowledge.produces(s, m)) {
+                continue;
+            }
+            let mut names: Vec<&str> = knowledge
+                .series
+                .values()
+                .flat_map(|s| s.names.iter().map(String::as_str))
+                .collect();
+            names.sort_unstable();
+            names.dedup();
+            return Err(ctx.err(
+                &format!("reference_data.{}.values.{m}", r.name),
+                format!(
+                    "no series of this manifest produces the metric `{}`{}; their metrics: {}",
+                    shorten(m),
+                    super::predicate::did_you_mean(m, names.iter().copied()),
+                    names.join(", ")
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `metric` is produced by `series` (a solver series or a reference).

@@ -1,9 +1,10 @@
 //! Experiment manifests: YAML in, a validated [`Manifest`] out.
 //!
-//! Every error names the file, the line (where it can be found) and the key.
-//! serde_yaml reports the line of syntax and type errors itself; for semantic
-//! errors found after parsing (unknown solver, empty sweep, a figure naming a
-//! series that does not exist) the line is looked up from the key path.
+//! Every error names the file, the line and column (where it can be found)
+//! and the key, from the YAML parser itself (`place.rs`): serde-saphyr
+//! reports where syntax and type errors are; for semantic errors found after
+//! parsing (unknown solver, empty sweep, a figure naming a series that does
+//! not exist) the place is the one the parser recorded for the key path.
 //!
 //! Every size is bounded before anything is allocated for it ([`limits`]),
 //! and every series' merged parameters are checked against its solver's
@@ -12,12 +13,14 @@
 
 pub mod catalogue;
 pub mod claims;
+mod classify;
 mod discover;
 pub mod figure;
 pub mod limits;
-mod locate;
 pub mod metrics;
 mod parse;
+mod place;
+mod precision;
 pub mod predicate;
 mod programs;
 mod raw;
@@ -25,12 +28,13 @@ pub mod reference;
 mod sweep;
 mod validate;
 mod values;
+pub mod yaml;
 
-pub use claims::{Calibrated, Claim};
+pub use claims::{Calibrated, Claim, QuickMark};
 pub use discover::{discover, load_all, load_or_input_error, unknown_id_message};
 pub use figure::FigureKind;
-pub use locate::locate;
 pub use parse::{load, parse, parse_stored};
+pub use place::{locate, Place};
 pub use programs::{
     code_fact, conflicts, declared_in, dir_fact, facts_of, registry_with, with_declared, CodeRecord,
 };
@@ -41,33 +45,40 @@ pub use values::{canonical_number, yaml_to_json};
 use serde::Deserialize;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
-use std::fmt;
 use std::path::PathBuf;
 
-#[derive(Debug, Clone, PartialEq)]
+/// A manifest that cannot be used: file, line and column (where they can be
+/// found), key and what is wrong, said as `FILE:LINE:COLUMN: key `KEY`: MESSAGE`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}: {}{message}", self.place(), self.key_said())]
 pub struct ManifestError {
     pub file: PathBuf,
     pub line: Option<usize>,
+    /// 1-based, counted in characters.
+    pub column: Option<usize>,
     /// Dotted key path, e.g. `series.sim.solver`; empty when it concerns the whole file.
     pub key: String,
     pub message: String,
 }
 
-impl fmt::Display for ManifestError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.file.display())?;
-        if let Some(l) = self.line {
-            write!(f, ":{l}")?;
+impl ManifestError {
+    /// `FILE[:LINE[:COLUMN]]`: where the error is.
+    fn place(&self) -> String {
+        match (self.line, self.column) {
+            (Some(l), Some(c)) => format!("{}:{l}:{c}", self.file.display()),
+            (Some(l), None) => format!("{}:{l}", self.file.display()),
+            _ => self.file.display().to_string(),
         }
+    }
+    /// `key `KEY`: ` when the error concerns a key.
+    fn key_said(&self) -> String {
         if self.key.is_empty() {
-            write!(f, ": {}", self.message)
+            String::new()
         } else {
-            write!(f, ": key `{}`: {}", self.key, self.message)
+            format!("key `{}`: ", self.key)
         }
     }
 }
-
-impl std::error::Error for ManifestError {}
 
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -163,6 +174,8 @@ pub struct Figure {
     pub kind: FigureKind,
     pub x_per: Option<String>,
     pub x_values: Vec<f64>,
+    /// How it is drawn (`layout:`; cosmetic: in no task key).
+    pub layout: reports::FigureOptions,
 }
 
 /// One point of the sweep: its index in sweep order and the axis values.

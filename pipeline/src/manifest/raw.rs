@@ -1,13 +1,16 @@
 //! The manifest as serde reads it, before any check: every struct denies
 //! unknown fields, so a misspelt key is an error with its line.
 
+use super::yaml::Mapping;
 use super::{limits, Compare, FigureKind, TableSpec};
 use serde::Deserialize;
-use serde_yaml::Mapping;
 use std::fmt;
 
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a manifest: a mapping with id, title, version, series and the optional keys"
+)]
 pub(super) struct RawManifest {
     pub(super) id: String,
     pub(super) title: String,
@@ -28,7 +31,7 @@ pub(super) struct RawManifest {
     #[serde(default)]
     pub(super) tables: Vec<TableSpec>,
     #[serde(default)]
-    pub(super) reference_data: Mapping,
+    pub(super) reference_data: super::programs::Ordered<super::reference::RawReference>,
     /// Programs declared as solvers (`programs/`).
     #[serde(default)]
     pub(super) solvers: super::programs::Ordered<super::programs::RawSolver>,
@@ -39,7 +42,10 @@ pub(super) struct RawManifest {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a series: a mapping with solver and the optional params, replications, seed, label, quick, precision"
+)]
 pub(super) struct RawSeries {
     pub(super) solver: String,
     #[serde(default)]
@@ -58,7 +64,10 @@ pub(super) struct RawSeries {
 
 /// `precision: { metric, rel_half_width | half_width, max_replications }`.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with metric, max_replications and rel_half_width or half_width"
+)]
 pub(super) struct RawPrecision {
     pub(super) metric: String,
     #[serde(default)]
@@ -108,7 +117,10 @@ impl<'de> Deserialize<'de> for SeriesMap {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a mapping with the optional params and replications"
+)]
 pub(super) struct RawQuick {
     #[serde(default)]
     pub(super) params: Mapping,
@@ -117,14 +129,20 @@ pub(super) struct RawQuick {
 }
 
 #[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "y must be a metric name or a list of metric names"
+)]
 pub(super) enum OneOrMany {
     One(String),
     Many(Vec<String>),
 }
 
 #[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(
+    deny_unknown_fields,
+    expecting = "a figure: a mapping with id, x, y, series and the optional keys"
+)]
 pub(super) struct RawFigure {
     pub(super) id: String,
     #[serde(default)]
@@ -144,4 +162,7 @@ pub(super) struct RawFigure {
     pub(super) x_per: Option<String>,
     #[serde(default)]
     pub(super) x_values: Option<Vec<f64>>,
+    /// Size, fonts, title, log axes and legend of the drawn figure.
+    #[serde(default)]
+    pub(super) layout: Option<reports::FigureOptions>,
 }

@@ -15,12 +15,11 @@
 //! have one point, or numbers that do not depend on the swept parameter).
 //! Nothing here is ever computed: the numbers enter the results as they are.
 
-use super::locate;
+use super::place::Ctx;
+use super::programs::Ordered;
 use super::ManifestError;
 use serde::Deserialize;
-use serde_yaml::{Mapping, Value as Yaml};
 use std::collections::BTreeMap;
-use std::path::Path;
 
 /// One set of paper numbers.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,100 +31,69 @@ pub struct Reference {
     pub values: BTreeMap<String, f64>,
 }
 
+/// One entry of `reference_data` as written (read with the manifest, so a
+/// wrong key or type is reported where it is).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawReference {
+pub(super) struct RawReference {
+    #[serde(default)]
     label: Option<String>,
     source: String,
     values: BTreeMap<String, f64>,
 }
 
-fn err(file: &Path, text: &str, key: &str, message: impl Into<String>) -> ManifestError {
-    ManifestError {
-        file: file.to_path_buf(),
-        line: locate(text, key),
-        key: key.to_string(),
-        message: message.into(),
-    }
-}
-
-/// Parses the `reference_data` mapping; `series` are the solver series names
-/// (a reference may not reuse one).
-pub fn parse(
-    file: &Path,
-    text: &str,
-    raw: &Mapping,
+/// Checks the `reference_data` entries as read; `series` are the solver
+/// series names (a reference may not reuse one).
+pub(super) fn parse(
+    ctx: &Ctx,
+    raw: &Ordered<RawReference>,
     series: &[String],
 ) -> Result<Vec<Reference>, ManifestError> {
     let mut out = Vec::new();
-    for (k, v) in raw {
-        let name = k
-            .as_str()
-            .ok_or_else(|| err(file, text, "reference_data", "names must be strings"))?
-            .to_string();
+    for (name, r) in &raw.0 {
         let key = format!("reference_data.{name}");
-        if series.contains(&name) {
-            return Err(err(
-                file,
-                text,
-                &key,
-                "is also the name of a series; choose another name",
-            ));
+        if series.contains(name) {
+            return Err(ctx.err(&key, "is also the name of a series; choose another name"));
         }
-        let r: RawReference = serde_yaml::from_value(v.clone()).map_err(|e| {
-            let msg = e.to_string();
-            let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
-            err(file, text, &key, msg)
-        })?;
         if r.source.trim().is_empty() {
-            return Err(err(
-                file,
-                text,
+            return Err(ctx.err(
                 &format!("{key}.source"),
                 "must cite where the numbers are printed",
             ));
         }
         if r.values.is_empty() {
-            return Err(err(
-                file,
-                text,
-                &format!("{key}.values"),
-                "needs at least one metric",
-            ));
+            return Err(ctx.err(&format!("{key}.values"), "needs at least one metric"));
         }
         if let Some((m, _)) = r.values.iter().find(|(_, x)| !x.is_finite()) {
-            return Err(err(
-                file,
-                text,
-                &format!("{key}.values.{m}"),
-                "must be a finite number",
-            ));
+            return Err(ctx.err(&format!("{key}.values.{m}"), "must be a finite number"));
         }
         out.push(Reference {
-            label: r.label.unwrap_or_else(|| name.clone()),
-            name,
-            source: r.source,
-            values: r.values,
+            label: r.label.clone().unwrap_or_else(|| name.clone()),
+            name: name.clone(),
+            source: r.source.clone(),
+            values: r.values.clone(),
         });
     }
     Ok(out)
-}
-
-/// Reads the optional top-level `reference_data` mapping out of the manifest text.
-pub fn raw_mapping(v: &Yaml) -> Mapping {
-    match v.get("reference_data") {
-        Some(Yaml::Mapping(m)) => m.clone(),
-        _ => Mapping::new(),
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    #[derive(serde::Deserialize)]
+    struct Doc {
+        reference_data: Ordered<RawReference>,
+    }
+
     fn run(text: &str) -> Result<Vec<Reference>, ManifestError> {
-        let v: Yaml = serde_yaml::from_str(text).unwrap();
-        parse(Path::new("m.yaml"), text, &raw_mapping(&v), &["sim".into()])
+        let file = std::path::Path::new("m.yaml");
+        let (doc, places): (Doc, _) = super::super::place::read(file, text, "a mapping")?;
+        let ctx = Ctx {
+            file,
+            places: &places,
+        };
+        parse(&ctx, &doc.reference_data, &["sim".into()])
     }
 
     #[test]
@@ -140,14 +108,14 @@ mod tests {
     fn errors_name_file_line_and_key() {
         let e = run("reference_data:\n  hw:\n    source: x\n    values: { a: 1 }\n    bogus: 2\n")
             .unwrap_err();
-        assert_eq!(e.key, "reference_data.hw");
-        assert_eq!(e.line, Some(2));
+        assert_eq!(e.key, "reference_data.hw.bogus");
+        assert_eq!((e.line, e.column), (Some(5), Some(5)));
         assert!(e.message.contains("bogus"), "{e}");
         let e = run("reference_data:\n  sim:\n    source: x\n    values: { a: 1 }\n").unwrap_err();
         assert!(e.message.contains("series"), "{e}");
         let e =
             run("reference_data:\n  hw:\n    source: \"\"\n    values: { a: 1 }\n").unwrap_err();
         assert_eq!(e.key, "reference_data.hw.source");
-        assert_eq!(e.line, Some(3));
+        assert_eq!((e.line, e.column), (Some(3), Some(5)));
     }
 }

@@ -4,11 +4,11 @@
 //! The `sweep` mapping is read here too: lists, ranges and zip groups, each
 //! size bounded before any value is made.
 
-use super::locate::Ctx;
+use super::place::Ctx;
 use super::values::{canonical_number, check_name, yaml_to_json};
+use super::yaml::{Mapping, Value as Yaml};
 use super::{limits, ManifestError, Point};
 use serde_json::Value as Json;
-use serde_yaml::{Mapping, Value as Yaml};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// One entry of the `sweep` mapping: a single axis, or a zip group whose axes

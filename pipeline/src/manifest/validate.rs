@@ -1,11 +1,11 @@
 //! Validation against the solver registry: every parameter a series' solver
 //! receives must be one it documents.
 
-use super::locate::Ctx;
+use super::place::Ctx;
 use super::values::shorten;
+use super::yaml::{Mapping, Value as Yaml};
 use super::ManifestError;
 use serde_json::Value as Json;
-use serde_yaml::{Mapping, Value as Yaml};
 use std::collections::BTreeMap;
 
 /// Every key a series' solver receives (manifest params, series params,
@@ -26,20 +26,6 @@ pub(super) fn check_schema(
     sweep: &Mapping,
 ) -> Result<(), ManifestError> {
     let known: Vec<&str> = doc.params.iter().map(|p| p.name).collect();
-    let sweep_key = |axis: &str| -> String {
-        for (k, v) in sweep {
-            let Some(k) = k.as_str() else { continue };
-            if k == axis {
-                return format!("sweep.{k}");
-            }
-            if let Some(Yaml::Mapping(z)) = v.as_mapping().and_then(|m| m.get(Yaml::from("zip"))) {
-                if z.contains_key(Yaml::from(axis)) {
-                    return format!("sweep.{k}.zip.{axis}");
-                }
-            }
-        }
-        format!("sweep.{axis}")
-    };
     let candidates = sparams
         .keys()
         .map(|k| (k.as_str(), format!("series.{series}.params.{k}")))
@@ -49,12 +35,12 @@ pub(super) fn check_schema(
                 .map(|k| (k.as_str(), format!("series.{series}.quick.params.{k}"))),
         )
         .chain(params.keys().map(|k| (k.as_str(), format!("params.{k}"))))
-        .chain(axes.iter().map(|a| (a.as_str(), sweep_key(a))));
+        .chain(axes.iter().map(|a| (a.as_str(), sweep_key(sweep, a))));
     for (name, key) in candidates {
         if known.contains(&name) {
             continue;
         }
-        let hint = match external::spec::nearest(name, &known) {
+        let hint = match external::spec::nearest(name, known.iter().copied()) {
             Some(n) => format!("did you mean `{n}`? "),
             None => String::new(),
         };
@@ -64,6 +50,106 @@ pub(super) fn check_schema(
                 "`{}` is not a parameter of solver `{solver}` (series `{series}`); {hint}its parameters: {}",
                 shorten(name),
                 known.join(", ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Where a sweep axis is written: `sweep.K`, or `sweep.g.zip.K` in a zip group.
+fn sweep_key(sweep: &Mapping, axis: &str) -> String {
+    for (k, v) in sweep {
+        let Some(k) = k.as_str() else { continue };
+        if k == axis {
+            return format!("sweep.{k}");
+        }
+        if let Some(Yaml::Mapping(z)) = v.as_mapping().and_then(|m| m.get(Yaml::from("zip"))) {
+            if z.contains_key(Yaml::from(axis)) {
+                return format!("sweep.{k}.zip.{axis}");
+            }
+        }
+    }
+    format!("sweep.{axis}")
+}
+
+/// A key no solver takes, sorted after every real parameter name (`~` is
+/// above every letter, digit and `_`), so that serde reads the given values
+/// before it meets this one and stops with "unknown field".
+const PROBE: &str = "~repro_type_probe";
+
+/// The type of every value a compiled-in series' solver receives, checked at
+/// load time by the solver's own parameter struct: each value is handed to
+/// the solver alone beside [`PROBE`], an unknown key that stops its
+/// `#[serde(deny_unknown_fields)]` parsing before any work is done. A value
+/// of the wrong type (`K: "NaN"`) fails first, and the error names the key
+/// where it is written. Declared programs are checked by their own rules
+/// (`programs::checks`); a solver that does not answer the bare probe with
+/// "unknown field" is not probed further (it could start working).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn check_types(
+    ctx: &Ctx,
+    series: &str,
+    solver: &dyn solvers::Solver,
+    params: &BTreeMap<String, Json>,
+    sparams: &BTreeMap<String, Json>,
+    qparams: &BTreeMap<String, Json>,
+    axes: &[String],
+    sweep: &Mapping,
+    points: &super::Points,
+) -> Result<(), ManifestError> {
+    if solver.definition().is_some() {
+        return Ok(());
+    }
+    let task = solvers::TaskContext::new(1, solvers::Fidelity::Quick);
+    let answer = |name: &str, value: &Json| -> Option<String> {
+        let mut m = serde_json::Map::new();
+        if !name.is_empty() {
+            m.insert(name.to_string(), value.clone());
+        }
+        m.insert(PROBE.to_string(), Json::from(0));
+        match solver.solve(&Json::Object(m), &task) {
+            Err(solvers::SolveError::BadParams(msg)) => Some(msg),
+            _ => None,
+        }
+    };
+    let stops = |msg: &str| msg.contains(&format!("unknown field `{PROBE}`"));
+    if !answer("", &Json::Null).is_some_and(|m| stops(&m)) {
+        return Ok(());
+    }
+    let given = sparams
+        .iter()
+        .map(|(k, v)| (k.as_str(), v, format!("series.{series}.params.{k}")))
+        .chain(
+            qparams
+                .iter()
+                .map(|(k, v)| (k.as_str(), v, format!("series.{series}.quick.params.{k}"))),
+        )
+        .chain(
+            params
+                .iter()
+                .map(|(k, v)| (k.as_str(), v, format!("params.{k}"))),
+        );
+    let swept = axes.iter().flat_map(|a| {
+        let mut seen = std::collections::BTreeSet::new();
+        points
+            .axis_values(a)
+            .filter(move |v| seen.insert(v.to_string()))
+            .map(move |v| (a.as_str(), v, sweep_key(sweep, a)))
+    });
+    for (name, value, key) in given.chain(swept) {
+        let Some(msg) = answer(name, value) else {
+            continue;
+        };
+        if stops(&msg) {
+            continue;
+        }
+        return Err(ctx.err(
+            &key,
+            format!(
+                "{} is not a valid `{}` for solver `{}` (series `{series}`): {msg}",
+                shorten(&value.to_string()),
+                shorten(name),
+                solver.name()
             ),
         ));
     }

@@ -2,13 +2,14 @@
 //! `12.0` name one task), parameter mappings, and the checks on ids, names and
 //! free text.
 
-use super::locate::Ctx;
+use super::place::Ctx;
+use super::yaml::{Mapping, Value as Yaml};
 use super::{limits, ManifestError};
 use serde_json::Value as Json;
-use serde_yaml::{Mapping, Value as Yaml};
 use std::collections::BTreeMap;
 
-/// `12` and `12.0` name the same task. Tags and over-long strings are refused.
+/// `12` and `12.0` name the same task. Over-long strings are refused (tags
+/// are refused where the manifest is read, `place.rs`).
 pub fn yaml_to_json(v: &Yaml) -> Result<Json, String> {
     Ok(match v {
         Yaml::Null => Json::Null,
@@ -39,12 +40,6 @@ pub fn yaml_to_json(v: &Yaml) -> Result<Json, String> {
                 out.insert(k.to_string(), yaml_to_json(v)?);
             }
             Json::Object(out)
-        }
-        Yaml::Tagged(t) => {
-            return Err(format!(
-                "YAML tag `{}`: manifests use plain YAML values without tags",
-                t.tag
-            ))
         }
     })
 }

@@ -9,6 +9,12 @@
 //! the claim ("evaluated at 4 of 6 points; 2 left out: sim saturated"); a
 //! claim with no point left is inconclusive.
 //!
+//! Fidelity: at `--quick` a claim marked `quick: { expect: inconclusive }` is
+//! expected to be inconclusive ([`ClaimStatus::InconclusiveAtQuick`]) and a
+//! decided verdict is a surprise ([`ClaimStatus::DecidedAtQuick`]); a mark
+//! `expect: holds` or `fails` stands for `expect:` at `--quick`; at full
+//! fidelity the mark is ignored. The verdict itself never depends on the mark.
+//!
 //! Tolerance claims (`compare:` with a tolerance) keep today's verdicts: they
 //! hold when every point passes, fail when one fails, and are inconclusive
 //! otherwise.
@@ -17,9 +23,10 @@ use super::{verdict_of, ExperimentResults, PointStatus};
 use crate::manifest::claims::select_points_of;
 use crate::manifest::predicate::interval::{evaluate, Env, Interval, Step, Truth};
 use crate::manifest::predicate::{metrics, saturation_series};
-use crate::manifest::Claim;
+use crate::manifest::{Claim, Manifest};
 use serde::Serialize;
 use serde_json::Value as Json;
+use solvers::Fidelity;
 use store::{ClaimDefinitionRow, ClaimRecord, ErrorMeasureRow, Store};
 use verdicts::{ClaimKind, ClaimStatus, PointVerdict, Verdict};
 
@@ -39,6 +46,9 @@ pub struct ClaimResult {
     pub tolerance: Option<f64>,
     pub expect: verdicts::Expectation,
     pub why: Option<String>,
+    /// `quick:` mark: the verdict expected at `--quick` (inconclusive), and why.
+    pub quick_expect: Option<Verdict>,
+    pub quick_why: Option<String>,
     pub note: Option<String>,
     pub sanity: Option<String>,
     pub fit: Option<String>,
@@ -58,6 +68,8 @@ pub struct ClaimResult {
     /// Earlier definitions of this claim that had results (the ledger),
     /// oldest first; empty when none.
     pub history: Vec<ClaimDefinitionRow>,
+    /// When this definition was first evaluated (the ledger), RFC 3339.
+    pub first_evaluated: Option<String>,
 }
 
 /// One comparison, for the reports.
@@ -103,35 +115,44 @@ impl Env for ResultsEnv<'_> {
     }
 }
 
-fn truth_verdict(t: Truth) -> Verdict {
-    match t {
-        Truth::True => Verdict::Holds,
-        Truth::False => Verdict::Fails,
-        Truth::Unknown => Verdict::Inconclusive,
-    }
-}
-
-/// Every claim of the experiment, evaluated. `ems` are its error measures
-/// (for tolerance claims).
-pub fn evaluate_claims(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> Vec<ClaimResult> {
-    r.manifest
-        .claims
-        .iter()
-        .map(|c| evaluate_claim(r, ems, c))
-        .collect()
-}
-
-fn evaluate_claim(r: &ExperimentResults, ems: &[ErrorMeasureRow], c: &Claim) -> ClaimResult {
-    let m = &r.manifest;
+/// A claim's tolerance (tolerance claims), its definition as the ledger keeps
+/// it ([`Claim::definition`]) and that definition's SHA-256 (hex).
+pub fn definition_of(m: &Manifest, c: &Claim) -> (Option<f64>, Json, String) {
     let tolerance = c
         .compare
         .and_then(|i| m.compare.get(i))
         .and_then(|x| x.tolerance);
     let definition = c.definition(tolerance);
-    let definition_hash = {
+    let hash = {
         use sha2::Digest;
         hex::encode(sha2::Sha256::digest(definition.to_string().as_bytes()))
     };
+    (tolerance, definition, hash)
+}
+
+/// Every claim of the experiment, evaluated. `ems` are its error measures
+/// (for tolerance claims); `fidelity` is the results' (it decides whether
+/// `quick:` marks apply).
+pub fn evaluate_claims(
+    r: &ExperimentResults,
+    ems: &[ErrorMeasureRow],
+    fidelity: Fidelity,
+) -> Vec<ClaimResult> {
+    r.manifest
+        .claims
+        .iter()
+        .map(|c| evaluate_claim(r, ems, c, fidelity))
+        .collect()
+}
+
+fn evaluate_claim(
+    r: &ExperimentResults,
+    ems: &[ErrorMeasureRow],
+    c: &Claim,
+    fidelity: Fidelity,
+) -> ClaimResult {
+    let m = &r.manifest;
+    let (tolerance, definition, definition_hash) = definition_of(m, c);
     let point_json = |i: usize| m.points.get(i).map(|p| p.json());
     let (verdict, reason, points, skipped, steps) = match (&c.predicate, c.compare) {
         (Some(e), _) => {
@@ -174,7 +195,7 @@ fn evaluate_claim(r: &ExperimentResults, ems: &[ErrorMeasureRow], c: &Claim) -> 
                 }
             }
             let (truth, raw_steps) = evaluate(e, &ResultsEnv(r), &points, &m.axes);
-            let verdict = truth_verdict(truth);
+            let verdict = Verdict::from(truth);
             let reason = points
                 .is_empty()
                 .then(|| "no point left to judge (every selected point left out)".to_string());
@@ -254,11 +275,13 @@ fn evaluate_claim(r: &ExperimentResults, ems: &[ErrorMeasureRow], c: &Claim) -> 
         tolerance,
         expect: c.expect,
         why: c.why.clone(),
+        quick_expect: c.quick.as_ref().map(|q| q.expect),
+        quick_why: c.quick.as_ref().map(|q| q.why.clone()),
         note: c.note.clone(),
         sanity: c.sanity.clone(),
         fit: c.fit.clone(),
         verdict,
-        status: ClaimStatus::of(verdict, c.expect),
+        status: ClaimStatus::at(verdict, c.expect, c.quick_expect_at(fidelity)),
         reason,
         points,
         skipped,
@@ -266,6 +289,7 @@ fn evaluate_claim(r: &ExperimentResults, ems: &[ErrorMeasureRow], c: &Claim) -> 
         definition_hash,
         definition,
         history: Vec::new(),
+        first_evaluated: None,
     }
 }
 
@@ -296,6 +320,10 @@ pub async fn ledger(
     }
     let defs = store.claim_definitions(experiment).await?;
     for c in results.iter_mut() {
+        c.first_evaluated = defs
+            .iter()
+            .find(|d| d.claim_id == c.id && d.hash == c.definition_hash)
+            .map(|d| d.first_seen.clone());
         c.history = defs
             .iter()
             .filter(|d| d.claim_id == c.id && d.hash != c.definition_hash)
@@ -309,12 +337,14 @@ pub async fn ledger(
 }
 
 /// (series, point) pairs of simulation series that an inconclusive predicate
-/// claim read: where `check --resolve` adds replications.
+/// claim read: where `check --resolve` adds replications. A claim
+/// inconclusive at `--quick` as its `quick:` mark says is left alone: its
+/// mark states what a quick run shows, and the full run decides it.
 pub fn undecided(results: &[ClaimResult], r: &ExperimentResults) -> Vec<(String, usize)> {
     let mut out = Vec::new();
     for c in results
         .iter()
-        .filter(|c| c.verdict == Verdict::Inconclusive && c.kind == ClaimKind::Predicate)
+        .filter(|c| c.status == ClaimStatus::Inconclusive && c.kind == ClaimKind::Predicate)
     {
         let Some(claim) = r.manifest.claims.iter().find(|x| x.id == c.id) else {
             continue;

@@ -1,11 +1,17 @@
 //! Measure: joins the stored tasks of an experiment into per-point values
-//! (replications combined), and computes error measures between series.
+//! (replications combined), computes error measures between series, and
+//! everything else the reports show ([`Measured`]: summaries, precision,
+//! comparisons with earlier versions). Render draws from that alone.
 
 pub mod claims;
+pub mod compare;
 pub mod em;
+mod measured;
 pub mod precision;
 pub mod status;
 mod stored;
+
+pub use measured::{em_summary, measured, planned, stored, Measured};
 
 pub use stored::{code_versions, collect_at, collect_fidelity, stored_manifest, stored_manifests};
 
@@ -88,6 +94,13 @@ impl ExperimentResults {
 
     pub fn x_of(&self, index: usize, axis: &str) -> Option<f64> {
         self.point(index)?.values.get(axis).and_then(Json::as_f64)
+    }
+
+    /// Replications stored for a point of a series (its planned task keys).
+    pub fn replications(&self, point: usize, series: &str) -> u32 {
+        self.keys
+            .get(&(point, series.to_string()))
+            .map_or(0, |k| k.len() as u32)
     }
 }
 

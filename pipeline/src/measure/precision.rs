@@ -26,12 +26,30 @@ pub fn simulates(registry: &solvers::Registry, s: &Series) -> bool {
     registry.get(&s.solver).map(|x| x.kind()) == Some(solvers::Kind::Simulation)
 }
 
+/// The largest `--resolve-max` accepted (a point's replications are tasks).
+pub const RESOLVE_MAX_LIMIT: u32 = 100_000;
+
+/// `repro check --resolve`: off, or on with an optional cap on the
+/// replications per point (`--resolve-max`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Resolve {
+    #[default]
+    Off,
+    On {
+        /// `--resolve-max`: the cap for every simulation series (at least its
+        /// own count); without it, each series' `precision.max_replications`,
+        /// else [`RESOLVE_MAX_REPLICATIONS`].
+        max: Option<u32>,
+    },
+}
+
 /// The most replications a point of `s` may get (`resolve`: for a verdict).
-pub fn cap(s: &Series, resolve: bool) -> u32 {
-    match &s.precision {
-        Some(p) => p.max_replications,
-        None if resolve => RESOLVE_MAX_REPLICATIONS.max(s.replications),
-        None => 0,
+pub fn cap(s: &Series, resolve: Resolve) -> u32 {
+    match (resolve, &s.precision) {
+        (Resolve::On { max: Some(n) }, _) => n.max(s.replications),
+        (_, Some(p)) => p.max_replications,
+        (Resolve::On { max: None }, None) => RESOLVE_MAX_REPLICATIONS.max(s.replications),
+        (Resolve::Off, None) => 0,
     }
 }
 
@@ -61,7 +79,7 @@ pub fn next_round(
     r: &ExperimentResults,
     ems: &[ErrorMeasureRow],
     undecided: &[(String, usize)],
-    resolve: bool,
+    resolve: Resolve,
     simulation: impl Fn(&Series) -> bool,
 ) -> MoreReplications {
     let m = &r.manifest;
@@ -75,7 +93,7 @@ pub fn next_round(
     for s in m.series.iter().filter(|s| simulation(s)) {
         let cap = cap(s, resolve);
         for p in &m.points {
-            let n = replications(r, p.index, &s.name);
+            let n = r.replications(p.index, &s.name);
             if n >= cap || r.status.get(&(p.index, s.name.clone())) != Some(&PointStatus::Done) {
                 continue;
             }
@@ -93,7 +111,7 @@ pub fn next_round(
                     None => want(&s.name, p.index, 2.min(cap).max(n + 1)),
                 }
             }
-            if resolve {
+            if resolve != Resolve::Off {
                 let undecided = ems.iter().any(|e| {
                     e.reference == s.name
                         && e.point_index as usize == p.index
@@ -112,13 +130,6 @@ pub fn next_round(
     out
 }
 
-/// Replications stored for a point of a series (its planned task keys).
-pub fn replications(r: &ExperimentResults, point: usize, series: &str) -> u32 {
-    r.keys
-        .get(&(point, series.to_string()))
-        .map_or(0, |k| k.len() as u32)
-}
-
 /// Precision targets not met at the cap: (series, point index, replications,
 /// half-width, target), for the run's summary ("stops at the cap and says so").
 pub fn unmet(r: &ExperimentResults) -> Vec<(String, usize, u32, Option<f64>, f64)> {
@@ -129,7 +140,7 @@ pub fn unmet(r: &ExperimentResults) -> Vec<(String, usize, u32, Option<f64>, f64
             let Some(a) = r.get(p.index, &s.name, &pr.metric) else {
                 continue;
             };
-            let n = replications(r, p.index, &s.name);
+            let n = r.replications(p.index, &s.name);
             let target = pr.target.half_width_for(a.value);
             let hw = if n >= 2 { a.half_width } else { None };
             if hw.is_none_or(|h| h > target) {
@@ -160,7 +171,7 @@ pub fn report(
         let counts: Vec<u32> = m
             .points
             .iter()
-            .map(|p| replications(r, p.index, &s.name))
+            .map(|p| r.replications(p.index, &s.name))
             .collect();
         let planned = match fidelity {
             solvers::Fidelity::Quick => s.quick_replications.unwrap_or(s.replications),
@@ -181,7 +192,45 @@ pub fn report(
 
 #[cfg(test)]
 mod tests {
-    use super::next_count;
+    use super::{cap, next_count, Resolve, RESOLVE_MAX_REPLICATIONS};
+    use crate::manifest::{Precision, PrecisionTarget, Series};
+
+    fn series(replications: u32, max_replications: Option<u32>) -> Series {
+        Series {
+            name: "sim".into(),
+            solver: "mm1.sim".into(),
+            label: "sim".into(),
+            params: Default::default(),
+            replications,
+            seed: 1,
+            quick_params: Default::default(),
+            quick_replications: None,
+            precision: max_replications.map(|m| Precision {
+                metric: "L".into(),
+                target: PrecisionTarget::Relative(0.01),
+                max_replications: m,
+            }),
+        }
+    }
+
+    #[test]
+    fn resolve_max_sets_the_cap_of_every_simulation_series() {
+        let plain = series(200, None);
+        let target = series(3, Some(20));
+        // No rounds without a target or --resolve; a target's own cap.
+        assert_eq!(cap(&plain, Resolve::Off), 0);
+        assert_eq!(cap(&target, Resolve::Off), 20);
+        // --resolve: the target's cap, else 64, never below the series' count.
+        let on = Resolve::On { max: None };
+        assert_eq!(cap(&target, on), 20);
+        assert_eq!(cap(&series(3, None), on), RESOLVE_MAX_REPLICATIONS);
+        assert_eq!(cap(&plain, on), 200);
+        // --resolve-max N: N for every series, never below its count.
+        let max = Resolve::On { max: Some(3000) };
+        assert_eq!(cap(&plain, max), 3000);
+        assert_eq!(cap(&target, max), 3000);
+        assert_eq!(cap(&plain, Resolve::On { max: Some(50) }), 200);
+    }
 
     #[test]
     fn next_count_grows_with_the_gap_and_stays_within_bounds() {

@@ -24,7 +24,7 @@ pub async fn collect_at(
     fidelity: Fidelity,
 ) -> anyhow::Result<Option<super::ExperimentResults>> {
     let one = std::slice::from_ref(m);
-    let p = plan::plan(one, registry, fidelity).map_err(|e| InputError(format!("error: {e}")))?;
+    let p = plan::plan(one, registry, fidelity)?;
     let mut r = super::collect_plan(store, m, &plan_rows(&p, m)).await?;
     // Replay the rounds of precision targets from the cache, as `run` made
     // them, so a re-render shows every replication `run` used; stop at the
@@ -32,15 +32,19 @@ pub async fn collect_at(
     let simulation = |s: &manifest::Series| super::precision::simulates(registry, s);
     let mut more = plan::MoreReplications::new();
     loop {
-        let next =
-            super::precision::next_round(&r, &super::error_measures(&r), &[], false, simulation);
+        let next = super::precision::next_round(
+            &r,
+            &super::error_measures(&r),
+            &[],
+            super::precision::Resolve::Off,
+            simulation,
+        );
         if next.is_empty() {
             break;
         }
         let mut grown_more = more.clone();
         grown_more.extend(next);
-        let grown = plan::plan_with(one, registry, fidelity, &grown_more)
-            .map_err(|e| InputError(format!("error: {e}")))?;
+        let grown = plan::plan_with(one, registry, fidelity, &grown_more)?;
         // Plan tasks are unique by key, as are the stored ones collected.
         let r2 = super::collect_plan(store, m, &plan_rows(&grown, m)).await?;
         if r2.tasks.len() < grown.tasks.len() {

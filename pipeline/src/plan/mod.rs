@@ -146,29 +146,27 @@ impl Plan {
 }
 
 /// A run that would plan more tasks than [`limits::MAX_TASKS`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error(
+    "this run would plan {tasks} tasks; the limit is {} tasks per run (largest:{}); \
+     run fewer manifests at once",
+    limits::MAX_TASKS,
+    largest(.manifests)
+)]
 pub struct PlanError {
     pub tasks: u64,
     /// Each manifest with its number of tasks, largest first.
     pub manifests: Vec<(PathBuf, u64)>,
 }
 
-impl std::fmt::Display for PlanError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "this run would plan {} tasks; the limit is {} tasks per run (largest:",
-            self.tasks,
-            limits::MAX_TASKS
-        )?;
-        for (p, n) in self.manifests.iter().take(3) {
-            write!(f, " {} with {n}", p.display())?;
-        }
-        write!(f, "); run fewer manifests at once")
-    }
+/// The three largest manifests of a [`PlanError`], each ` FILE with N`.
+fn largest(manifests: &[(PathBuf, u64)]) -> String {
+    manifests
+        .iter()
+        .take(3)
+        .map(|(p, n)| format!(" {} with {n}", p.display()))
+        .collect()
 }
-
-impl std::error::Error for PlanError {}
 
 /// Seed of replication `r` of a simulation task: derived from the solver, the
 /// parameters, the series' base seed and r, so every point gets its own stream.

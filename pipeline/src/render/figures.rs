@@ -27,11 +27,7 @@ pub fn figures(r: &ExperimentResults, registry: &Registry) -> Vec<Figure> {
                 // Replications behind each point (issue: precision targets),
                 // in the legend when a point has more than one.
                 let reps = if style == SeriesStyle::Markers {
-                    replication_note(
-                        m.points
-                            .iter()
-                            .map(|p| crate::measure::precision::replications(r, p.index, sname)),
-                    )
+                    replication_note(m.points.iter().map(|p| r.replications(p.index, sname)))
                 } else {
                     String::new()
                 };

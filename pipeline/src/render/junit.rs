@@ -1,19 +1,19 @@
-//! `repro check --junit FILE`: JUnit XML for CI systems. One test suite per
-//! experiment; one test case per compared quantity (a `compare` entry: metric,
-//! reference, candidate) and one per figure; a failure lists the offending
-//! points. Inconclusive points fail, as they do for `repro check`. Failed tasks
-//! get a suite of their own.
+//! `repro check --junit FILE`: JUnit XML for CI systems (written by
+//! quick-junit). One test suite per experiment; one test case per compared
+//! quantity (a `compare` entry: metric, reference, candidate), one per figure
+//! and one per claim; a failure lists the offending points. Inconclusive
+//! points fail, as they do for `repro check`. The entries' statuses get a
+//! suite of their own (one test case per entry, its status in the class
+//! name), and so do failed tasks.
 
 use crate::manifest::Manifest;
 use crate::measure::claims::ClaimResult;
 use crate::measure::precision::Replications;
+use crate::measure::status::Derived;
 use crate::plan::Task;
-use reports::html_escape;
+use quick_junit::{NonSuccessKind, Property, Report, TestCase, TestCaseStatus, TestSuite};
 use store::ErrorMeasureRow;
-
-fn bad(r: &ErrorMeasureRow) -> bool {
-    crate::measure::verdict_of(r).is_bad()
-}
+use verdicts::{ClaimStatus, EntryStatus};
 
 /// One offending point, as a line of the failure text.
 fn point_line(r: &ErrorMeasureRow, reps: &Replications) -> String {
@@ -42,45 +42,55 @@ fn point_line(r: &ErrorMeasureRow, reps: &Replications) -> String {
     )
 }
 
-fn case(
-    xml: &mut String,
+/// A failure of `kind` with its message and text.
+fn failure(ty: &str, message: String, text: String) -> TestCaseStatus {
+    let mut status = TestCaseStatus::non_success(NonSuccessKind::Failure);
+    status
+        .set_type(ty)
+        .set_message(message)
+        .set_description(text);
+    status
+}
+
+fn skipped(message: String) -> TestCaseStatus {
+    let mut status = TestCaseStatus::skipped();
+    status.set_message(message);
+    status
+}
+
+/// A test case over compared points: it fails when one of them fails or is
+/// inconclusive, listing those.
+fn points_case(
     suite: &str,
     name: &str,
     rows: &[&ErrorMeasureRow],
     reps: &Replications,
-) -> bool {
-    let offending: Vec<&&ErrorMeasureRow> = rows.iter().filter(|r| bad(r)).collect();
-    xml.push_str(&format!(
-        "    <testcase classname=\"{}\" name=\"{}\">\n",
-        html_escape(suite),
-        html_escape(name)
-    ));
-    let failed = !offending.is_empty();
-    if failed {
+) -> TestCase {
+    let offending: Vec<&&ErrorMeasureRow> = rows.iter().filter(|r| r.verdict.is_bad()).collect();
+    let status = if offending.is_empty() {
+        TestCaseStatus::success()
+    } else {
         let text: Vec<String> = offending.iter().map(|r| point_line(r, reps)).collect();
-        xml.push_str(&format!(
-            "      <failure message=\"{}\" type=\"tolerance\">{}</failure>\n",
-            html_escape(&format!(
+        failure(
+            "tolerance",
+            format!(
                 "{} of {} compared points fail or are inconclusive",
                 offending.len(),
                 rows.len()
-            )),
-            html_escape(&text.join("\n"))
-        ));
-    }
-    xml.push_str("    </testcase>\n");
-    failed
+            ),
+            text.join("\n"),
+        )
+    };
+    let mut case = TestCase::new(name, status);
+    case.set_classname(suite);
+    case
 }
 
 /// One claim as a test case: its verdict, expectation, status and
 /// classification as properties; a failure when the verdict differs from the
-/// expectation; an expected failure is reported as skipped (as pytest's xfail).
-fn claim_case(xml: &mut String, c: &ClaimResult) -> bool {
-    xml.push_str(&format!(
-        "    <testcase classname=\"{}\" name=\"{}\">\n      <properties>\n",
-        html_escape(&c.experiment),
-        html_escape(&format!("claim {}", c.id))
-    ));
+/// expectation; an expected failure, and a claim inconclusive at `--quick` as
+/// its `quick:` mark says, are reported as skipped (as pytest's xfail).
+fn claim_case(c: &ClaimResult) -> TestCase {
     let mut props = vec![
         ("verdict", c.verdict.to_string()),
         ("expect", c.expect.to_string()),
@@ -88,64 +98,112 @@ fn claim_case(xml: &mut String, c: &ClaimResult) -> bool {
         ("entries", c.entries.join(", ")),
         ("holds", c.holds.clone()),
     ];
+    if let (Some(q), Some(w)) = (c.quick_expect, &c.quick_why) {
+        props.push(("quick_expect", q.to_string()));
+        props.push(("quick_why", w.clone()));
+    }
     if let Some(s) = &c.sanity {
         props.push(("sanity", s.clone()));
     }
     if let Some(f) = &c.fit {
         props.push(("fit", f.clone()));
     }
-    for (k, v) in props {
-        xml.push_str(&format!(
-            "        <property name=\"{k}\" value=\"{}\"/>\n",
-            html_escape(&v)
-        ));
-    }
-    xml.push_str("      </properties>\n");
-    let failed = c.status.is_unexpected();
-    if failed {
-        xml.push_str(&format!(
-            "      <failure message=\"{}\" type=\"claim\">{}</failure>\n",
-            html_escape(&format!("{} (expected {})", c.status.label(), c.expect)),
-            html_escape(&format!(
+    let status = if c.status.is_unexpected() {
+        let expected = match c.status {
+            ClaimStatus::DecidedAtQuick => format!(
+                "{} at --quick, expected inconclusive there: remove `quick:`",
+                c.verdict
+            ),
+            _ => format!("expected {}", c.expect),
+        };
+        failure(
+            "claim",
+            format!("{} ({expected})", c.status.label()),
+            format!(
                 "{}\n{}{}",
                 c.holds,
                 c.quote,
                 c.reason
                     .as_ref()
                     .map_or(String::new(), |r| format!("\n{r}"))
-            ))
-        ));
-    } else if c.status == verdicts::ClaimStatus::FailsAsExpected {
-        xml.push_str(&format!(
-            "      <skipped message=\"{}\"/>\n",
-            html_escape(&format!(
+            ),
+        )
+    } else {
+        match c.status {
+            ClaimStatus::FailsAsExpected => skipped(format!(
                 "fails as expected: {}",
                 c.why.as_deref().unwrap_or("")
-            ))
-        ));
-    }
-    xml.push_str("    </testcase>\n");
-    failed
+            )),
+            ClaimStatus::InconclusiveAtQuick => skipped(format!(
+                "inconclusive at --quick as marked: {}",
+                c.quick_why.as_deref().unwrap_or("")
+            )),
+            _ => TestCaseStatus::success(),
+        }
+    };
+    let mut case = TestCase::new(format!("claim {}", c.id), status);
+    case.set_classname(c.experiment.as_str());
+    case.add_properties(props.into_iter().map(|(k, v)| Property::new(k, v)));
+    case
 }
 
-/// The JUnit XML of a `check` run: its manifests, their error measures and
-/// the tasks that failed (with their errors).
-pub fn junit_xml(
+/// The entries' statuses as one suite: a test case per entry, named by the
+/// entry, in the class `entries.<status>` (so a CI's view by class counts the
+/// entries per status), with the counts behind the status as properties. It
+/// passes when the entry is reproduced and is skipped with its status
+/// otherwise; it never fails: a claim whose verdict differs from its
+/// expectation fails as its own test case, as it fails `repro check`.
+fn entries_suite(entries: &[(String, Option<&'static str>, Derived)]) -> TestSuite {
+    let mut suite = TestSuite::new("entries");
+    for (id, paper, d) in entries {
+        let status = if d.status == EntryStatus::Reproduced {
+            TestCaseStatus::success()
+        } else if d.checkable > 0 {
+            skipped(format!(
+                "{}: {} of {} claims hold",
+                d.status.label(),
+                d.holding,
+                d.checkable
+            ))
+        } else {
+            skipped(d.status.label().to_string())
+        };
+        let mut case = TestCase::new(id.as_str(), status);
+        case.set_classname(format!("entries.{}", d.status.as_str()));
+        case.add_properties(
+            [
+                ("status", d.status.as_str().to_string()),
+                ("paper", paper.unwrap_or("").to_string()),
+                ("claims_holding", d.holding.to_string()),
+                ("claims_checkable", d.checkable.to_string()),
+                ("sanity_checks", d.sanity.to_string()),
+                ("fits", d.fits.to_string()),
+            ]
+            .map(|(k, v)| Property::new(k, v)),
+        );
+        suite.add_test_case(case);
+    }
+    suite
+}
+
+/// The JUnit report of a `check` run: its manifests, their error measures
+/// and claims, the statuses of the entries they touch (as `statuses_of`
+/// gives them) and the tasks that failed (with their errors).
+pub fn junit_report(
     manifests: &[Manifest],
     claims: &[ClaimResult],
     error_measures: &[ErrorMeasureRow],
+    entries: &[(String, Option<&'static str>, Derived)],
     failed: &[(Task, String)],
     reps: &Replications,
-) -> String {
-    let mut suites = String::new();
-    let (mut total_tests, mut total_failures) = (0, 0);
+) -> Report {
+    let mut report = Report::new("repro check");
     for m in manifests {
         let ems: Vec<&ErrorMeasureRow> = error_measures
             .iter()
             .filter(|r| r.experiment == m.id && r.version == m.version)
             .collect();
-        let mut body = String::new();
-        let (mut tests, mut failures) = (0, 0);
+        let mut suite = TestSuite::new(format!("{} v{}", m.id, m.version));
         for c in &m.compare {
             let rows: Vec<&ErrorMeasureRow> = ems
                 .iter()
@@ -155,8 +213,7 @@ pub fn junit_xml(
                 })
                 .collect();
             let name = format!("EM {}: {} vs {}", c.metric, c.candidate, c.reference);
-            tests += 1;
-            failures += usize::from(case(&mut body, &m.id, &name, &rows, reps));
+            suite.add_test_case(points_case(&m.id, &name, &rows, reps));
         }
         for f in &m.figures {
             let rows: Vec<&ErrorMeasureRow> = ems
@@ -168,47 +225,133 @@ pub fn junit_xml(
                         && f.series.contains(&r.candidate)
                 })
                 .collect();
-            tests += 1;
-            failures += usize::from(case(
-                &mut body,
-                &m.id,
-                &format!("figure {}", f.id),
-                &rows,
-                reps,
-            ));
+            let name = format!("figure {}", f.id);
+            suite.add_test_case(points_case(&m.id, &name, &rows, reps));
         }
-        for c in claims
-            .iter()
-            .filter(|c| c.experiment == m.id && c.kind == verdicts::ClaimKind::Predicate)
-        {
-            tests += 1;
-            failures += usize::from(claim_case(&mut body, c));
-        }
-        suites.push_str(&format!(
-            "  <testsuite name=\"{}\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\">\n{body}  </testsuite>\n",
-            html_escape(&format!("{} v{}", m.id, m.version))
-        ));
-        total_tests += tests;
-        total_failures += failures;
+        suite.add_test_cases(
+            claims
+                .iter()
+                .filter(|c| c.experiment == m.id && c.kind == verdicts::ClaimKind::Predicate)
+                .map(claim_case),
+        );
+        report.add_test_suite(suite);
+    }
+    if !entries.is_empty() {
+        report.add_test_suite(entries_suite(entries));
     }
     if !failed.is_empty() {
-        let mut body = String::new();
+        let mut suite = TestSuite::new("tasks");
         for (t, err) in failed {
-            body.push_str(&format!(
-                "    <testcase classname=\"tasks\" name=\"{}\">\n      <error message=\"{}\" type=\"task\">{}</error>\n    </testcase>\n",
-                html_escape(&format!("{} {}", t.solver, t.key)),
-                html_escape(err),
-                html_escape(&t.solve_command())
-            ));
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+            status
+                .set_type("task")
+                .set_message(err.as_str())
+                .set_description(t.solve_command());
+            let mut case = TestCase::new(format!("{} {}", t.solver, t.key), status);
+            case.set_classname("tasks");
+            suite.add_test_case(case);
         }
-        suites.push_str(&format!(
-            "  <testsuite name=\"tasks\" tests=\"{n}\" failures=\"0\" errors=\"{n}\">\n{body}  </testsuite>\n",
-            n = failed.len()
-        ));
-        total_tests += failed.len();
+        report.add_test_suite(suite);
     }
-    format!(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"repro check\" tests=\"{total_tests}\" failures=\"{total_failures}\" errors=\"{}\">\n{suites}</testsuites>\n",
-        failed.len()
-    )
+    report
+}
+
+/// [`junit_report`] as XML.
+pub fn junit_xml(
+    manifests: &[Manifest],
+    claims: &[ClaimResult],
+    error_measures: &[ErrorMeasureRow],
+    entries: &[(String, Option<&'static str>, Derived)],
+    failed: &[(Task, String)],
+    reps: &Replications,
+) -> anyhow::Result<String> {
+    let report = junit_report(manifests, claims, error_measures, entries, failed, reps);
+    Ok(report.to_string()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn derived(status: EntryStatus, holding: usize, checkable: usize) -> Derived {
+        Derived {
+            status,
+            holding,
+            checkable,
+            sanity: 1,
+            fits: 0,
+        }
+    }
+
+    fn message(status: &TestCaseStatus) -> Option<&str> {
+        match status {
+            TestCaseStatus::Skipped { message, .. } => message.as_ref().map(|m| m.as_str()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn one_test_case_per_entry_with_its_status_as_class_and_properties() {
+        let entries = vec![
+            (
+                "yan-4.5".to_string(),
+                Some("yan2012"),
+                derived(EntryStatus::Reproduced, 2, 2),
+            ),
+            (
+                "yan-3.4".to_string(),
+                Some("yan2012"),
+                derived(EntryStatus::PartlyReproduced, 2, 3),
+            ),
+            (
+                "wu-3.2".to_string(),
+                None,
+                derived(EntryStatus::Drawn, 0, 0),
+            ),
+        ];
+        let report = junit_report(&[], &[], &[], &entries, &[], &Replications::new());
+        assert_eq!(
+            (report.tests, report.failures, report.errors, report.skipped),
+            (3, 0, 0, 2)
+        );
+        let [suite] = &report.test_suites[..] else {
+            panic!("{:?}", report.test_suites);
+        };
+        assert_eq!(suite.name.as_str(), "entries");
+        let case = |id: &str| {
+            suite
+                .test_cases
+                .iter()
+                .find(|c| c.name.as_str() == id)
+                .unwrap()
+        };
+        let class = |id: &str| case(id).classname.as_ref().unwrap().as_str().to_string();
+        let property = |id: &str, name: &str| {
+            let p = case(id).properties.iter().find(|p| p.name.as_str() == name);
+            p.unwrap().value.as_str().to_string()
+        };
+        assert_eq!(class("yan-4.5"), "entries.reproduced");
+        assert!(matches!(
+            case("yan-4.5").status,
+            TestCaseStatus::Success { .. }
+        ));
+        assert_eq!(class("yan-3.4"), "entries.partly-reproduced");
+        assert_eq!(
+            message(&case("yan-3.4").status),
+            Some("partly reproduced: 2 of 3 claims hold")
+        );
+        assert_eq!(property("yan-3.4", "claims_holding"), "2");
+        assert_eq!(property("yan-3.4", "paper"), "yan2012");
+        assert_eq!(class("wu-3.2"), "entries.drawn");
+        assert_eq!(message(&case("wu-3.2").status), Some("drawn"));
+        // The XML says the same.
+        let xml = report.to_string().unwrap();
+        assert!(
+            xml.contains("<skipped message=\"partly reproduced: 2 of 3 claims hold\"/>"),
+            "{xml}"
+        );
+        // No entries, no suite.
+        let none = junit_report(&[], &[], &[], &[], &[], &Replications::new());
+        assert!(none.test_suites.is_empty());
+    }
 }

@@ -1,12 +1,16 @@
-//! Render: figures, tables, index.html, JUnit and export from measured results.
+//! Render: figures, tables, index.html, JUnit and export from what measure
+//! produced ([`crate::measure::Measured`]). Render reads no store and measures
+//! nothing; it writes files and returns what it wrote.
 //!
 //! `figures` and `timeseries` draw (a new figure kind is drawn in
 //! `timeseries`), `tables` tabulates, `index` writes index.html, `junit` the
 //! JUnit XML of `check`, `export` the tidy rows of `repro export`, `compare`
-//! two versions of an experiment (`repro compare`, and index.html when the
-//! store holds several versions).
+//! the overlay figures of two versions of an experiment, `drawn` the record of
+//! what was drawn (whether an output must be drawn again).
 
+mod claims;
 pub mod compare;
+pub mod drawn;
 pub mod export;
 pub mod figures;
 pub mod index;
@@ -14,20 +18,16 @@ pub mod junit;
 pub mod tables;
 pub mod timeseries;
 
+pub use drawn::{Draw, Drawn, DrawnOutput};
 pub use figures::figures;
-pub use index::{catalogue, write_full_index, write_index};
-pub use tables::{em_summary, tables};
+pub use index::{catalogue, write_index};
+pub use tables::tables;
 
-use crate::manifest::predicate::interval::Truth;
-use crate::measure::claims::ClaimResult;
-use crate::measure::ExperimentResults;
+use crate::measure::Measured;
 use anyhow::Context;
-use reports::{IndexClaim, IndexClaimChange, IndexClaimStep};
-use reports::{IndexExperiment, IndexFigure, IndexTable, OutputEm};
+use reports::{FigureOverrides, IndexExperiment, IndexFigure, IndexTable};
 use solvers::{Fidelity, Kind, Registry};
 use std::path::{Component, Path, PathBuf};
-use store::ErrorMeasureRow;
-use verdicts::Verdict;
 
 /// Where the pages of a fidelity go: full results in `results/`, quick (CI)
 /// results in `results/quick/`, so a quick run never overwrites the paper figures.
@@ -38,103 +38,121 @@ pub fn fidelity_dir(results_dir: &Path, fidelity: Fidelity) -> PathBuf {
     }
 }
 
-/// Renders one experiment into `out_dir` (the folder of its fidelity, see
-/// [`fidelity_dir`]); returns its index entry.
+/// An experiment rendered: its index entry and what it shows, output by
+/// output (for the store's record of what was drawn).
+pub struct Rendered {
+    pub entry: IndexExperiment,
+    pub drawn: Vec<DrawnOutput>,
+}
+
+/// Renders one measured experiment into `out_dir` (the folder of its
+/// fidelity, see [`fidelity_dir`]): its figures (laid out as its manifest's
+/// `layout:` says, with `layout`'s options over it) and tables as `draw`
+/// decides, the comparison with its previous version, and its index entry.
 pub fn render_experiment(
-    r: &ExperimentResults,
-    m: &Measured,
+    x: &Measured,
     registry: &Registry,
     out_dir: &Path,
     fidelity: Fidelity,
-) -> anyhow::Result<IndexExperiment> {
-    build(r, m, registry, out_dir, true, fidelity)
-}
-
-/// What the measure stage found of one experiment besides its values.
-pub struct Measured<'a> {
-    pub ems: &'a [ErrorMeasureRow],
-    pub claims: &'a [ClaimResult],
-    /// Claims with results that the manifest no longer has.
-    pub removed: &'a [store::ClaimDefinitionRow],
-}
-
-fn change(d: &store::ClaimDefinitionRow) -> IndexClaimChange {
-    IndexClaimChange {
-        id: d.claim_id.clone(),
-        definition: d.definition.clone(),
-        first_evaluated: d.first_seen.clone(),
-        last_evaluated: d.last_evaluated.clone(),
-        last_verdict: d.last_verdict,
-    }
-}
-
-/// A claim result as the index shows it.
-fn index_claim(c: &ClaimResult, r: &ExperimentResults) -> IndexClaim {
-    let truth = |t: Truth| match t {
-        Truth::True => Verdict::Holds,
-        Truth::False => Verdict::Fails,
-        Truth::Unknown => Verdict::Inconclusive,
+    draw: Draw<'_>,
+    layout: &FigureOverrides,
+) -> anyhow::Result<Rendered> {
+    let (m, r) = (x.manifest(), &x.results);
+    let mut drawn = Vec::new();
+    let mut record = |output: &str, hash: String| {
+        drawn.push(DrawnOutput {
+            experiment: m.id.clone(),
+            version: m.version,
+            output: output.to_string(),
+            hash,
+        })
     };
-    IndexClaim {
-        id: c.id.clone(),
-        kind: c.kind,
-        quote: c.quote.clone(),
-        where_: c.where_.clone(),
-        entries: c.entries.clone(),
-        holds: match c.tolerance {
-            Some(_) => c.holds.clone(),
-            None => c.holds.clone(),
-        },
-        points: c.points_filter.clone(),
-        expect: c.expect,
-        why: c.why.clone(),
-        note: c.note.clone(),
-        sanity: c.sanity.clone(),
-        fit: c.fit.clone(),
-        verdict: c.verdict,
-        status: c.status,
-        reason: c.reason.clone(),
-        evaluated: c.points.len(),
-        skipped: c
-            .skipped
-            .iter()
-            .map(|(p, w)| (r.point(*p).map(|x| x.json()).unwrap_or_default(), w.clone()))
-            .collect(),
-        steps: c
-            .steps
-            .iter()
-            .map(|s| IndexClaimStep {
-                text: s.text.clone(),
-                point: s.point.clone(),
-                lhs: (s.lhs.lo, s.lhs.hi),
-                op: s.op.clone(),
-                rhs: (s.rhs.lo, s.rhs.hi),
-                verdict: truth(s.truth),
-            })
-            .collect(),
-        history: c.history.iter().map(change).collect(),
+    let mut index_figs = Vec::new();
+    for mut f in figures(&x.results, registry) {
+        if fidelity == Fidelity::Quick {
+            // Every quick figure says so on its face, wherever it is copied to.
+            f.title = format!("{} [quick]", f.title);
+        }
+        let spec = m.figures.iter().find(|s| s.id == f.id);
+        let opts = layout.apply(spec.map(|s| s.layout).unwrap_or_default());
+        // What it shows includes how it is laid out.
+        let hash = drawn::content_hash(&(&f, &opts))?;
+        let files =
+            ["png", "svg", "pdf", "csv"].map(|x| out_dir.join(format!("figures/{}.{x}", f.id)));
+        if draw.needed(&m.id, &f.id, &hash, &files) {
+            reports::render_figure_with(&f, &opts, &out_dir.join("figures"))
+                .with_context(|| format!("rendering figure {}", f.id))?;
+        }
+        record(&f.id, hash);
+        index_figs.push(IndexFigure {
+            alt: reports::figure_alt(&f),
+            id: f.id.clone(),
+            title: f.title.clone(),
+            png: format!("figures/{}.png", f.id),
+            svg: format!("figures/{}.svg", f.id),
+            em: x.figure_ems.get(&f.id).cloned(),
+        });
     }
-}
-
-/// The index entry of an experiment whose files are already in `out_dir`.
-pub fn index_entry_without_files(
-    r: &ExperimentResults,
-    m: &Measured,
-    registry: &Registry,
-    out_dir: &Path,
-    fidelity: Fidelity,
-) -> anyhow::Result<IndexExperiment> {
-    build(r, m, registry, out_dir, false, fidelity)
-}
-
-/// Error measures over the rows that `keep` selects (`None` when it selects
-/// none), aggregated by polars in `reports`.
-fn output_em(
-    ems: &[ErrorMeasureRow],
-    keep: impl Fn(&ErrorMeasureRow) -> bool,
-) -> anyhow::Result<Option<OutputEm>> {
-    let rows: Vec<ErrorMeasureRow> = ems.iter().filter(|e| keep(e)).cloned().collect();
-    Ok(reports::output_em(&tables::em_points(&rows))?)
+    let mut index_tabs = Vec::new();
+    for mut t in tables(&x.results, &x.error_measures, &x.em_summary)? {
+        if fidelity == Fidelity::Quick {
+            t.notes.insert(
+                0,
+                "Quick (CI) fidelity: not the paper's numbers.".to_string(),
+            );
+        }
+        let hash = drawn::content_hash(&t)?;
+        let files = ["md", "csv"].map(|x| out_dir.join(format!("tables/{}.{x}", t.id)));
+        if draw.needed(&m.id, &t.id, &hash, &files) {
+            reports::write_table(&t, &out_dir.join("tables"))
+                .with_context(|| format!("writing table {}", t.id))?;
+        }
+        record(&t.id, hash);
+        index_tabs.push(IndexTable {
+            id: t.id.clone(),
+            title: t.title.clone(),
+            markdown: format!("tables/{}.md", t.id),
+            csv: format!("tables/{}.csv", t.id),
+            em: x.table_ems.get(&t.id).cloned(),
+            table: t,
+        });
+    }
+    let comparison = match &x.previous {
+        Some(c) => {
+            let rel = format!("compare/{}/", m.id);
+            Some(compare::write_comparison(
+                c,
+                registry,
+                &out_dir.join(&rel),
+                &rel,
+            )?)
+        }
+        None => None,
+    };
+    Ok(Rendered {
+        entry: IndexExperiment {
+            id: m.id.clone(),
+            version: m.version,
+            title: m.title.clone(),
+            source: m.source.clone(),
+            manifest_hash: m.hash.clone(),
+            figures: index_figs,
+            tables: index_tabs,
+            provenance: provenance(x),
+            series: series_provenance(x, registry),
+            em_summary: x.em_summary.clone(),
+            docs: model_docs(m, out_dir),
+            comparison,
+            claims: x.claims.iter().map(|c| claims::index_claim(c, r)).collect(),
+            removed_claims: x.removed_claims.iter().map(claims::change).collect(),
+            calibrated_against: m
+                .calibrated
+                .as_ref()
+                .map(|c| c.against.clone())
+                .unwrap_or_default(),
+        },
+        drawn,
+    })
 }
 
 /// `to` relative to the folder `from` (both made absolute against the current
@@ -198,7 +216,7 @@ fn model_docs(m: &crate::manifest::Manifest, out_dir: &Path) -> Vec<(String, Str
             }
             let copy = out_dir.join("models").join(&file);
             let copied = std::fs::create_dir_all(out_dir.join("models"))
-                .and_then(|()| std::fs::copy(&src, &copy))
+                .and_then(|()| reports::copy_atomic(&src, &copy))
                 .is_ok();
             // Unwritable results folder: link the source instead.
             let href = if copied {
@@ -211,79 +229,11 @@ fn model_docs(m: &crate::manifest::Manifest, out_dir: &Path) -> Vec<(String, Str
         .collect()
 }
 
-fn build(
-    r: &ExperimentResults,
-    measured: &Measured,
-    registry: &Registry,
-    out_dir: &Path,
-    write: bool,
-    fidelity: Fidelity,
-) -> anyhow::Result<IndexExperiment> {
-    let m = &r.manifest;
-    let ems = measured.ems;
-    let results_dir = write.then_some(out_dir);
-    let mut index_figs = Vec::new();
-    for mut f in figures(r, registry) {
-        let spec = m.figures.iter().find(|x| x.id == f.id);
-        let em = output_em(ems, |e| {
-            spec.is_some_and(|s| {
-                s.y.contains(&e.metric)
-                    && s.series.contains(&e.reference)
-                    && s.series.contains(&e.candidate)
-            })
-        })?;
-        if fidelity == Fidelity::Quick {
-            // Every quick figure says so on its face, wherever it is copied to.
-            f.title = format!("{} [quick]", f.title);
-        }
-        if let Some(dir) = results_dir {
-            reports::render_figure(&f, &dir.join("figures"))
-                .with_context(|| format!("rendering figure {}", f.id))?;
-        }
-        index_figs.push(IndexFigure {
-            alt: reports::figure_alt(&f),
-            id: f.id.clone(),
-            title: f.title.clone(),
-            png: format!("figures/{}.png", f.id),
-            svg: format!("figures/{}.svg", f.id),
-            em,
-        });
-    }
-    let mut index_tabs = Vec::new();
-    for mut t in tables(r, ems)? {
-        let em = match m.tables.iter().find(|x| x.id == t.id).map(|x| &x.kind) {
-            Some(crate::manifest::TableKind::ErrorMeasures) => output_em(ems, |_| true)?,
-            _ => None,
-        };
-        if fidelity == Fidelity::Quick {
-            t.notes.insert(
-                0,
-                "Quick (CI) fidelity: not the paper's numbers.".to_string(),
-            );
-        }
-        if let Some(dir) = results_dir {
-            reports::write_table(&t, &dir.join("tables"))
-                .with_context(|| format!("writing table {}", t.id))?;
-        }
-        index_tabs.push(IndexTable {
-            id: t.id.clone(),
-            title: t.title.clone(),
-            markdown: format!("tables/{}.md", t.id),
-            csv: format!("tables/{}.csv", t.id),
-            table: t,
-            em,
-        });
-    }
-    let sims: Vec<&crate::manifest::Series> = m
-        .series
-        .iter()
-        .filter(|s| {
-            registry
-                .get(&s.solver)
-                .is_some_and(|x| x.kind() == Kind::Simulation)
-        })
-        .collect();
-    let mut provenance = vec![
+/// Where an experiment's results come from: its manifest, task counts and
+/// wall times.
+fn provenance(x: &Measured) -> Vec<(String, String)> {
+    let (m, r) = (x.manifest(), &x.results);
+    vec![
         ("manifest".to_string(), m.path.display().to_string()),
         ("manifest sha256".to_string(), m.hash.clone()),
         ("points".to_string(), m.points.len().to_string()),
@@ -295,70 +245,58 @@ fn build(
                 r.tasks.values().map(|t| t.wall_ms).sum::<f64>() / 1e3
             ),
         ),
-    ];
-    for s in &m.series {
-        let keys: Vec<&String> = r
-            .keys
-            .iter()
-            .filter(|((_, sn), _)| *sn == s.name)
-            .flat_map(|(_, k)| k)
-            .collect();
-        let recs: Vec<&store::TaskRecord> = keys.iter().filter_map(|k| r.tasks.get(*k)).collect();
-        let wall: f64 = recs.iter().map(|t| t.wall_ms).sum();
-        let mut line = format!(
-            "{} (v{}), {} tasks, {:.3} s",
-            s.solver,
-            recs.first().map_or(0, |t| t.solver_version),
-            recs.len(),
-            wall / 1e3
-        );
-        if sims.iter().any(|x| x.name == s.name) {
-            let fid: Vec<&str> = recs.iter().map(|t| t.fidelity.as_str()).collect();
-            let seeds: Vec<String> = recs.iter().take(3).map(|t| t.seed.to_string()).collect();
-            line.push_str(&format!(
-                ", base seed {}, fidelity {}, seeds {}{}",
-                s.seed,
-                fid.first().copied().unwrap_or("?"),
-                seeds.join(", "),
-                if recs.len() > 3 { ", …" } else { "" }
-            ));
-        }
-        use crate::measure::PointStatus;
-        for st in [
-            PointStatus::Undefined,
-            PointStatus::Saturated,
-            PointStatus::Failed,
-            PointStatus::Missing,
-        ] {
-            let n = r
-                .status
+    ]
+}
+
+/// Per series: its solver, tasks, wall time, base seed and fidelity
+/// (simulations; each task's seed follows from the base seed and is in
+/// `repro export`), and the points where it has no value.
+fn series_provenance(x: &Measured, registry: &Registry) -> Vec<reports::SeriesProvenance> {
+    use crate::measure::PointStatus;
+    let (m, r) = (x.manifest(), &x.results);
+    m.series
+        .iter()
+        .map(|s| {
+            let recs: Vec<&store::TaskRecord> = r
+                .keys
                 .iter()
-                .filter(|((_, sn), v)| *sn == s.name && **v == st)
-                .count();
-            if n > 0 {
-                line.push_str(&format!("; {st} at {n} of {} points", m.points.len()));
+                .filter(|((_, sn), _)| *sn == s.name)
+                .flat_map(|(_, k)| k)
+                .filter_map(|k| r.tasks.get(k))
+                .collect();
+            let simulation = registry
+                .get(&s.solver)
+                .is_some_and(|x| x.kind() == Kind::Simulation);
+            let without_value = [
+                PointStatus::Undefined,
+                PointStatus::Saturated,
+                PointStatus::Failed,
+                PointStatus::Missing,
+            ]
+            .into_iter()
+            .map(|st| {
+                let n = r
+                    .status
+                    .iter()
+                    .filter(|((_, sn), v)| *sn == s.name && **v == st)
+                    .count();
+                (st.to_string(), n)
+            })
+            .filter(|(_, n)| *n > 0)
+            .collect();
+            reports::SeriesProvenance {
+                series: s.name.clone(),
+                solver: s.solver.clone(),
+                solver_version: recs.first().map_or(0, |t| t.solver_version),
+                tasks: recs.len(),
+                wall_s: recs.iter().map(|t| t.wall_ms).sum::<f64>() / 1e3,
+                base_seed: simulation.then_some(s.seed),
+                fidelity: simulation
+                    .then(|| recs.first().map(|t| t.fidelity.clone()))
+                    .flatten(),
+                points: m.points.len(),
+                without_value,
             }
-        }
-        provenance.push((format!("series {}", s.name), line));
-    }
-    Ok(IndexExperiment {
-        id: m.id.clone(),
-        version: m.version,
-        title: m.title.clone(),
-        source: m.source.clone(),
-        manifest_hash: m.hash.clone(),
-        figures: index_figs,
-        tables: index_tabs,
-        provenance,
-        em_summary: em_summary(ems)?,
-        docs: model_docs(m, out_dir),
-        comparison: None,
-        claims: measured.claims.iter().map(|c| index_claim(c, r)).collect(),
-        removed_claims: measured.removed.iter().map(change).collect(),
-        calibrated_against: m
-            .calibrated
-            .as_ref()
-            .map(|c| c.against.clone())
-            .unwrap_or_default(),
-    })
+        })
+        .collect()
 }

@@ -1,8 +1,8 @@
 //! Tables: error measures (with their summary) and values per point.
 
-use crate::measure::{verdict_of, ExperimentResults, PointStatus};
+use crate::measure::{ExperimentResults, PointStatus};
 use reports::format_em as fmt_pct;
-use reports::{EmPoint, EmSummaryLine, LongCell, Table};
+use reports::{EmSummaryLine, LongCell, Table};
 use store::ErrorMeasureRow;
 
 /// A value cell at full precision (`v` or `v ± h`): the CSV keeps it exact,
@@ -43,27 +43,14 @@ fn point_label(point_json: &str) -> String {
         .unwrap_or_else(|_| point_json.to_string())
 }
 
-/// Stored error measures as the aggregations of `reports` take them.
-pub(crate) fn em_points(rows: &[ErrorMeasureRow]) -> Vec<EmPoint<'_>> {
-    rows.iter()
-        .map(|r| EmPoint {
-            metric: &r.metric,
-            reference: &r.reference,
-            candidate: &r.candidate,
-            em: r.em,
-            tolerance: r.tolerance,
-            verdict: verdict_of(r),
-        })
-        .collect()
-}
-
-/// One line per compared (metric, reference, candidate), in order of first
-/// appearance (a polars group-by in `reports`).
-pub fn em_summary(rows: &[ErrorMeasureRow]) -> anyhow::Result<Vec<EmSummaryLine>> {
-    Ok(reports::em_summary_lines(&em_points(rows))?)
-}
-
-pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> anyhow::Result<Vec<Table>> {
+/// The tables of an experiment: error-measure tables (each point, then the
+/// summary lines measure made) and value tables (per point, per series and
+/// metric).
+pub fn tables(
+    r: &ExperimentResults,
+    ems: &[ErrorMeasureRow],
+    summary: &[EmSummaryLine],
+) -> anyhow::Result<Vec<Table>> {
     let m = &r.manifest;
     let mut out = Vec::new();
     for t in &m.tables {
@@ -112,7 +99,7 @@ pub fn tables(r: &ExperimentResults, ems: &[ErrorMeasureRow]) -> anyhow::Result<
                         row
                     })
                     .collect();
-                let notes = em_summary(ems)?
+                let notes = summary
                     .iter()
                     .map(|l| {
                         format!(
@@ -236,7 +223,7 @@ fn value_rows(
                 });
             }
             if adaptive(s) {
-                push(crate::measure::precision::replications(r, p.index, s).to_string());
+                push(r.replications(p.index, s).to_string());
             }
         }
         columns = column as usize;

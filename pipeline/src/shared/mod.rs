@@ -6,7 +6,7 @@
 
 pub mod store_open;
 
-pub use store_open::{open_existing_store, open_store, sqlite_file, store_error};
+pub use store_open::{open_existing_store, open_store, sqlite_file};
 
 /// Package version and the git commit the binary was built from.
 pub const CODE_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("REPRO_GIT_REV"));
@@ -26,16 +26,36 @@ pub mod exit {
     pub const INTERRUPTED: u8 = 130;
 }
 
-/// An error the user caused (exit code 2), as opposed to an internal failure.
-#[derive(Debug)]
+/// An error the user caused (exit code 2), as opposed to an internal failure,
+/// said in words. Typed errors that the user causes (a manifest's, a plan over
+/// the task limit, a store that cannot be opened) keep their own type; the
+/// binary's `commands::failure` maps every error to its exit code.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
 pub struct InputError(pub String);
 
-impl std::fmt::Display for InputError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+/// Bad input that another error explains (exit code 2, like [`InputError`]):
+/// what could not be used (`--out DIR`, a config file, `--params`) and, as
+/// the source, why (the I/O or parse error).
+#[derive(Debug, thiserror::Error)]
+#[error("{what}")]
+pub struct BadInput {
+    pub what: String,
+    #[source]
+    pub cause: Box<dyn std::error::Error + Send + Sync + 'static>,
+}
+
+impl BadInput {
+    pub fn new(
+        what: impl Into<String>,
+        cause: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> Self {
+        BadInput {
+            what: what.into(),
+            cause: cause.into(),
+        }
     }
 }
-impl std::error::Error for InputError {}
 
 /// This machine's name (`HOSTNAME`, else `/etc/hostname`), for the provenance
 /// of runs and the names of queue workers.

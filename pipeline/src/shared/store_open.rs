@@ -28,18 +28,12 @@ pub async fn open_existing_store(location: &str) -> anyhow::Result<Store> {
             .into());
         }
     }
-    store_error(Store::open_read_only(location).await)
+    Ok(Store::open_read_only(location).await?)
 }
 
+/// Opens the store, creating it if needed (the writing commands). A store
+/// that cannot be opened or is too new is the user's to fix (exit code 2,
+/// see `commands::failure`); its error keeps its cause.
 pub async fn open_store(location: &str) -> anyhow::Result<Store> {
-    store_error(Store::open(location).await)
-}
-
-pub fn store_error(r: store::Result<Store>) -> anyhow::Result<Store> {
-    r.map_err(|e| match e {
-        store::StoreError::TooNew { .. } | store::StoreError::Open { .. } => {
-            InputError(e.to_string()).into()
-        }
-        other => anyhow::Error::new(other),
-    })
+    Ok(Store::open(location).await?)
 }

@@ -1,6 +1,6 @@
 //! M/M/1/K in closed form (`mm1k.exact`): the reference for CTMC and simulator tests.
 
-use crate::params::{parse, positive};
+use crate::params::parse;
 use crate::{Kind, Outcome, ParamDoc, Registry, SolveError, Solver, SolverDoc, TaskContext};
 use serde::Deserialize;
 
@@ -92,8 +92,8 @@ impl Solver for Mm1kExact {
     }
     fn solve(&self, params: &serde_json::Value, _ctx: &TaskContext) -> Result<Outcome, SolveError> {
         let p: Params = parse(params)?;
-        let lambda = positive("lambda", p.lambda)?;
-        let mu = positive("mu", p.mu)?;
+        let lambda = crate::params::model_value("lambda", p.lambda)?;
+        let mu = crate::params::model_value("mu", p.mu)?;
         let k = crate::params::capacity("K", p.k, 1)?;
         let m = mm1k_metrics(lambda, mu, k);
         Outcome::new()

@@ -1,9 +1,8 @@
-//! Queueing building blocks: CTMC steady state, QBD / matrix-geometric,
-//! MMPP queues, GE/GE/1/N and maximum entropy.
+//! Queueing building blocks: QBD / matrix-geometric, MMPP queues, GE/GE/1/N
+//! and maximum entropy (CTMC steady state is in `markov/`).
 
 use crate::Registry;
 
-pub mod ctmc;
 pub mod gege1n;
 pub mod mm1k;
 pub mod mmpp;

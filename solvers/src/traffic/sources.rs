@@ -11,7 +11,7 @@
 //! check them against those closed forms (Wu 2.2, 2.3, 2.12–2.13).
 
 use crate::des::Stream;
-use crate::queueing::ctmc::Generator;
+use crate::markov::ctmc::Generator;
 use crate::SolveError;
 use nalgebra::DMatrix;
 

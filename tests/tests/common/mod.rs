@@ -84,6 +84,18 @@ pub fn ok(o: &Output) -> String {
     stderr(o)
 }
 
+/// Asserts exit code 2 (bad input) and returns stderr.
+pub fn refused(o: &Output) -> String {
+    let err = stderr(o);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "stdout:\n{}\nstderr:\n{err}",
+        stdout(o)
+    );
+    err
+}
+
 /// Parses "N tasks: C cached, R run (S saturated), F failed" from the summary line.
 pub fn summary(stderr: &str) -> (usize, usize, usize, usize) {
     let line = stderr
@@ -108,4 +120,55 @@ pub fn summary(stderr: &str) -> (usize, usize, usize, usize) {
         before(" run"),
         before(" failed"),
     )
+}
+
+/// The PostgreSQL server of the tests (`REPRO_TEST_POSTGRES`), or `None`
+/// with a line saying what was skipped.
+pub fn pg_base_or_skip(what: &str) -> Option<String> {
+    match std::env::var("REPRO_TEST_POSTGRES") {
+        Ok(u) if !u.is_empty() => Some(u),
+        _ => {
+            eprintln!(
+                "{what}: REPRO_TEST_POSTGRES is not set (start a throwaway server with \
+                 `eval \"$(ci/services/postgres.sh up)\"`; .ci/run does)"
+            );
+            None
+        }
+    }
+}
+
+pub fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A fresh database on the test server; returns its URL.
+pub fn fresh_pg_db(base: &str, tag: &str) -> String {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let name = format!(
+        "repro_t_{tag}_{}_{}",
+        std::process::id(),
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    rt().block_on(async {
+        use sqlx::Connection;
+        let mut c = sqlx::PgConnection::connect(base)
+            .await
+            .expect("connect to REPRO_TEST_POSTGRES");
+        sqlx::query(sqlx::AssertSqlSafe(format!(
+            "DROP DATABASE IF EXISTS {name}"
+        )))
+        .execute(&mut c)
+        .await
+        .unwrap();
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut c)
+            .await
+            .unwrap();
+        c.close().await.ok();
+    });
+    let (prefix, _) = base.rsplit_once('/').expect("URL with a database");
+    format!("{prefix}/{name}")
 }

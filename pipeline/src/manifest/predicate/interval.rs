@@ -124,6 +124,17 @@ pub enum Truth {
     Unknown,
 }
 
+/// A claim's verdict is the truth of its predicate over the CIs.
+impl From<Truth> for verdicts::Verdict {
+    fn from(t: Truth) -> Self {
+        match t {
+            Truth::True => verdicts::Verdict::Holds,
+            Truth::False => verdicts::Verdict::Fails,
+            Truth::Unknown => verdicts::Verdict::Inconclusive,
+        }
+    }
+}
+
 impl Truth {
     pub fn of(b: bool) -> Truth {
         if b {

@@ -458,12 +458,9 @@ const FUNCTIONS: [&str; 11] = [
     "saturated",
 ];
 
-/// "; did you mean `x`?" for the known name closest to `name`, or nothing.
+/// " (did you mean `x`?)" for the known name closest to `name`
+/// ([`external::spec::nearest`]), or nothing.
 pub fn did_you_mean<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> String {
-    known
-        .into_iter()
-        .map(|k| (strsim::damerau_levenshtein(name, k), k))
-        .filter(|(d, k)| *d <= 2.max(k.len() / 4) && *d < k.len().max(name.len()))
-        .min()
-        .map_or(String::new(), |(_, k)| format!(" (did you mean `{k}`?)"))
+    external::spec::nearest(name, known)
+        .map_or(String::new(), |k| format!(" (did you mean `{k}`?)"))
 }

@@ -1,10 +1,11 @@
 //! The series of declared programs: values against the parameters' rules,
-//! required parameters given, defaults added; metrics read of them declared.
+//! required parameters given, defaults added. (Metrics read of them are
+//! checked with every other series' in `metrics.rs`: a declared program's
+//! `doc()` lists its declared metrics.)
 
-use crate::manifest::locate::Ctx;
-use crate::manifest::raw::RawManifest;
+use crate::manifest::place::Ctx;
 use crate::manifest::values::shorten;
-use crate::manifest::{FigureKind, ManifestError, Points};
+use crate::manifest::{ManifestError, Points};
 use external::{ExternalSolver, Program};
 use serde_json::Value as Json;
 use solvers::Solver;
@@ -98,74 +99,4 @@ pub(in crate::manifest) fn check_series(
         }
     }
     Ok(defaults)
-}
-
-/// Every metric read of a declared program's series (by a comparison, a
-/// sweep or metrics figure, a values table, a precision target) is one it
-/// declares.
-pub(in crate::manifest) fn check_metrics(
-    ctx: &Ctx,
-    raw: &RawManifest,
-    declared: &[Arc<ExternalSolver>],
-) -> Result<(), ManifestError> {
-    let metrics_of = |series: &str| -> Option<(&str, &[String])> {
-        let (_, s) = raw.series.0.iter().find(|(n, _)| n == series)?;
-        let p = program_of(declared, &s.solver)?;
-        Some((p.name.as_str(), p.metrics.as_slice()))
-    };
-    let check = |key: &str, series: &str, metric: &str| -> Result<(), ManifestError> {
-        match metrics_of(series) {
-            Some((solver, ms)) if !ms.iter().any(|m| m == metric) => {
-                let hint = external::spec::nearest(
-                    metric,
-                    &ms.iter().map(String::as_str).collect::<Vec<_>>(),
-                )
-                .map(|n| format!("did you mean `{n}`? "))
-                .unwrap_or_default();
-                Err(ctx.err(
-                    key,
-                    format!(
-                        "series `{series}` (solver `{solver}`) does not report `{}`; {hint}its metrics: {}",
-                        shorten(metric),
-                        ms.join(", ")
-                    ),
-                ))
-            }
-            _ => Ok(()),
-        }
-    };
-    for (i, c) in raw.compare.iter().enumerate() {
-        for s in [&c.reference, &c.candidate] {
-            check(&format!("compare.{i}.metric"), s, &c.metric)?;
-        }
-    }
-    for (i, f) in raw.figures.iter().enumerate() {
-        if f.kind == FigureKind::Timeseries {
-            continue; // `y` names time series there, not metrics
-        }
-        let y: Vec<&String> = match &f.y {
-            crate::manifest::raw::OneOrMany::One(s) => vec![s],
-            crate::manifest::raw::OneOrMany::Many(v) => v.iter().collect(),
-        };
-        for s in &f.series {
-            for m in &y {
-                check(&format!("figures.{i}.y"), s, m)?;
-            }
-        }
-    }
-    let all: Vec<String> = raw.series.0.iter().map(|(n, _)| n.clone()).collect();
-    for (i, t) in raw.tables.iter().enumerate() {
-        let series = if t.series.is_empty() { &all } else { &t.series };
-        for s in series {
-            for m in &t.metrics {
-                check(&format!("tables.{i}.metrics"), s, m)?;
-            }
-        }
-    }
-    for (name, s) in &raw.series.0 {
-        if let Some(p) = &s.precision {
-            check(&format!("series.{name}.precision.metric"), name, &p.metric)?;
-        }
-    }
-    Ok(())
 }

@@ -31,15 +31,15 @@
 mod checks;
 mod facts;
 
-pub(super) use checks::{check_metrics, check_series};
+pub(super) use checks::check_series;
 pub use facts::{code_fact, declared_in, dir_fact, facts_of, CodeRecord};
 
-use super::locate::Ctx;
+use super::place::Ctx;
 use super::values::{check_id, check_name, check_text, shorten, yaml_to_json};
+use super::yaml::Value as Yaml;
 use super::{limits, Manifest, ManifestError};
 use external::{ExternalSolver, ParamSpec, ParamType, Program};
 use serde::Deserialize;
-use serde_yaml::Value as Yaml;
 use solvers::{Kind, Registry, Solver};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -329,6 +329,8 @@ pub fn with_declared(registry: &Registry, manifests: &[Manifest]) -> Registry {
 /// A solver name declared differently by two manifests of one set: tasks
 /// name their solver, so within one run a name means one program.
 pub fn conflicts(manifests: &[Manifest]) -> Vec<ManifestError> {
+    let at =
+        |m: &Manifest, s: &ExternalSolver| super::locate(&m.text, &format!("solvers.{}", s.name()));
     let mut seen: BTreeMap<&str, (&Manifest, &Arc<ExternalSolver>)> = BTreeMap::new();
     let mut out = Vec::new();
     for m in manifests {
@@ -336,7 +338,8 @@ pub fn conflicts(manifests: &[Manifest]) -> Vec<ManifestError> {
             match seen.get(s.name()) {
                 Some((other, first)) if ***first != **s => out.push(ManifestError {
                     file: m.path.clone(),
-                    line: super::locate(&m.text, &format!("solvers.{}", s.name())),
+                    line: at(m, s).map(|p| p.line),
+                    column: at(m, s).map(|p| p.column),
                     key: format!("solvers.{}", s.name()),
                     message: format!(
                         "{} declares a different `{}`; within one run a solver name means one \

@@ -54,12 +54,17 @@ pub fn state_bytes<T: Topology, L: LinkTiming, D: Destinations>(
     let v = sc.vcs.max(1) as f64;
     let buf = sc.buffer as f64;
     let mut n_ch = 0.0f64;
+    // Flits of buffer per VC summed over the channels (`buffer_of`).
+    let mut depth = 0.0f64;
     let (mut max_lat, mut max_period) = (1.0f64, 1.0f64);
     for r in 0..topo.routers() as u32 {
         let p = topo.ports_of(r) as u32;
         n_ch += p as f64;
         for q in 0..p {
-            if topo.link(r, q).is_some() {
+            if topo.link(r, q).is_none() {
+                depth += buf;
+            } else {
+                depth += topo.buffer_of(r, q, sc.buffer, sc.msg_len) as f64;
                 let (l, t) = (timing.latency(r, q), timing.period(r, q));
                 if l.is_finite() {
                     max_lat = max_lat.max(l);
@@ -82,11 +87,12 @@ pub fn state_bytes<T: Topology, L: LinkTiming, D: Destinations>(
     };
     let n_src = dests.nodes() as f64;
     let bits = |n: f64| (n / 64.0).ceil() * 8.0;
-    // Per VC: down, up, ivc_router, fl_head, fl_len, alloc, owner, credits
-    // (4 bytes each) and the flit buffer; per channel: lat, period,
+    // Per VC: down, up, ivc_router, fl_head, fl_len, alloc, owner, credits,
+    // the two buffer depths (4 bytes each), the ring's offset (8) and the
+    // flit buffer; per channel: lat, period,
     // lat_cycles, ready, owned, three flit counters (8 bytes each) and rr.
-    let buffers = n_ivc * buf * 4.0;
-    let network = buffers + n_ivc * 32.0 + n_ch * 68.0 + bits(n_ivc + n_inj) + bits(n_ch);
+    let buffers = depth * v * 4.0;
+    let network = buffers + n_ivc * 48.0 + n_ch * 68.0 + bits(n_ivc + n_inj) + bits(n_ch);
     // Messages alive: at most the backlog limit (+1) waiting at sources and
     // relays, plus one per VC holding flits (atomic VC allocation: a VC's
     // buffer holds one message at a time) and per injection VC.
@@ -116,7 +122,7 @@ pub fn state_bytes<T: Topology, L: LinkTiming, D: Destinations>(
     // Timing wheel: ⌈max latency⌉ + 2 slots; a slot receives at most one flit
     // per channel, and flits in flight are bounded by the credits.
     let wheel_len = max_lat.min(1e7).ceil().max(1.0) + 2.0;
-    let in_flight = (n_ivc * buf).min(n_ch * wheel_len);
+    let in_flight = (depth * v).min(n_ch * wheel_len);
     let timer_len = max_period.min(1e7).ceil() + 3.0;
     let wheels =
         (wheel_len + timer_len) * 24.0 + 2.0 * in_flight * 8.0 + 2.0 * n_r * 4.0 + 4.0 * n_ch * 4.0;

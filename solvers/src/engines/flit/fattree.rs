@@ -47,7 +47,11 @@
 //! flit that lands (a relay), so C's server is never held by what happens
 //! downstream and messages reach D_v's FIFO without contending for an input
 //! link: C and D are the single-server queues of the model
-//! (docs/models/multicluster.md, "The `output` variant").
+//! (docs/models/multicluster.md, "The `output` variant"). D's channels into
+//! its ECN feed buffers of a whole message ([`Topology::buffer_of`]), so
+//! D's service of a message it holds takes ω·t_cs^I and is not held by a
+//! slower ECN after it (the model's W_d server; the message then waits in
+//! that buffer, at the ECN's entry switch, for the ECN).
 
 use super::torus::below;
 use super::traffic::Clustered;
@@ -650,6 +654,17 @@ impl Topology for MultiCluster {
                 Ok(v) => Some((self.disp(v), 0)),
                 Err((s, q)) => Some((self.icn_base + s, q)),
             },
+        }
+    }
+    /// [`CdQueue::Output`]: a dispatcher's channels into its ECN feed
+    /// buffers of a whole message, so D sends a message in ω·t_cs^I
+    /// whatever the slower ECN does after it (the model's W_d server);
+    /// every other buffer (and every buffer of `fifo`) is `buffer`.
+    fn buffer_of(&self, r: u32, _: u32, buffer: usize, msg_len: u32) -> usize {
+        if self.spec.cd_queue == CdQueue::Output && self.kind[r as usize] == Kind::Disp {
+            buffer.max(msg_len as usize)
+        } else {
+            buffer
         }
     }
 }

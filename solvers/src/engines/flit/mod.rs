@@ -30,14 +30,40 @@
 //! The engine knows nothing of serde or JSON; `systems/torus` maps parameters
 //! to a [`Scenario`] and [`Counters`] to an outcome.
 
+mod batch;
 mod bounds;
 mod sim;
 pub mod torus;
 pub mod traffic;
 mod unit;
+mod worm;
 
 pub use bounds::{state_bytes, StateBytes};
+#[cfg(test)]
+pub(crate) use sim::Mode;
 pub use sim::{run, Counters, Finish};
+
+/// [`run`] with every flit moved one by one in the general loop (no leg
+/// advanced per message, `worm.rs`) and every cycle stepped while messages
+/// exist (`jumps: false`), or with the shortcuts of `mode`: the tests
+/// compare them.
+#[cfg(test)]
+pub(crate) fn run_flitwise<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
+    sc: &Scenario,
+    topo: &T,
+    routing: &R,
+    timing: &L,
+    dests: &D,
+    ctx: &crate::TaskContext,
+    mode: Option<sim::Mode>,
+) -> Result<Counters, crate::SolveError> {
+    let mode = mode.unwrap_or(sim::Mode {
+        general: false,
+        worms: false,
+        jumps: false,
+    });
+    sim::run_with(sc, topo, routing, timing, dests, ctx, mode)
+}
 pub mod fattree;
 mod onoff;
 pub use traffic::{Clustered, HotSpot, Uniform};
@@ -61,6 +87,14 @@ pub trait Topology {
         self.ports()
     }
     fn link(&self, router: u32, port: u32) -> Option<(u32, u32)>;
+    /// Flits per VC of the input buffer that channel `(router, port)` feeds,
+    /// given the scenario's [`Scenario::buffer`] and message length
+    /// (default: `buffer` everywhere). A plug-in may deepen some buffers: a
+    /// multi-cluster dispatcher's channels into its ECN hold a whole message
+    /// in `cd_queue: output` (fattree.rs). At least 1.
+    fn buffer_of(&self, _router: u32, _port: u32, buffer: usize, _msg_len: u32) -> usize {
+        buffer
+    }
 }
 
 /// A routing function with its VC selection. For a header at `cur` bound
@@ -249,6 +283,27 @@ pub enum Injection {
     /// message joins the queue of its first leg's class (Wu ch.4's ACN and
     /// ECN queues). Relays use class 0.
     Classes(usize),
+}
+
+impl Injection {
+    /// Source queues of a network of `routers` routers with `inj_vcs`
+    /// injection VCs in all: one per injection VC, or one per node (`Shared`).
+    #[inline]
+    pub(crate) fn queues(self, routers: usize, inj_vcs: usize) -> usize {
+        match self {
+            Injection::PerVc | Injection::Classes(_) => inj_vcs,
+            Injection::Shared => routers,
+        }
+    }
+    /// The queue an idle injection VC `inj_vc` of router `router` takes its
+    /// next message from.
+    #[inline]
+    pub(crate) fn queue_of(self, inj_vc: usize, router: usize) -> usize {
+        match self {
+            Injection::PerVc | Injection::Classes(_) => inj_vc,
+            Injection::Shared => router,
+        }
+    }
 }
 
 /// Message generation process of every node (independent copies).

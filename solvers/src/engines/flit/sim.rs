@@ -22,14 +22,21 @@
 #[path = "relay.rs"]
 mod relay;
 
+use super::batch::Batches;
 use super::torus::below;
+use super::worm;
 use super::{Destinations, Injection, Leg, LinkTiming, Routing, Scenario, Source, Topology};
 use crate::des::{ci95, Stream};
 use crate::traffic::sources::{ArrivalSource, Mmpp2Source, PoissonSource};
 use crate::{SolveError, TaskContext};
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 pub(super) const NONE: u32 = u32::MAX;
+
+/// The next landing of a scheduled leg at its target: cycle, send cycle,
+/// channel (the wheel's order within a cycle) and the leg.
+type LegLanding = (u64, u64, u32, u32);
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
@@ -311,7 +318,7 @@ pub fn run<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     dests: &D,
     ctx: &TaskContext,
 ) -> Result<Counters, SolveError> {
-    run_with(sc, topo, routing, timing, dests, ctx, false)
+    run_with(sc, topo, routing, timing, dests, ctx, Mode::DEFAULT)
 }
 
 /// The channel layout of a run: router r's ports are channels `base[r] ..
@@ -329,17 +336,43 @@ pub(super) struct Wiring {
     pub(super) inj_per: usize,
 }
 
-/// [`run`]; `general` keeps networks of unit channels on this loop instead
-/// of `unit.rs`'s (the tests compare the two).
-pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
+/// Which of the general loop's shortcuts a run takes (all by default; the
+/// tests turn them off one by one and compare every counter).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Mode {
+    /// Networks of unit channels stay on this loop instead of `unit.rs`'s.
+    pub(crate) general: bool,
+    /// Legs are advanced per message once their header is at the leg's
+    /// target (`worm.rs`), instead of every flit one by one.
+    pub(crate) worms: bool,
+    /// Cycles in which nothing is due are jumped over while messages exist.
+    pub(crate) jumps: bool,
+}
+
+impl Mode {
+    pub(crate) const DEFAULT: Mode = Mode {
+        general: false,
+        worms: true,
+        jumps: true,
+    };
+}
+
+/// [`run`] with the shortcuts of `mode`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     sc: &Scenario,
     topo: &T,
     routing: &R,
     timing: &L,
     dests: &D,
     ctx: &TaskContext,
-    general: bool,
+    mode: Mode,
 ) -> Result<Counters, SolveError> {
+    let Mode {
+        general,
+        worms,
+        jumps,
+    } = mode;
     let n_r = topo.routers();
     // Routers 0..n_src carry a processing element; the rest only switch.
     let n_src = dests.nodes() as usize;
@@ -383,6 +416,10 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     let mut up = vec![NONE; n_ivc];
     let mut lat = vec![1.0f64; n_ch];
     let mut period = vec![1.0f64; n_ch];
+    // Depth of the input buffer behind each output VC and of each input VC
+    // (`Topology::buffer_of`; `buf` unless the plug-in deepens one).
+    let mut cap_ov = vec![buf as u32; n_ch * v_n];
+    let mut cap_iv = vec![buf as u32; n_ivc];
     for r in 0..n_r as u32 {
         for p in 0..(base[r as usize + 1] - base[r as usize]) as u32 {
             let ch = base[r as usize] + p as usize;
@@ -396,9 +433,18 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         ),
                     ));
                 }
+                let depth = topo.buffer_of(r, p, buf, omega);
+                if !(1..=1 << 20).contains(&depth) {
+                    return Err(SolveError::param(
+                        "topology",
+                        format!("channel ({r}, {p}): a buffer of {depth} flits (need 1 ..= 2^20)"),
+                    ));
+                }
                 for v in 0..v_n {
                     let o = ch * v_n + v;
                     let i = (base[r2u] + p2 as usize) * v_n + v;
+                    cap_ov[o] = depth as u32;
+                    cap_iv[i] = depth as u32;
                     if up[i] != NONE {
                         return Err(SolveError::param(
                             "topology",
@@ -430,7 +476,8 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     // Whole latencies and one flit per cycle everywhere: no virtual times.
     let paced = lat.iter().any(|x| x.fract() != 0.0) || period.iter().any(|&t| t != 1.0);
     let lat_cycles: Vec<usize> = lat.iter().map(|x| (x.ceil() as usize).max(1)).collect();
-    if !general && !paced && lat_cycles.iter().all(|&l| l == 1) && !dests.relays() {
+    let uniform_buf = cap_iv.iter().all(|&d| d as usize == buf);
+    if !general && !paced && uniform_buf && lat_cycles.iter().all(|&l| l == 1) && !dests.relays() {
         let w = Wiring {
             n_r,
             n_src,
@@ -455,7 +502,14 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
 
     // Input VC state: network VCs 0..n_ivc with a ring buffer each, then
     // injection VCs n_ivc..n_ivc + n_inj holding the message being sent.
-    let mut fl = vec![0u32; n_ivc * buf]; // flit = msg << 2 | head << 1 | tail
+    // Input VC i's ring holds cap_iv[i] flits from fl[fl_off[i]].
+    let mut fl_off = Vec::with_capacity(n_ivc);
+    let mut fl_total = 0usize;
+    for &d in &cap_iv {
+        fl_off.push(fl_total);
+        fl_total += d as usize;
+    }
+    let mut fl = vec![0u32; fl_total]; // flit = msg << 2 | head << 1 | tail
     let mut fl_head = vec![0u32; n_ivc];
     let mut fl_len = vec![0u32; n_ivc];
     let mut alloc = vec![NONE; n_ivc + n_inj];
@@ -463,7 +517,7 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     let mut inj_left = vec![0u32; n_inj];
     // Output VC state.
     let mut owner = vec![NONE; n_ch * v_n];
-    let mut credits = vec![buf as u32; n_ch * v_n];
+    let mut credits = cap_ov.clone();
     let mut rr = vec![0u32; n_ch];
     // Work per router: flits in its network input buffers + messages at its
     // source (waiting or being injected). Routers with none are skipped.
@@ -495,8 +549,8 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     // a visit depends only on that state and on the pacing times), so the
     // results are those of visiting every router with work every cycle.
     let words = n_r.div_ceil(64);
-    let mut act = vec![0u64; words];
-    let mut act_next = vec![0u64; words];
+    let mut act = Marks::new(words);
+    let mut act_next = Marks::new(words);
     // Paced timers: routers to mark in cycle t, at slot t mod len (a paced
     // channel's next start is at most ⌈period⌉ + 1 cycles ahead).
     let max_period = period.iter().copied().fold(1.0f64, f64::max);
@@ -507,10 +561,7 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     };
     let mut timers: Vec<Vec<u32>> = vec![Vec::new(); timer_len];
 
-    let queues = match sc.injection {
-        Injection::PerVc | Injection::Classes(_) => n_inj,
-        Injection::Shared => n_r,
-    };
+    let queues = sc.injection.queues(n_r, n_inj);
     // Queue a relay uses at router r (its class 0; no random draw).
     let relay_queue = |r: usize| match sc.injection {
         Injection::PerVc | Injection::Classes(_) => r * inj_per,
@@ -523,24 +574,18 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     let mut msgs: Vec<Msg> = Vec::with_capacity(1024);
     let mut free_msgs: Vec<u32> = Vec::new();
 
-    let mut wheel: Vec<Vec<(u32, u32)>> = vec![Vec::new(); wheel_len];
+    // A flit in flight: the input VC it lands in, the flit and the cycle
+    // it was sent (scheduled legs' landings are merged by send cycle).
+    let mut wheel: Vec<Vec<(u32, u32, u64)>> = vec![Vec::new(); wheel_len];
     let mut credit_now: Vec<u32> = Vec::new();
     let mut credit_next: Vec<u32> = Vec::new();
 
     let mut rng = Stream::new(sc.seed, 0);
-    let (mut gen, mut next_t) = Gen::new(sc, dests, n_src, &mut rng)?;
+    let (mut gen, next_t) = Gen::new(sc, dests, n_src, &mut rng)?;
+    let mut arrivals = Arrivals::new(next_t);
     let mut c = Counters::new(n_ch, n_slots);
-    let mut b_group = vec![(0.0f64, 0u64); if n_groups > 1 { n_groups } else { 0 }];
-    let mut b_gwait = vec![0.0f64; b_group.len()];
-    let mut b_wait = vec![(0.0f64, 0u64); n_slots];
+    let mut batches = Batches::new(sc, n_src, n_groups, n_slots, n_ch);
     let mut ch_flits = vec![0u64; n_ch];
-    let mut ch_flits_at_warm = vec![0u64; n_ch];
-    let mut warm_done = sc.run.warmup == 0;
-    let mut warm_count = 0u64;
-    let mut warm_cycle = 0u64;
-    // Current batch.
-    let (mut b_n, mut b_lat, mut b_net, mut b_hops, mut b_flits, mut b_start) =
-        (0u64, 0.0f64, 0.0f64, 0.0f64, 0u64, 0u64);
     let mut last_progress = 0u64;
     let mut in_net = 0u64;
     let mut order_rot = 0usize;
@@ -551,7 +596,45 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         .max()
         .unwrap_or(1);
 
-    let mut next_min = next_t.iter().copied().fold(f64::INFINITY, f64::min);
+    // Legs advanced per message (worm.rs): with one VC per channel, and
+    // when a scheduled leg cannot go quiet for a stall window (its gaps are
+    // a few link times), the deadlock detector then sees the same progress.
+    let max_lat = lat_cycles.iter().copied().max().unwrap_or(1) as u64;
+    let buf_max = cap_iv.iter().copied().max().unwrap_or(buf as u32);
+    let sched_on = worms
+        && v_n == 1
+        && sc.stall_cycles >= 4 * (buf_max as u64 + 2) * (max_period.ceil() as u64 + max_lat + 2);
+    // The next landing at each scheduled leg's target (its flits land in
+    // order): (cycle, send cycle, channel, leg); releases: (cycle, index
+    // into `rels`).
+    let mut ev_land: BinaryHeap<Reverse<LegLanding>> = BinaryHeap::new();
+    let mut ev_rel: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
+    let mut rels: Vec<worm::Release> = Vec::new();
+    let mut rels_free: Vec<u32> = Vec::new();
+    // Scheduled legs still running (for the counter corrections), and
+    // their last send (progress for the deadlock detector).
+    let mut legs: Vec<Option<(worm::Leg, u64)>> = Vec::new();
+    let mut legs_free: Vec<u32> = Vec::new();
+    let mut legs_pool: Vec<worm::Leg> = Vec::new();
+    let mut n_active = 0usize;
+    // Input VCs whose landings a scheduled leg accounts for.
+    let mut skipv = vec![false; if sched_on { n_ivc } else { 0 }];
+    let mut gmap = vec![NONE; if sched_on { n_ivc } else { 0 }];
+    // Landing cycles at a relay of a scheduled leg's flits, per message
+    // and relay slot, with the relay and the message's generation cycle.
+    let mut arr: Vec<Vec<f64>> = Vec::new();
+    let mut arr_tag: Vec<(u32, u64)> = Vec::new();
+    // The scheduled leg those landings come from.
+    let mut arr_leg: Vec<u32> = Vec::new();
+    let mut cand: Vec<(u32, u32)> = Vec::new();
+    let mut st_buf: Vec<worm::ChanState> = Vec::new();
+    let mut infl: Vec<Vec<u64>> = Vec::new();
+    let mut chain: Vec<u32> = Vec::new();
+    let (mut s_buf, mut l_buf, mut c_buf) = (Vec::new(), Vec::new(), Vec::new());
+    let mut src_buf: Vec<f64> = Vec::new();
+    let mut warm_seen = batches.warm();
+
+    let mut next_min = arrivals.min();
     let mut cycle: u64 = 0;
     loop {
         // Every 64 cycles: one cycle of a 64×64 torus takes about half a
@@ -564,19 +647,131 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         for &o in &credit_now {
             credits[o as usize] += 1;
             let r = ivc_router[o as usize] as usize;
-            act[r >> 6] |= 1 << (r & 63);
+            act.mark(r);
         }
         credit_now.clear();
-        // Phase 1b: flits landing now; those at their destination leave.
+        // Scheduled legs' releases due (after the credits: the tail's
+        // credit is the last; a cycle skipped while idle counts as here).
+        while let Some(&Reverse((t, x))) = ev_rel.peek() {
+            if t > cycle {
+                break;
+            }
+            ev_rel.pop();
+            let rel = rels[x as usize];
+            rels_free.push(x);
+            match rel {
+                worm::Release::Channel {
+                    o,
+                    ready: rd,
+                    fed,
+                    skip,
+                    last,
+                } => {
+                    let o = o as usize;
+                    owner[o] = NONE;
+                    credits[o] = cap_ov[o];
+                    if paced {
+                        ready[o] = rd;
+                    }
+                    if fed != NONE {
+                        alloc[fed as usize] = NONE;
+                    }
+                    if skip != NONE {
+                        skipv[skip as usize] = false;
+                    }
+                    let r = ivc_router[o] as usize;
+                    act.mark(r);
+                    if last != NONE {
+                        let (leg, s_last) = legs[last as usize].take().expect("active leg");
+                        legs_free.push(last);
+                        legs_pool.push(leg);
+                        n_active -= 1;
+                        last_progress = last_progress.max(s_last);
+                    }
+                }
+                worm::Release::Source { inj } => {
+                    let j = inj as usize;
+                    alloc[n_ivc + j] = NONE;
+                    inj_msg[j] = NONE;
+                    inj_left[j] = 0;
+                    let r = j / inj_per;
+                    work[r] -= 1;
+                    if queued[r] > 0 {
+                        act.mark(r);
+                    }
+                }
+            }
+        }
+        // Phase 1b: flits landing now; those at their destination leave,
+        // merged with scheduled legs' landings at their targets in the
+        // wheel's order (send cycle, then channel).
         let slot = (cycle % wheel_len as u64) as usize;
         let mut landing = std::mem::take(&mut wheel[slot]);
-        for &(i, f) in &landing {
+        let mut li = 0usize;
+        loop {
+            let next_ev = match ev_land.peek() {
+                Some(&Reverse((l, s, ch, _))) if l == cycle => Some((s, ch)),
+                _ => None,
+            };
+            // The landing's place in the wheel's order: send cycle, channel.
+            let (i, f, key) = match (landing.get(li), next_ev) {
+                (None, None) => break,
+                (Some(&(i, f, s)), ev) if ev.is_none_or(|e| e >= (s, up[i as usize])) => {
+                    li += 1;
+                    if sched_on && skipv[i as usize] {
+                        continue;
+                    }
+                    (i, f, (s, up[i as usize]))
+                }
+                // A scheduled leg's flit lands: the leg's next one is due
+                // next; a lazy leg's next event is its tail, which counts
+                // the flits before it.
+                (_, ev) => {
+                    let Some(Reverse((l, _, ch, id))) = ev_land.pop() else {
+                        unreachable!("a landing was peeked")
+                    };
+                    let (leg, _) = legs[id as usize].as_mut().expect("active leg");
+                    let w = leg.omega as usize;
+                    if leg.lazy {
+                        let t = w - 1;
+                        if l != leg.land[t] {
+                            ev_land.push(Reverse((leg.land[t], leg.send_last[t], ch, id)));
+                            continue;
+                        }
+                        // The tail: the flits before it land uncounted.
+                        let n = (t - leg.next as usize) as u64;
+                        leg.next = t as u32;
+                        in_net -= n;
+                        if leg.relay {
+                            c.flits_relayed += n;
+                            let m = leg.msg as usize;
+                            let sl = relay::slot_of(&msgs[m], ivc_router[leg.target as usize]);
+                            msgs[m].got[sl] += n as u32;
+                        } else {
+                            batches.flits(n, &mut c);
+                        }
+                    }
+                    let k = leg.next as usize;
+                    leg.next += 1;
+                    if k + 1 < w {
+                        ev_land.push(Reverse((leg.land[k + 1], leg.send_last[k + 1], ch, id)));
+                    }
+                    (
+                        leg.target,
+                        (leg.msg << 2) | u32::from(k + 1 == w),
+                        ev.expect("peeked"),
+                    )
+                }
+            };
             let r = ivc_router[i as usize] as usize;
-            act[r >> 6] |= 1 << (r & 63);
+            act.mark(r);
             let m = (f >> 2) as usize;
             let r32 = r as u32;
             let slot = relay::slot_of(&msgs[m], r32);
             if msgs[m].dst == r32 || slot < 2 {
+                if sched_on && f & 3 == 2 && msgs[m].dst == r32 {
+                    cand.push((m as u32, i));
+                }
                 in_net -= 1;
                 credit_next.push(up[i as usize]);
                 let mut st = relay::RelayState {
@@ -599,66 +794,39 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 )? {
                     continue;
                 }
-                c.flits_delivered += 1;
-                b_flits += 1;
+                batches.flit(&mut c);
                 if f & 1 == 1 {
-                    let msg = msgs[m];
-                    c.msgs_delivered += 1;
                     free_msgs.push(m as u32);
-                    if !warm_done {
-                        warm_count += 1;
-                        if warm_count >= sc.run.warmup {
-                            warm_done = true;
-                            warm_cycle = cycle;
-                            ch_flits_at_warm.copy_from_slice(&ch_flits);
-                            b_start = cycle;
-                            b_flits = 0;
-                            b_wait.iter_mut().for_each(|g| *g = (0.0, 0));
-                        }
-                    } else {
-                        b_n += 1;
-                        b_lat += (cycle - msg.gen) as f64;
-                        b_net += (cycle + 1 - msg.inject) as f64;
-                        b_hops += msg.hops as f64;
-                        if n_groups > 1 {
-                            let g = &mut b_group[msg.group as usize];
-                            g.0 += (cycle - msg.gen) as f64;
-                            g.1 += 1;
-                            b_gwait[msg.group as usize] +=
-                                msg.inject.saturating_sub(msg.gen + 1) as f64;
-                        }
-                        if b_n >= sc.run.batch_len {
-                            if n_groups > 1 {
-                                c.group_latency.push(b_group.clone());
-                                b_group.iter_mut().for_each(|g| *g = (0.0, 0));
-                                c.group_wait.push(b_gwait.clone());
-                                b_gwait.iter_mut().for_each(|g| *g = 0.0);
+                    if batches.ends_next() {
+                        // The warm-up or a batch ends: the flits of lazy legs
+                        // that landed before this one count in it.
+                        for (leg, _) in legs.iter_mut().flatten() {
+                            if leg.lazy && !leg.relay {
+                                let n = leg.landed_before(cycle, key.0, key.1);
+                                leg.next += n;
+                                in_net -= n as u64;
+                                batches.flits(n as u64, &mut c);
                             }
-                            if n_slots > 0 {
-                                c.relay_wait.push(b_wait.clone());
-                                b_wait.iter_mut().for_each(|g| *g = (0.0, 0));
+                        }
+                    }
+                    batches.message(&msgs[m], cycle, &ch_flits, &mut c);
+                    if !warm_seen && batches.warm() {
+                        // The snapshot counts sends made before this cycle.
+                        warm_seen = true;
+                        for (leg, _) in legs.iter().flatten() {
+                            for (j, &o) in leg.chans.iter().enumerate() {
+                                batches.warm_sub(o as usize, leg.due_from(j, cycle));
                             }
-                            let span = (cycle + 1 - b_start).max(1) as f64;
-                            c.latency.push(b_lat / b_n as f64);
-                            c.network_latency.push(b_net / b_n as f64);
-                            c.hops.push(b_hops / b_n as f64);
-                            c.throughput.push(b_flits as f64 / (n_src as f64 * span));
-                            b_n = 0;
-                            b_lat = 0.0;
-                            b_net = 0.0;
-                            b_hops = 0.0;
-                            b_flits = 0;
-                            b_start = cycle + 1;
                         }
                     }
                 }
             } else {
                 let at = i as usize;
-                let mut pos = (fl_head[at] + fl_len[at]) as usize;
-                if pos >= buf {
-                    pos -= buf;
+                let mut pos = fl_head[at] + fl_len[at];
+                if pos >= cap_iv[at] {
+                    pos -= cap_iv[at];
                 }
-                fl[at * buf + pos] = f;
+                fl[fl_off[at] + pos as usize] = f;
                 if fl_len[at] == 0 && alloc[at] == NONE {
                     hdr_wait[r] += 1;
                     set_bit(&mut hw, at + r * inj_per);
@@ -672,11 +840,237 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         if c.latency.len() >= sc.run.batches as usize {
             break;
         }
+        // Legs whose header reached the leg's target this cycle: advanced
+        // per message from here on (worm.rs).
+        for (m, it) in cand.drain(..) {
+            // The channels back to the injection VC that still sends this
+            // message (none of them released: its tail is at the source).
+            chain.clear();
+            let mut i = it as usize;
+            let inj = loop {
+                let o = up[i];
+                if o == NONE || owner[o as usize] == NONE {
+                    break NONE;
+                }
+                chain.push(o);
+                let own = owner[o as usize] as usize;
+                if own >= n_ivc {
+                    break (own - n_ivc) as u32;
+                }
+                i = own;
+            };
+            if inj == NONE || inj_msg[inj as usize] != m {
+                continue;
+            }
+            chain.reverse();
+            let h = chain.len();
+            let o0 = chain[0] as usize;
+            let r0 = ivc_router[o0];
+            let mu = m as usize;
+            // Where the source's flits come from: all there, or landing at
+            // this relay from a scheduled earlier leg.
+            let here = relay::flits_here(&msgs[mu], r0, omega);
+            let (got, from) = if here == omega {
+                (omega, NONE)
+            } else {
+                let s = relay::slot_of(&msgs[mu], r0);
+                let key = mu * 2 + s;
+                if s < 2 && arr_tag.get(key) == Some(&(r0, msgs[mu].gen)) {
+                    (here, key as u32)
+                } else {
+                    continue;
+                }
+            };
+            // In flight on the leg's channels: their landing cycles.
+            if infl.len() < h {
+                infl.resize(h, Vec::new());
+            }
+            for (j, &o) in chain.iter().enumerate() {
+                gmap[down[o as usize] as usize] = j as u32;
+                infl[j].clear();
+            }
+            for (x, list) in wheel.iter().enumerate() {
+                let off = (x + wheel_len - slot) % wheel_len;
+                for &(iv, _, _) in list {
+                    let j = gmap[iv as usize];
+                    if j != NONE {
+                        infl[j as usize].push(cycle + off as u64);
+                    }
+                }
+            }
+            st_buf.clear();
+            let mut sent = omega - inj_left[inj as usize];
+            let mut ok = true;
+            for (j, &o) in chain.iter().enumerate() {
+                let o = o as usize;
+                let iv = down[o] as usize;
+                gmap[iv] = NONE;
+                infl[j].sort_unstable();
+                let nf = infl[j].len() as u32;
+                let ret = (credits[o] + sent) as i64 - cap_ov[o] as i64;
+                let pending = if j + 1 == h {
+                    credit_next.iter().filter(|&&x| x as usize == o).count() as u32
+                } else {
+                    0
+                };
+                if nf > sent || ret < 0 {
+                    ok = false;
+                }
+                let landed = sent.saturating_sub(nf);
+                st_buf.push(worm::ChanState {
+                    sent,
+                    returned: ret.max(0) as u32,
+                    pending,
+                    landed,
+                    ready: if paced { ready[o] } else { 0.0 },
+                    period: period[o],
+                    latency: lat[o],
+                    lat_cycles: lat_cycles[o] as u64,
+                    buf: cap_ov[o],
+                });
+                if j + 1 < h {
+                    if fl_len[iv] > landed {
+                        ok = false;
+                    }
+                    sent = landed.saturating_sub(fl_len[iv]);
+                }
+            }
+            debug_assert!(ok, "inconsistent leg state at cycle {cycle}");
+            if !ok {
+                continue;
+            }
+            let w = omega as usize;
+            src_buf.clear();
+            src_buf.resize(w, cycle as f64);
+            if from != NONE {
+                let g = got as usize;
+                src_buf[g..].copy_from_slice(&arr[from as usize][g..w]);
+            }
+            worm::schedule(
+                cycle,
+                omega,
+                paced,
+                &mut st_buf,
+                &infl[..h],
+                &src_buf,
+                &mut s_buf,
+                &mut l_buf,
+                &mut c_buf,
+            );
+            let lw = (h - 1) * w;
+            // Counters of sends, added now (corrected where read early).
+            for (j, &o) in chain.iter().enumerate() {
+                let o = o as usize;
+                let n_new = (omega - st_buf[j].sent) as u64;
+                ch_flits[o] += n_new;
+                if j == 0 {
+                    c.flits_injected += n_new;
+                    in_net += n_new;
+                }
+                owned[o] = 0;
+                ch_owned[o >> 6] &= !(1u64 << (o & 63));
+                if j + 1 < h {
+                    let iv = down[o] as usize;
+                    let ri = ivc_router[iv] as usize;
+                    work[ri] -= fl_len[iv] as u64;
+                    fl_len[iv] = 0;
+                    skipv[iv] = true;
+                }
+            }
+            let first = st_buf[h - 1].sent as usize;
+            // A relay target: the next leg may start from these landings.
+            let rt = ivc_router[it as usize];
+            let s = relay::slot_of(&msgs[mu], rt);
+            let s_last = s_buf[h * w - 1] as u64;
+            let leg_id = match legs_free.pop() {
+                Some(x) => x,
+                None => {
+                    legs.push(None);
+                    (legs.len() - 1) as u32
+                }
+            };
+            if s < 2 {
+                let key = mu * 2 + s;
+                if arr.len() <= key {
+                    arr.resize(key + 2, Vec::new());
+                    arr_tag.resize(key + 2, (NONE, 0));
+                    arr_leg.resize(key + 2, NONE);
+                }
+                arr[key].clear();
+                arr[key].extend_from_slice(&l_buf[lw..lw + w]);
+                arr_tag[key] = (rt, msgs[mu].gen);
+                arr_leg[key] = leg_id;
+            }
+            // The leg bringing the flits to this relay: nothing here needs
+            // its landings one by one any more.
+            if from != NONE {
+                let (prev, _) = legs[arr_leg[from as usize] as usize]
+                    .as_mut()
+                    .expect("the leg into the relay runs until its tail lands");
+                debug_assert!(prev.msg == m && prev.relay);
+                prev.lazy = true;
+            }
+            if first < w {
+                ev_land.push(Reverse((
+                    l_buf[lw + first] as u64,
+                    s_buf[lw + first] as u64,
+                    chain[h - 1],
+                    leg_id,
+                )));
+            }
+            let mut push_rel = |t: u64, rel: worm::Release| {
+                let x = match rels_free.pop() {
+                    Some(x) => {
+                        rels[x as usize] = rel;
+                        x
+                    }
+                    None => {
+                        rels.push(rel);
+                        (rels.len() - 1) as u32
+                    }
+                };
+                ev_rel.push(Reverse((t, x)));
+            };
+            push_rel(s_buf[w - 1] as u64 + 1, worm::Release::Source { inj });
+            for (j, &o) in chain.iter().enumerate() {
+                let t = c_buf[j * w + w - 1] as u64;
+                let fed = if j + 1 < h { down[o as usize] } else { NONE };
+                push_rel(
+                    t,
+                    worm::Release::Channel {
+                        o,
+                        ready: st_buf[j].ready,
+                        fed,
+                        skip: fed,
+                        last: if j + 1 == h { leg_id } else { NONE },
+                    },
+                );
+            }
+            let mut leg = legs_pool.pop().unwrap_or_default();
+            leg.chans.clear();
+            leg.chans.extend_from_slice(&chain);
+            leg.send.clear();
+            leg.send.extend_from_slice(&s_buf);
+            leg.land.clear();
+            leg.land.extend(l_buf[lw..lw + w].iter().map(|&x| x as u64));
+            leg.send_last.clear();
+            leg.send_last
+                .extend(s_buf[lw..lw + w].iter().map(|&x| x as u64));
+            leg.inj = inj;
+            leg.omega = omega;
+            leg.msg = m;
+            leg.target = it;
+            leg.next = first as u32;
+            leg.relay = s < 2;
+            leg.lazy = s == 2 || !cut_through;
+            legs[leg_id as usize] = Some((leg, s_last));
+            n_active += 1;
+        }
         // Generation: messages generated before this cycle start.
         let now = cycle as f64;
         generate(
             cycle,
-            &mut next_t,
+            &mut arrivals,
             &mut next_min,
             &mut gen,
             sc,
@@ -689,7 +1083,7 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             |n| {
                 work[n] += 1;
                 queued[n] += 1;
-                act[n >> 6] |= 1 << (n & 63);
+                act.mark(n);
             },
         );
         if c.msgs_waiting > sc.backlog_limit {
@@ -718,7 +1112,7 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         if paced {
             let ts = (cycle % timer_len as u64) as usize;
             for &r in &timers[ts] {
-                act[r as usize >> 6] |= 1 << (r & 63);
+                act.mark(r as usize);
             }
             timers[ts].clear();
         }
@@ -755,225 +1149,229 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 any
             }};
         }
-        for (w, word) in act.iter_mut().enumerate() {
-            let mut bits = std::mem::take(word);
-            while bits != 0 {
-                let r = w * 64 + bits.trailing_zeros() as usize;
-                bits &= bits - 1;
-                if work[r] == 0 {
-                    continue;
-                }
-                // Visit again next cycle / first paced cycle a channel may send.
-                let mut wake_next = false;
-                let mut wake_at = u64::MAX;
-                let r32 = r as u32;
-                let ivc0 = base[r] * v_n;
-                let net_in = (base[r + 1] - base[r]) * v_n;
-                let n_in_r = net_in + inj_per;
-                // Idle injection VCs take their next message.
-                for v in 0..inj_per {
-                    if queued[r] == 0 {
-                        break;
-                    }
-                    let j = r * inj_per + v;
-                    if inj_msg[j] == NONE {
-                        let q = match sc.injection {
-                            Injection::PerVc | Injection::Classes(_) => j,
-                            Injection::Shared => r,
-                        };
-                        if let Some(m) = queue[q].pop_front() {
-                            inj_msg[j] = m;
-                            inj_left[j] = omega;
-                            queued[r] -= 1;
-                            hdr_wait[r] += 1;
-                            set_bit(&mut hw, base[r + 1] * v_n + j);
-                        }
-                    }
-                }
-                // VC allocation for waiting headers, from a rotating input
-                // on: the set bits of `hw` at or above it, then below.
-                let waiting = hdr_wait[r];
-                if waiting > 0 {
-                    let start = if order_rot < n_in_r {
-                        order_rot
-                    } else {
-                        order_rot % n_in_r
-                    };
-                    let kb = ivc0 + r * inj_per;
-                    for (lo, hi) in [(kb + start, kb + n_in_r), (kb, kb + start)] {
-                        bits_in!(hw, lo, hi, pos => {
-                            let k = pos - kb;
-                            let (i, m) = if k < net_in {
-                                let i = ivc0 + k;
-                                debug_assert!(alloc[i] == NONE && fl_len[i] > 0);
-                                let f = fl[i * buf + fl_head[i] as usize];
-                                debug_assert!(f & 2 != 0);
-                                (i, (f >> 2) as usize)
-                            } else {
-                                let j = r * inj_per + (k - net_in);
-                                debug_assert!(alloc[n_ivc + j] == NONE && inj_msg[j] != NONE);
-                                debug_assert!(inj_left[j] == omega);
-                                (n_ivc + j, inj_msg[j] as usize)
-                            };
-                            let chosen =
-                                routing.route(r32, msgs[m].dst, msgs[m].tag, &mut rng, |p, v| {
-                                    let o = (base[r] + p as usize) * v_n + v as usize;
-                                    owner[o] == NONE && credits[o] == buf as u32
-                                });
-                            if let Some((p, v)) = chosen {
-                                debug_assert!((p as usize) < base[r + 1] - base[r]);
-                                let ch = base[r] + p as usize;
-                                let o = ch * v_n + v as usize;
-                                owner[o] = i as u32;
-                                alloc[i] = o as u32;
-                                owned[ch] |= 1 << v;
-                                set_bit(&mut ch_owned, ch);
-                                hdr_wait[r] -= 1;
-                                hw[pos >> 6] &= !(1u64 << (pos & 63));
-                            }
-                        });
-                    }
-                }
-                // Switch traversal: one flit per output channel (those
-                // with an owned VC, in channel order).
-                bits_in!(ch_owned, base[r], base[r + 1], ch => {
-                    if paced && ready[ch] >= next_cycle {
-                        if !wake_next && wake_at > cycle + 1 && eligible!(ch, r32) {
-                            wake_at = wake_at.min(ready[ch] as u64);
-                        }
+        // The marked routers in index order: the words the summary marks.
+        for sw in 0..act.sum.len() {
+            let mut sbits = std::mem::take(&mut act.sum[sw]);
+            while sbits != 0 {
+                let w = sw * 64 + sbits.trailing_zeros() as usize;
+                sbits &= sbits - 1;
+                let mut bits = std::mem::take(&mut act.words[w]);
+                while bits != 0 {
+                    let r = w * 64 + bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    if work[r] == 0 {
                         continue;
                     }
-                    // Owned VCs from the round-robin pointer on: those at
-                    // or above it, then those below (the order of a scan of
-                    // every VC from the pointer, skipping unowned ones).
-                    let start = rr[ch];
-                    let mask = owned[ch];
-                    let mut bits = mask >> start << start;
-                    let mut wrapped = false;
-                    loop {
-                        if bits == 0 {
-                            if wrapped {
-                                break;
-                            }
-                            wrapped = true;
-                            bits = mask & ((1u64 << start) - 1);
-                            if bits == 0 {
-                                break;
+                    // Visit again next cycle / first paced cycle a channel may send.
+                    let mut wake_next = false;
+                    let mut wake_at = u64::MAX;
+                    let r32 = r as u32;
+                    let ivc0 = base[r] * v_n;
+                    let net_in = (base[r + 1] - base[r]) * v_n;
+                    let n_in_r = net_in + inj_per;
+                    // Idle injection VCs take their next message.
+                    for v in 0..inj_per {
+                        if queued[r] == 0 {
+                            break;
+                        }
+                        let j = r * inj_per + v;
+                        if inj_msg[j] == NONE {
+                            let q = sc.injection.queue_of(j, r);
+                            if let Some(m) = queue[q].pop_front() {
+                                inj_msg[j] = m;
+                                inj_left[j] = omega;
+                                queued[r] -= 1;
+                                hdr_wait[r] += 1;
+                                set_bit(&mut hw, base[r + 1] * v_n + j);
                             }
                         }
-                        let v = bits.trailing_zeros() as usize;
-                        bits &= bits - 1;
-                        let o = ch * v_n + v;
-                        let i = owner[o];
-                        debug_assert!(i != NONE);
-                        if credits[o] == 0 {
+                    }
+                    // VC allocation for waiting headers, from a rotating input
+                    // on: the set bits of `hw` at or above it, then below.
+                    let waiting = hdr_wait[r];
+                    if waiting > 0 {
+                        let start = if order_rot < n_in_r {
+                            order_rot
+                        } else {
+                            order_rot % n_in_r
+                        };
+                        let kb = ivc0 + r * inj_per;
+                        for (lo, hi) in [(kb + start, kb + n_in_r), (kb, kb + start)] {
+                            bits_in!(hw, lo, hi, pos => {
+                                let k = pos - kb;
+                                let (i, m) = if k < net_in {
+                                    let i = ivc0 + k;
+                                    debug_assert!(alloc[i] == NONE && fl_len[i] > 0);
+                                    let f = fl[fl_off[i] + fl_head[i] as usize];
+                                    debug_assert!(f & 2 != 0);
+                                    (i, (f >> 2) as usize)
+                                } else {
+                                    let j = r * inj_per + (k - net_in);
+                                    debug_assert!(alloc[n_ivc + j] == NONE && inj_msg[j] != NONE);
+                                    debug_assert!(inj_left[j] == omega);
+                                    (n_ivc + j, inj_msg[j] as usize)
+                                };
+                                let chosen =
+                                    routing.route(r32, msgs[m].dst, msgs[m].tag, &mut rng, |p, v| {
+                                        let o = (base[r] + p as usize) * v_n + v as usize;
+                                        owner[o] == NONE && credits[o] == cap_ov[o]
+                                    });
+                                if let Some((p, v)) = chosen {
+                                    debug_assert!((p as usize) < base[r + 1] - base[r]);
+                                    let ch = base[r] + p as usize;
+                                    let o = ch * v_n + v as usize;
+                                    owner[o] = i as u32;
+                                    alloc[i] = o as u32;
+                                    owned[ch] |= 1 << v;
+                                    set_bit(&mut ch_owned, ch);
+                                    hdr_wait[r] -= 1;
+                                    hw[pos >> 6] &= !(1u64 << (pos & 63));
+                                }
+                            });
+                        }
+                    }
+                    // Switch traversal: one flit per output channel (those
+                    // with an owned VC, in channel order).
+                    bits_in!(ch_owned, base[r], base[r + 1], ch => {
+                        if paced && ready[ch] >= next_cycle {
+                            if !wake_next && wake_at > cycle + 1 && eligible!(ch, r32) {
+                                wake_at = wake_at.min(ready[ch] as u64);
+                            }
                             continue;
                         }
-                        let i = i as usize;
-                        let f = if i < n_ivc {
-                            if fl_len[i] == 0 {
-                                continue;
-                            }
-                            let f = fl[i * buf + fl_head[i] as usize];
-                            fl_head[i] = if fl_head[i] + 1 == buf as u32 {
-                                0
-                            } else {
-                                fl_head[i] + 1
-                            };
-                            fl_len[i] -= 1;
-                            work[r] -= 1;
-                            credit_next.push(up[i]);
-                            f
-                        } else {
-                            let j = i - n_ivc;
-                            let m = inj_msg[j];
-                            let left = inj_left[j];
-                            // A cut-through relay sends only flits that landed.
-                            let msg = &msgs[m as usize];
-                            let avail = relay::flits_here(msg, r32, omega);
-                            if omega - left >= avail {
-                                continue;
-                            }
-                            let head = left == omega;
-                            let tail = left == 1;
-                            if head {
-                                let msg = &mut msgs[m as usize];
-                                if msg.legs == 0 {
-                                    msg.inject = cycle;
-                                } else if warm_done && n_slots > 0 {
-                                    let w = &mut b_wait[dests.relay_slot(r32)];
-                                    w.0 += (cycle - msg.enq) as f64;
-                                    w.1 += 1;
+                        // Owned VCs from the round-robin pointer on: those at
+                        // or above it, then those below (the order of a scan of
+                        // every VC from the pointer, skipping unowned ones).
+                        let start = rr[ch];
+                        let mask = owned[ch];
+                        let mut bits = mask >> start << start;
+                        let mut wrapped = false;
+                        loop {
+                            if bits == 0 {
+                                if wrapped {
+                                    break;
                                 }
-                                msg.legs += 1;
-                                c.msgs_waiting -= 1;
+                                wrapped = true;
+                                bits = mask & ((1u64 << start) - 1);
+                                if bits == 0 {
+                                    break;
+                                }
                             }
-                            c.flits_injected += 1;
-                            in_net += 1;
-                            inj_left[j] = left - 1;
-                            if tail {
-                                inj_msg[j] = NONE;
+                            let v = bits.trailing_zeros() as usize;
+                            bits &= bits - 1;
+                            let o = ch * v_n + v;
+                            let i = owner[o];
+                            debug_assert!(i != NONE);
+                            if credits[o] == 0 {
+                                continue;
+                            }
+                            let i = i as usize;
+                            let f = if i < n_ivc {
+                                if fl_len[i] == 0 {
+                                    continue;
+                                }
+                                let f = fl[fl_off[i] + fl_head[i] as usize];
+                                fl_head[i] = if fl_head[i] + 1 == cap_iv[i] {
+                                    0
+                                } else {
+                                    fl_head[i] + 1
+                                };
+                                fl_len[i] -= 1;
                                 work[r] -= 1;
-                                // The next queued message takes the VC.
-                                wake_next |= queued[r] > 0;
+                                credit_next.push(up[i]);
+                                f
+                            } else {
+                                let j = i - n_ivc;
+                                let m = inj_msg[j];
+                                let left = inj_left[j];
+                                // A cut-through relay sends only flits that landed.
+                                let msg = &msgs[m as usize];
+                                let avail = relay::flits_here(msg, r32, omega);
+                                if omega - left >= avail {
+                                    continue;
+                                }
+                                let head = left == omega;
+                                let tail = left == 1;
+                                if head {
+                                    let msg = &mut msgs[m as usize];
+                                    if msg.legs == 0 {
+                                        msg.inject = cycle;
+                                    } else if n_slots > 0 {
+                                        batches.relay_wait(dests.relay_slot(r32), cycle - msg.enq);
+                                    }
+                                    msg.legs += 1;
+                                    c.msgs_waiting -= 1;
+                                }
+                                c.flits_injected += 1;
+                                in_net += 1;
+                                inj_left[j] = left - 1;
+                                if tail {
+                                    inj_msg[j] = NONE;
+                                    work[r] -= 1;
+                                    // The next queued message takes the VC.
+                                    wake_next |= queued[r] > 0;
+                                }
+                                (m << 2) | (u32::from(head) << 1) | u32::from(tail)
+                            };
+                            credits[o] -= 1;
+                            let ahead = if paced {
+                                let s = ready[ch].max(now);
+                                ready[ch] = s + period[ch];
+                                (ceil_u64(s + lat[ch]).saturating_sub(cycle) as usize).max(1)
+                            } else {
+                                lat_cycles[ch]
+                            };
+                            let mut when = slot + ahead;
+                            if when >= wheel_len {
+                                when -= wheel_len;
                             }
-                            (m << 2) | (u32::from(head) << 1) | u32::from(tail)
-                        };
-                        credits[o] -= 1;
-                        let ahead = if paced {
-                            let s = ready[ch].max(now);
-                            ready[ch] = s + period[ch];
-                            (ceil_u64(s + lat[ch]).saturating_sub(cycle) as usize).max(1)
-                        } else {
-                            lat_cycles[ch]
-                        };
-                        let mut when = slot + ahead;
-                        if when >= wheel_len {
-                            when -= wheel_len;
-                        }
-                        wheel[when].push((down[o], f));
-                        ch_flits[ch] += 1;
-                        if f & 2 != 0 {
-                            msgs[(f >> 2) as usize].hops += 1;
-                        }
-                        if f & 1 != 0 {
-                            owner[o] = NONE;
-                            alloc[i] = NONE;
-                            owned[ch] &= !(1 << v);
-                            if owned[ch] == 0 {
-                                ch_owned[ch >> 6] &= !(1u64 << (ch & 63));
+                            wheel[when].push((down[o], f, cycle));
+                            ch_flits[ch] += 1;
+                            if f & 2 != 0 {
+                                msgs[(f >> 2) as usize].hops += 1;
                             }
-                            // The next message's header, if already here, waits.
-                            if i < n_ivc && fl_len[i] > 0 {
-                                hdr_wait[r] += 1;
-                                set_bit(&mut hw, i + r * inj_per);
+                            if f & 1 != 0 {
+                                owner[o] = NONE;
+                                alloc[i] = NONE;
+                                owned[ch] &= !(1 << v);
+                                if owned[ch] == 0 {
+                                    ch_owned[ch >> 6] &= !(1u64 << (ch & 63));
+                                }
+                                // The next message's header, if already here, waits.
+                                if i < n_ivc && fl_len[i] > 0 {
+                                    hdr_wait[r] += 1;
+                                    set_bit(&mut hw, i + r * inj_per);
+                                    wake_next = true;
+                                }
+                            }
+                            rr[ch] = if v + 1 == v_n { 0 } else { v as u32 + 1 };
+                            moved = true;
+                            break;
+                        }
+                        // The channel's next flit, if it has one now (no need
+                        // to look once the router is due next cycle anyway).
+                        // Unpaced (the torus): an owned channel keeps its router
+                        // awake, which costs less than looking.
+                        if owned[ch] > 0 && !wake_next && wake_at > cycle + 1 {
+                            if !paced {
                                 wake_next = true;
+                            } else if eligible!(ch, r32) {
+                                wake_at = wake_at.min(ready[ch] as u64);
                             }
                         }
-                        rr[ch] = if v + 1 == v_n { 0 } else { v as u32 + 1 };
-                        moved = true;
-                        break;
-                    }
-                    // The channel's next flit, if it has one now (no need
-                    // to look once the router is due next cycle anyway).
-                    // Unpaced (the torus): an owned channel keeps its router
-                    // awake, which costs less than looking.
-                    if owned[ch] > 0 && !wake_next && wake_at > cycle + 1 {
-                        if !paced {
-                            wake_next = true;
-                        } else if eligible!(ch, r32) {
-                            wake_at = wake_at.min(ready[ch] as u64);
+                    });
+                    if wake_next || wake_at <= cycle + 1 {
+                        act_next.mark(r);
+                    } else if wake_at != u64::MAX {
+                        if wake_at - cycle < timer_len as u64 {
+                            timers[(wake_at % timer_len as u64) as usize].push(r32);
+                        } else {
+                            debug_assert!(
+                                false,
+                                "paced timer {wake_at} beyond the wheel at {cycle}"
+                            );
+                            act_next.mark(r);
                         }
-                    }
-                });
-                if wake_next || wake_at <= cycle + 1 {
-                    act_next[r >> 6] |= 1 << (r & 63);
-                } else if wake_at != u64::MAX {
-                    if wake_at - cycle < timer_len as u64 {
-                        timers[(wake_at % timer_len as u64) as usize].push(r32);
-                    } else {
-                        debug_assert!(false, "paced timer {wake_at} beyond the wheel at {cycle}");
-                        act_next[r >> 6] |= 1 << (r & 63);
                     }
                 }
             }
@@ -981,7 +1379,7 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         std::mem::swap(&mut act, &mut act_next);
         if moved || in_net == 0 {
             last_progress = cycle;
-        } else if cycle - last_progress > sc.stall_cycles {
+        } else if n_active == 0 && cycle - last_progress > sc.stall_cycles {
             c.finish = Finish::Stalled {
                 cycle,
                 flits_in_network: in_net,
@@ -1007,20 +1405,87 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 cycle += skip;
                 ctx.check_cancel()?;
             }
+        } else if jumps && act.is_empty() && credit_next.is_empty() {
+            // Messages exist but nothing is due next cycle (no router marked,
+            // no credit): jump to the cycle before the first one in which
+            // something is, a landing (timing wheel or scheduled leg), a
+            // release, a paced timer, a generation, the cycle budget or the
+            // deadlock detector's verdict. A skipped cycle would have visited
+            // nothing and moved nothing, so this only saves time; the
+            // allocation order, the detector's last progress and the stepped
+            // cycles advance as if stepped.
+            let mut due = sc.max_cycles;
+            let g = next_min.floor() + 1.0;
+            if g < due as f64 {
+                due = g as u64;
+            }
+            if let Some(&Reverse((t, _))) = ev_rel.peek() {
+                due = due.min(t);
+            }
+            if let Some(&Reverse((t, ..))) = ev_land.peek() {
+                due = due.min(t);
+            }
+            if in_net > 0 && n_active == 0 {
+                due = due.min(last_progress + sc.stall_cycles + 1);
+            }
+            let mut d = 1;
+            while d < wheel_len && cycle + (d as u64) < due {
+                if !wheel[(slot + d) % wheel_len].is_empty() {
+                    due = cycle + d as u64;
+                }
+                d += 1;
+            }
+            if paced {
+                let mut d = 1;
+                while d < timer_len && cycle + (d as u64) < due {
+                    if !timers[((cycle + d as u64) % timer_len as u64) as usize].is_empty() {
+                        due = cycle + d as u64;
+                    }
+                    d += 1;
+                }
+            }
+            if due > cycle + 1 {
+                let skip = due - 1 - cycle;
+                order_rot = ((order_rot as u64 + skip % n_in as u64) % n_in as u64) as usize;
+                if in_net == 0 {
+                    last_progress = due - 1;
+                }
+                c.stepped_cycles += skip;
+                if (cycle ^ (cycle + skip)) >> 6 != 0 {
+                    ctx.check_cancel()?;
+                }
+                cycle += skip;
+            }
         }
         cycle += 1;
     }
     c.cycles = cycle + 1;
-    if warm_done {
-        c.measured_cycles = c.cycles - warm_cycle;
-        for (x, (a, b)) in c
-            .channel_flits
-            .iter_mut()
-            .zip(ch_flits.iter().zip(&ch_flits_at_warm))
-        {
-            *x = a - b;
+    // Scheduled legs still running: their sends from this cycle on were
+    // not made.
+    for (leg, _) in legs.iter().flatten() {
+        if leg.lazy {
+            // Flits landed by now that wait for the tail to be counted.
+            let n = leg.landed_before(cycle + 1, 0, 0) as u64;
+            in_net -= n;
+            if leg.relay {
+                c.flits_relayed += n;
+            } else {
+                c.flits_delivered += n;
+            }
+        }
+        for (j, &o) in leg.chans.iter().enumerate() {
+            let n = leg.due_from(j, cycle);
+            ch_flits[o as usize] -= n;
+            if j == 0 {
+                c.flits_injected -= n;
+                in_net -= n;
+                if n > 0 {
+                    inj_left[leg.inj as usize] = n as u32;
+                }
+            }
         }
     }
+    batches.finish(&ch_flits, &mut c);
     c.flits_in_network = in_net;
     c.flits_at_sources = inj_left
         .iter()
@@ -1030,15 +1495,50 @@ pub(super) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     Ok(c)
 }
 
+/// The next generation time of each node, and the nodes ordered by it, so
+/// that a cycle in which few nodes generate reads few of them.
+pub(super) struct Arrivals {
+    t: Vec<f64>,
+    /// (time as bits, node) of every node: the bits of non-negative times
+    /// order as the times do.
+    heap: BinaryHeap<Reverse<(u64, u32)>>,
+    due: Vec<u32>,
+}
+
+impl Arrivals {
+    pub(super) fn new(t: Vec<f64>) -> Arrivals {
+        debug_assert!(t.iter().all(|&x| x >= 0.0));
+        let heap = t
+            .iter()
+            .enumerate()
+            .map(|(n, &x)| Reverse((x.to_bits(), n as u32)))
+            .collect();
+        Arrivals {
+            t,
+            heap,
+            due: Vec::new(),
+        }
+    }
+
+    /// The earliest next generation time.
+    pub(super) fn min(&self) -> f64 {
+        self.heap
+            .peek()
+            .map_or(f64::INFINITY, |&Reverse((b, _))| f64::from_bits(b))
+    }
+}
+
 /// Generation: the messages of every source generated before cycle `cycle`
 /// join their queues (pooled in `msgs`), `queued(node)` once for each; stops
 /// past the backlog limit (the run then ends as saturated: a source far
-/// past saturation would otherwise fill memory within one cycle).
+/// past saturation would otherwise fill memory within one cycle). Nodes
+/// generate in index order, each all its messages before the next, as a
+/// scan of every node would (the destinations draw from the shared stream).
 #[allow(clippy::too_many_arguments)]
 #[inline]
 pub(super) fn generate<D: Destinations>(
     cycle: u64,
-    next_t: &mut [f64],
+    arrivals: &mut Arrivals,
     next_min: &mut f64,
     gen: &mut Gen,
     sc: &Scenario,
@@ -1054,8 +1554,19 @@ pub(super) fn generate<D: Destinations>(
     if now <= *next_min {
         return;
     }
-    *next_min = f64::INFINITY;
-    for (n, t) in next_t.iter_mut().enumerate() {
+    let Arrivals { t, heap, due } = arrivals;
+    due.clear();
+    while let Some(&Reverse((b, n))) = heap.peek() {
+        if f64::from_bits(b) >= now {
+            break;
+        }
+        heap.pop();
+        due.push(n);
+    }
+    due.sort_unstable();
+    for &n in due.iter() {
+        let n = n as usize;
+        let t = &mut t[n];
         while *t < now {
             if c.msgs_waiting > sc.backlog_limit {
                 return;
@@ -1085,19 +1596,46 @@ pub(super) fn generate<D: Destinations>(
             queued(n);
             *t = gen.next(n, *t, rng);
         }
-        *next_min = next_min.min(*t);
+        heap.push(Reverse((t.to_bits(), n as u32)));
     }
+    *next_min = arrivals.min();
 }
 
 /// ⌈x⌉ for 0 <= x < 2^53 (a cycle count): what `x.ceil() as u64` gives,
 /// without the libm call the baseline x86-64 target makes for `ceil`.
 #[inline]
-fn ceil_u64(x: f64) -> u64 {
+pub(super) fn ceil_u64(x: f64) -> u64 {
     let t = x as u64;
     if (t as f64) < x {
         t + 1
     } else {
         t
+    }
+}
+
+/// A set of routers to visit: a bit per router, and a bit per word of those
+/// that may be non-zero, so that a cycle with few marks reads few words.
+struct Marks {
+    words: Vec<u64>,
+    sum: Vec<u64>,
+}
+
+impl Marks {
+    fn new(words: usize) -> Marks {
+        Marks {
+            words: vec![0; words],
+            sum: vec![0; words.div_ceil(64)],
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.sum.iter().all(|&x| x == 0)
+    }
+
+    #[inline]
+    fn mark(&mut self, r: usize) {
+        self.words[r >> 6] |= 1 << (r & 63);
+        self.sum[r >> 12] |= 1 << ((r >> 6) & 63);
     }
 }
 

@@ -4,7 +4,7 @@
 //! and past saturation, with a deadlocking routing, and on a line with a
 //! router that has no processing element.
 
-use super::sim::run_with;
+use super::sim::{run_with, Mode};
 use super::torus::{Dor, Duato, KaryNcube};
 use super::*;
 use crate::des::{RunLength, Stream};
@@ -38,8 +38,29 @@ fn same<T: Topology, R: Routing, D: Destinations>(
     dests: &D,
 ) -> Counters {
     assert!(!dests.relays());
-    let general = run_with(sc, topo, routing, &UniformLatency(1), dests, &ctx(), true).unwrap();
-    let unit = run_with(sc, topo, routing, &UniformLatency(1), dests, &ctx(), false).unwrap();
+    let general = run_with(
+        sc,
+        topo,
+        routing,
+        &UniformLatency(1),
+        dests,
+        &ctx(),
+        Mode {
+            general: true,
+            ..Mode::DEFAULT
+        },
+    )
+    .unwrap();
+    let unit = run_with(
+        sc,
+        topo,
+        routing,
+        &UniformLatency(1),
+        dests,
+        &ctx(),
+        Mode::DEFAULT,
+    )
+    .unwrap();
     assert_eq!(format!("{general:?}"), format!("{unit:?}"), "{sc:?}");
     unit
 }

@@ -3,7 +3,7 @@
 //! by GTH. It shares nothing with the ME closed form but the queue definition.
 
 use super::model::GeQueue;
-use crate::queueing::ctmc::Generator;
+use crate::markov::ctmc::Generator;
 use crate::SolveError;
 
 /// Largest K for the dense chain (GTH is O(K³), memory O(K²)).

@@ -7,7 +7,7 @@
 //! (`me`), the exact chain (`ctmc`) and the simulator (`sim`) are written
 //! independently of each other so that each can check the others.
 
-use crate::params::{count, positive};
+use crate::params::count;
 use crate::traffic::ge::{check_scv, tau};
 use crate::SolveError;
 
@@ -43,7 +43,7 @@ impl GeQueue {
         thresholds: &[f64],
         k: f64,
     ) -> Result<Self, SolveError> {
-        let lambda = positive("lambda", lambda)?;
+        let lambda = crate::params::model_value("lambda", lambda)?;
         let ca2 = check_scv("ca2", ca2)?;
         let cs2 = check_scv("cs2", cs2)?;
         if mus.is_empty() {
@@ -68,6 +68,7 @@ impl GeQueue {
                     format!("every rate must be finite and > 0; mus[{i}] = {m}"),
                 ));
             }
+            crate::params::model_value(&format!("mus[{i}]"), m)?;
         }
         if thresholds.len() + 1 != mus.len() {
             return Err(SolveError::param(
@@ -117,7 +118,7 @@ impl GeQueue {
 
     /// GE/GE/1/N: one region, capacity N.
     pub fn single(lambda: f64, mu: f64, ca2: f64, cs2: f64, n: f64) -> Result<Self, SolveError> {
-        positive("mu", mu)?;
+        crate::params::model_value("mu", mu)?;
         Self::new(lambda, ca2, cs2, &[mu], &[], n)
             .map_err(|e| rename_param(e, "mus", "mu"))
             .map_err(|e| rename_param(e, "K", "N"))

@@ -11,7 +11,7 @@
 //! the generator M = D0 + D1 G (GTH).
 
 use super::mg1::Service;
-use crate::queueing::ctmc::gth;
+use crate::markov::ctmc::gth;
 use crate::traffic::mmpp::Map;
 use crate::SolveError;
 use nalgebra::{DMatrix, DVector, RowDVector};

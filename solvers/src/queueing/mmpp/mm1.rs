@@ -182,7 +182,7 @@ pub fn map_m1(map: &Map, mu: f64) -> Result<MapM1, SolveError> {
 #[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
-    use crate::queueing::ctmc::Generator;
+    use crate::markov::ctmc::Generator;
     use crate::queueing::mmpp::qbd::r_functional_iteration;
 
     fn rel(a: f64, b: f64) -> f64 {

@@ -45,15 +45,29 @@ pub fn gth_banded(n: usize, b: usize, band: &mut [f64], pi: &mut [f64]) -> Resul
         }
     }
     pi[0] = 1.0;
-    let mut total = 1.0;
+    // Unnormalised weights grow like ρ^level in an overloaded queue and would
+    // overflow (K = 1000 at ρ = 2 already does): rescale the prefix by a power
+    // of two (exact) before they do. Weights that underflow to 0 are below
+    // 1e-300 of the largest; `low` skips the prefix that already has, so each
+    // weight is rescaled at most a few times (O(n) in all).
+    let mut low = 0;
     for j in 1..n {
         let mut acc = 0.0;
         for i in j.saturating_sub(b)..j {
             acc += pi[i] * band[at(i, j)];
         }
         pi[j] = acc;
-        total += acc;
+        if acc > 1e200 {
+            let scale = 2f64.powi(-(acc.log2().ceil() as i32));
+            for p in &mut pi[low..=j] {
+                *p *= scale;
+            }
+            while low < j && pi[low] == 0.0 {
+                low += 1;
+            }
+        }
     }
+    let total: f64 = pi.iter().sum();
     if !(total.is_finite() && total > 0.0) {
         return Err(SolveError::Numerical(format!(
             "GTH normalisation failed (sum {total})"
@@ -208,7 +222,7 @@ pub fn map_m1k(map: &Map, mu: f64, k: usize) -> Result<MmppM1K, SolveError> {
 #[allow(clippy::needless_range_loop)]
 mod tests {
     use super::*;
-    use crate::queueing::ctmc::Generator;
+    use crate::markov::ctmc::Generator;
     use crate::queueing::mm1k::mm1k_metrics;
 
     fn rel(a: f64, b: f64) -> f64 {

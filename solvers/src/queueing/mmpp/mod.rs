@@ -2,7 +2,7 @@
 //! MMPP/G/1 mean waits and the departure process of MMPP/M/1.
 //! Equations and departures from the printed formulas: docs/models/queueing.md.
 
-use crate::params::{parse, positive};
+use crate::params::{parse, show};
 use crate::traffic::mmpp::{mmpp_from_params, mmpp_param_docs};
 use crate::{Kind, Outcome, ParamDoc, Registry, SolveError, Solver, SolverDoc, TaskContext};
 use serde::Deserialize;
@@ -72,7 +72,7 @@ impl Solver for MmppM1Mg {
     fn solve(&self, params: &serde_json::Value, _ctx: &TaskContext) -> Result<Outcome, SolveError> {
         let p: M1Params = parse(params)?;
         let m = mmpp_from_params(p.phi1, p.phi2, p.lambda1, p.lambda2)?;
-        let mu = positive("mu", p.mu)?;
+        let mu = crate::params::model_value("mu", p.mu)?;
         let q = mmpp_m1(&m, mu)?;
         Outcome::new()
             .with("L", q.l)
@@ -126,7 +126,7 @@ impl Solver for MmppM1kCtmc {
     fn solve(&self, params: &serde_json::Value, _ctx: &TaskContext) -> Result<Outcome, SolveError> {
         let p: M1kParams = parse(params)?;
         let m = mmpp_from_params(p.phi1, p.phi2, p.lambda1, p.lambda2)?;
-        let mu = positive("mu", p.mu)?;
+        let mu = crate::params::model_value("mu", p.mu)?;
         let k = crate::params::capacity("K", p.k, 1)?;
         let q = mmpp_m1k(&m, mu, k)?;
         Outcome::new()
@@ -177,11 +177,11 @@ fn part(weight: f64, shift: Option<f64>, rate: Option<f64>) -> Result<ShiftExp, 
         ));
     }
     let shift = match shift {
-        Some(c) => crate::params::non_negative("service.shift", c)?,
+        Some(c) => crate::params::model_value_or_zero("service.shift", c)?,
         None => 0.0,
     };
     let rate = match rate {
-        Some(a) => Some(positive("service.rate", a)?),
+        Some(a) => Some(crate::params::model_value("service.rate", a)?),
         None => None,
     };
     Ok(ShiftExp {
@@ -305,13 +305,29 @@ impl Solver for MmppM1Departure {
     fn solve(&self, params: &serde_json::Value, _ctx: &TaskContext) -> Result<Outcome, SolveError> {
         let p: DepartureParams = parse(params)?;
         let m = mmpp_from_params(p.phi1, p.phi2, p.lambda1, p.lambda2)?;
-        let mu = positive("mu", p.mu)?;
+        let mu = crate::params::model_value("mu", p.mu)?;
         let t = match p.t {
-            Some(t) => Some(positive("t", t)?),
+            Some(t) => Some(crate::params::model_value("t", t)?),
             None => None,
         };
-        let d = departure_mmpp2(&m, mu, t)?;
-        let mo = interdeparture_moments(&m, mu)?;
+        // A tail too long to truncate or characteristics the fit cannot
+        // take: said with the inputs, blaming t when it was given (a t at
+        // which IDC(t) has reached IDC(inf) to rounding) and otherwise mu,
+        // which sets rho and with it the tail.
+        let inputs = format!(
+            "phi1 = {}, phi2 = {}, lambda1 = {}, lambda2 = {}, mu = {}{}",
+            show(p.phi1),
+            show(p.phi2),
+            show(p.lambda1),
+            show(p.lambda2),
+            show(mu),
+            t.map_or(String::new(), |t| format!(", t = {}", show(t)))
+        );
+        let own = ["phi1", "phi2", "lambda1", "lambda2", "mu", "t"];
+        let blame = if t.is_some() { "t" } else { "mu" };
+        let user = |e| crate::traffic::mmpp::fit::in_user_terms(e, &own, blame, &inputs);
+        let d = departure_mmpp2(&m, mu, t).map_err(user)?;
+        let mo = interdeparture_moments(&m, mu).map_err(user)?;
         Outcome::new()
             .with("rate", d.target.rate)
             .with("idc_t", d.target.idc_t)

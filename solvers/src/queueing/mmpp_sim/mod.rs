@@ -91,9 +91,12 @@ struct Controls {
 /// Default run length: the base of the fidelity, stretched so that a batch
 /// spans many modulation cycles (batch means of a slowly modulated queue are
 /// otherwise correlated and the CI too narrow).
+///
+/// `service` is the service's parameter name as the user wrote it (`mu` or
+/// `service`) and its mean time.
 fn run_plan(
     mmpp: &Mmpp,
-    service_mean: f64,
+    (service_name, service_mean): (&str, f64),
     c: &Controls,
     capacity: Option<usize>,
     ctx: &TaskContext,
@@ -130,7 +133,7 @@ fn run_plan(
     // Simulated time: the counted customers at the mean rate.
     let horizon = units / mmpp.mean_rate();
     let mut all = rates.to_vec();
-    all.push(("service", 1.0 / service_mean));
+    all.push((service_name, 1.0 / service_mean));
     crate::params::sim_time_resolution(horizon, &all)?;
     Ok(Plan {
         warmup: r.warmup,
@@ -281,7 +284,7 @@ impl Solver for MmppM1Sim {
                 "ρ = λ̄/μ = {rho} >= 1: the MMPP/M/1 queue has no steady state"
             )));
         }
-        let plan = run_plan(&mmpp, 1.0 / mu, &p.controls(), None, ctx)?;
+        let plan = run_plan(&mmpp, ("mu", 1.0 / mu), &p.controls(), None, ctx)?;
         let res = simulate(&mmpp, &ServiceLaw::exponential(mu), plan, ctx)?;
         let l = time_avg(&res, |b| b.area_n);
         let w = per_batch(&res, "departing customer", |b| {
@@ -359,7 +362,7 @@ impl Solver for MmppM1kSim {
         let mmpp = Mmpp::validated(p.phi1, p.phi2, p.lambda1, p.lambda2)?;
         let mu = crate::params::sim_rate("mu", positive("mu", p.mu)?)?;
         let k = crate::params::capacity("K", p.k, 1)?;
-        let plan = run_plan(&mmpp, 1.0 / mu, &p.controls(), Some(k), ctx)?;
+        let plan = run_plan(&mmpp, ("mu", 1.0 / mu), &p.controls(), Some(k), ctx)?;
         let res = simulate(&mmpp, &ServiceLaw::exponential(mu), plan, ctx)?;
         let l = time_avg(&res, |b| b.area_n);
         let pb: Vec<f64> = res
@@ -449,7 +452,7 @@ impl Solver for MmppG1Sim {
                 "ρ = λ̄·E[S] = {rho} >= 1: the MMPP/G/1 queue has no steady state"
             )));
         }
-        let plan = run_plan(&mmpp, service.mean(), &p.controls(), None, ctx)?;
+        let plan = run_plan(&mmpp, ("service", service.mean()), &p.controls(), None, ctx)?;
         let res = simulate(&mmpp, &service, plan, ctx)?;
         let w = per_batch(&res, "customer entering service", |b| {
             (b.wait.sum, b.wait.count)
@@ -497,6 +500,11 @@ pub fn count_events(
         }
         other => return Err(SolveError::BadParams(format!("unknown simulator {other}"))),
     };
-    let plan = run_plan(&mmpp, service.mean(), &controls, cap, ctx)?;
+    let name = if solver == "mmpp_g1.sim" {
+        "service"
+    } else {
+        "mu"
+    };
+    let plan = run_plan(&mmpp, (name, service.mean()), &controls, cap, ctx)?;
     Ok(simulate(&mmpp, &service, plan, ctx)?.events)
 }

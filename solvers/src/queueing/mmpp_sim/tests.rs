@@ -4,7 +4,7 @@
 
 use super::engine::{run_fifo, Plan, ServiceLaw};
 use super::*;
-use crate::queueing::ctmc::Generator;
+use crate::markov::ctmc::Generator;
 use crate::queueing::mm1k::mm1k_metrics;
 use crate::Fidelity;
 use serde_json::{json, Value};
@@ -474,12 +474,19 @@ fn quick_defaults_are_ten_times_cheaper_and_scale_with_modulation() {
         batches: None,
         batch_len: None,
     };
-    let full = run_plan(&m, 0.5, &none, None, &ctx(0)).unwrap();
-    let quick = run_plan(&m, 0.5, &none, None, &TaskContext::new(0, Fidelity::Quick)).unwrap();
+    let full = run_plan(&m, ("mu", 0.5), &none, None, &ctx(0)).unwrap();
+    let quick = run_plan(
+        &m,
+        ("mu", 0.5),
+        &none,
+        None,
+        &TaskContext::new(0, Fidelity::Quick),
+    )
+    .unwrap();
     assert_eq!(full.batch_len, 10 * quick.batch_len);
     // Very slow modulation: a batch spans >= 1000 cycles under Full.
     let slow = Mmpp::validated(1e-4, 1e-4, 1.0, 0.2).unwrap();
-    let p = run_plan(&slow, 0.5, &none, None, &ctx(0)).unwrap();
+    let p = run_plan(&slow, ("mu", 0.5), &none, None, &ctx(0)).unwrap();
     assert!(p.batch_len as f64 >= 1000.0 * slow.arrivals_per_cycle());
 }
 

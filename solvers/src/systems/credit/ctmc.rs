@@ -1,8 +1,8 @@
 //! Exact steady state of the two-node credit chain.
 
 use super::{model_param_docs, Credit, RawModel, METRICS};
+use crate::markov::ctmc::Generator;
 use crate::params::parse;
-use crate::queueing::ctmc::Generator;
 use crate::{Kind, Outcome, SolveError, Solver, SolverDoc, TaskContext};
 
 #[derive(Debug, Clone, Copy, PartialEq)]

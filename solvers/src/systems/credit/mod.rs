@@ -6,7 +6,7 @@
 //! garbled: erratum Y-8). `credit.sim` is a discrete-event simulation of the
 //! two nodes written independently of the generator.
 
-use crate::params::{count, positive};
+use crate::params::count;
 use crate::{ParamDoc, Registry, SolveError};
 use serde::Deserialize;
 
@@ -47,14 +47,14 @@ struct RawModel {
 impl RawModel {
     fn validate(&self) -> Result<Credit, SolveError> {
         let c = Credit {
-            lambda: positive("lambda", self.lambda)?,
-            mu1: positive("mu1", self.mu1)?,
-            mu2: positive("mu2", self.mu2)?,
+            lambda: crate::params::model_value("lambda", self.lambda)?,
+            mu1: crate::params::model_value("mu1", self.mu1)?,
+            mu2: crate::params::model_value("mu2", self.mu2)?,
             n: count("n", self.n, 1)?,
             m: count("m", self.m, 1)?,
         };
         // Checked before anything is allocated: the chain is stored densely.
-        crate::queueing::ctmc::check_states("n, m", (c.n + 1).saturating_mul(c.m + 1))?;
+        crate::markov::ctmc::check_states("n, m", (c.n + 1).saturating_mul(c.m + 1))?;
         Ok(c)
     }
 }

@@ -46,10 +46,10 @@ pub fn param_docs() -> Vec<ParamDoc> {
         ParamDoc { name: "icn", doc: "ICN timings; default Net.2 of Table 4.2 (ch.4) or Net.1 of Table 5.2 (ch.5)" },
         ParamDoc { name: "omega", doc: "message length in flits (default 64)" },
         ParamDoc { name: "Lf", doc: "flit length in bytes (default 512)" },
-        ParamDoc { name: "lambda1", doc: "source MMPP rate in phase 1 (messages/node/time unit; required)" },
-        ParamDoc { name: "lambda2", doc: "source MMPP rate in phase 2 (default 0, Wu's convention)" },
-        ParamDoc { name: "phi1", doc: "rate of leaving phase 1 (default 0.07)" },
-        ParamDoc { name: "phi2", doc: "rate of leaving phase 2 (default 0.07)" },
+        ParamDoc { name: "lambda1", doc: "source MMPP rate in phase 1 (messages/node/time unit; the model: 0..=1e12; required)" },
+        ParamDoc { name: "lambda2", doc: "source MMPP rate in phase 2 (the model: 0..=1e12; default 0, Wu's convention)" },
+        ParamDoc { name: "phi1", doc: "rate of leaving phase 1 (the model: 1e-12..=1e12 per time unit; default 0.07)" },
+        ParamDoc { name: "phi2", doc: "rate of leaving phase 2 (the model: 1e-12..=1e12 per time unit; default 0.07)" },
         ParamDoc { name: "source", doc: "mmpp (default) or poisson (the same mean rate)" },
         ParamDoc { name: "xi", doc: "ch.4: inter-cluster probability ξ = η_out in [0, 1] (default 0.5)" },
         ParamDoc { name: "eta_in", doc: "ch.4: intra-cluster locality η_in in (0, 1] of (4.7) (default 0.6)" },
@@ -200,6 +200,7 @@ impl Solver for MulticlusterModel {
     }
     fn solve(&self, params: &serde_json::Value, _: &TaskContext) -> Result<Outcome, SolveError> {
         let sys = parse_system(params)?;
+        params::check_model_ranges(&sys)?;
         match model::solve(&sys)? {
             Err(s) => {
                 // Saturated, with the intra-cluster metrics where they stay

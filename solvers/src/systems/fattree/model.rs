@@ -30,7 +30,7 @@ use super::params::{
     Cd, Channels, Dispatcher, EcnLeg2, EcnNum, Locality, Reading, StageMap, System,
 };
 use super::Tree;
-use crate::queueing::ctmc::Generator;
+use crate::markov::ctmc::Generator;
 use crate::queueing::mmpp::{mmpp_g1, Service, ShiftExp};
 use crate::traffic::mmpp::{superpose_fit, Mmpp2};
 use crate::SolveError;

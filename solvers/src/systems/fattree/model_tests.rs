@@ -364,3 +364,45 @@ fn model_parts_add_up() {
         );
     }
 }
+
+/// Issue 32 item 5: extreme source values failed inside the model ("fit:
+/// characteristics are not finite", "G did not converge", "need 1 <
+/// IDC(t) < IDC(inf)"); they are refused naming the parameter, its value
+/// and the accepted range.
+#[test]
+fn extreme_source_values_name_the_parameter_and_range() {
+    for (key, value, range) in [
+        ("lambda1", 1e200, "[0, 1e12]"),
+        ("lambda2", 1e308, "[0, 1e12]"),
+        ("phi1", 1e-300, "[1e-12, 1e12]"),
+        ("phi1", 1e200, "[1e-12, 1e12]"),
+        ("phi2", 1e-15, "[1e-12, 1e12]"),
+        ("phi2", 1e308, "[1e-12, 1e12]"),
+    ] {
+        let mut p = json!({"lambda1": 0.0005});
+        p[key] = json!(value);
+        match parse_system(&p).and_then(|s| check_model_ranges(&s)) {
+            Err(crate::SolveError::InvalidParam { param, rule }) => {
+                assert_eq!(param, key, "{rule}");
+                assert!(rule.contains(range), "{key}: {rule}");
+            }
+            other => panic!("{key} = {value}: {other:?}"),
+        }
+    }
+    // The ends of the ranges are solved (or saturated), not failed.
+    let model = crate::Registry::with_all();
+    let model = model.get("multicluster.model").unwrap();
+    let ctx = crate::TaskContext::new(1, crate::Fidelity::Full);
+    for (key, value) in [
+        ("phi1", 1e-12),
+        ("phi2", 1e-12),
+        ("phi1", 1e12),
+        ("phi2", 1e12),
+        ("lambda1", 1e12),
+    ] {
+        let mut p = json!({"lambda1": 0.0005});
+        p[key] = json!(value);
+        let r = model.solve(&p, &ctx);
+        assert!(r.is_ok(), "{key} = {value}: {r:?}");
+    }
+}

@@ -15,7 +15,7 @@
 //! A simulator that adds its own run-length keys parses through
 //! [`parse_with_extras`], which removes those keys before the strict parse.
 
-use crate::params::{count, non_negative, positive, probability};
+use crate::params::{count, non_negative, positive, probability, within};
 use crate::traffic::mmpp::Mmpp2;
 use crate::SolveError;
 use serde::Deserialize;
@@ -403,6 +403,36 @@ fn refuse(present: bool, field: &str, rule: &str) -> Result<(), SolveError> {
     if present {
         return Err(SolveError::param(field, rule));
     }
+    Ok(())
+}
+
+/// Accepted phase rates phi1, phi2 of the model (per time unit).
+const PHASE_RANGE: (f64, f64) = (1e-12, 1e12);
+/// Largest source rate lambda1, lambda2 the model accepts (messages/node/time unit).
+const MAX_SOURCE_RATE: f64 = 1e12;
+
+/// The source ranges of `multicluster.model` (issue 32): past them its
+/// MMPP fits and its G iteration lose every digit ("fit: characteristics
+/// are not finite", "G did not converge"); the thesis's rates are
+/// 1e-5..1e-2 and its phase rates 0.07 per time unit. The simulator takes
+/// any rate (far past saturation it answers `saturated` without a run).
+pub fn check_model_ranges(sys: &System) -> Result<(), SolveError> {
+    let s = &sys.source;
+    let rate = (0.0, MAX_SOURCE_RATE);
+    within(
+        "lambda1",
+        s.lambda1,
+        rate,
+        " messages/node/time unit for the model",
+    )?;
+    within(
+        "lambda2",
+        s.lambda2,
+        rate,
+        " messages/node/time unit for the model",
+    )?;
+    within("phi1", s.phi1, PHASE_RANGE, " per time unit for the model")?;
+    within("phi2", s.phi2, PHASE_RANGE, " per time unit for the model")?;
     Ok(())
 }
 

@@ -11,7 +11,7 @@ use crate::engines::flit::fattree::{
     CdQueue, ClusterSpec, Locality, MultiCluster, NetTiming, Spec, Tree, MAX_OUTPUT_CLUSTERS,
 };
 use crate::engines::flit::{run, state_bytes, Counters, Finish, Injection, Scenario, Source};
-use crate::params::count;
+use crate::params::{count, show};
 use crate::{Kind, Outcome, ParamDoc, SolveError, Solver, SolverDoc, TaskContext};
 
 /// Catalogue §3.2: 80k messages per point (8,000 warm-up, 10 × 8,000).
@@ -26,6 +26,7 @@ const EXTRAS: &[&str] = &[
     "buffer",
     "loads",
     "cd_queue",
+    "max_rel_half_width",
 ];
 
 /// Largest engine state `multicluster.sim` accepts (bytes of the flit
@@ -53,6 +54,10 @@ pub(crate) struct SimTask {
     /// A single-server station whose offered load is >= 1 (the run could
     /// only grow its queue): the outcome is `saturated` without simulating.
     pub overload: Option<String>,
+    /// The stop rule of catalogue §0 (`max_rel_half_width`): a completed run
+    /// whose latency half-width exceeds this fraction of its mean is not a
+    /// steady point; the outcome is `undefined`, the numbers in its note.
+    pub max_rel_hw: Option<f64>,
 }
 
 fn num(
@@ -163,7 +168,18 @@ pub(crate) fn validate(
             hit
         }
     };
+    let max_rel_hw = match num(&extra, "max_rel_half_width")? {
+        None => None,
+        Some(x) if x.is_finite() && x > 0.0 => Some(x),
+        Some(_) => {
+            return Err(SolveError::param(
+                "max_rel_half_width",
+                "a number > 0 (e.g. 0.1: the catalogue's stop rule)",
+            ))
+        }
+    };
     let mut t = build(&sys, cpf, cut_through, run_len, ctx.seed)?;
+    t.max_rel_hw = max_rel_hw;
     t.spec.cd_queue = cd_queue;
     t.sc.buffer = buffer;
     t.simulate = simulate;
@@ -352,9 +368,24 @@ pub(crate) fn build(
     let expect = msgs / (n_tot * source.mean_rate() * mean_scale);
     let max_cycles = 4.0 * expect + 100_000.0 * cpf as f64;
     if max_cycles > 1e13 {
+        // The mean rate is made of all four source parameters: a vanishing
+        // weight of phase 1 (phi1 far above phi2) makes it tiny whatever
+        // lambda1 is (issue 32: `phi1: 1e308` blamed lambda1).
+        let blame = if s.phi2 / s.tau() < 1e-3 {
+            "phi1"
+        } else {
+            "lambda1"
+        };
         return Err(SolveError::param(
-            "lambda1",
-            format!("mean rate too low: {msgs} messages would take {max_cycles:e} cycles"),
+            blame,
+            format!(
+                "the mean rate (lambda1 phi2 + lambda2 phi1) / (phi1 + phi2) = {} messages per node and time unit (lambda1 = {}, lambda2 = {}, phi1 = {}, phi2 = {}) is too low: {msgs} messages would take {max_cycles:.3e} cycles, the limit is 1e13",
+                show(s.mean_rate()),
+                show(s.lambda1),
+                show(s.lambda2),
+                show(s.phi1),
+                show(s.phi2)
+            ),
         ));
     }
     let slowest = spec
@@ -385,6 +416,7 @@ pub(crate) fn build(
         ch5,
         simulate: true,
         overload: None,
+        max_rel_hw: None,
     })
 }
 
@@ -579,7 +611,12 @@ impl Solver for MulticlusterSim {
         // 2: metrics U_c, U_d, U_icn_max, U_max; parameters buffer, loads.
         // 3: parameter cd_queue; metrics W_in, W_out, net_in, net_out; loads
         // with a station offered >= 1 saturated without a run; memory bound.
-        3
+        // (Parameter max_rel_half_width added in 3: without it every result
+        // is unchanged.)
+        // 4: cd_queue: output, a dispatcher's channels into its ECN feed
+        // buffers of a whole message (D serves in ω·t_cs^I, not held by a
+        // slower ECN); fifo results unchanged.
+        4
     }
     fn kind(&self) -> Kind {
         Kind::Simulation
@@ -592,9 +629,10 @@ impl Solver for MulticlusterSim {
                 vec![
                 ParamDoc { name: "cycles_per_flit", doc: "clock resolution: cycles per fastest per-flit link time (integer >= 1, default 8); rounding adds < 1 cycle per hop to a header" },
                 ParamDoc { name: "relay", doc: "cut_through (default: C/D forward a message while it arrives) or store_forward" },
-                ParamDoc { name: "cd_queue", doc: "fifo (default: the ICN as an m_c-port n_c-tree, wormhole, one VC; a message blocked in it holds its concentrator) or output (the model's C/D assumption: a private lane of 2q ICN-speed channels per ordered cluster pair, so a concentrator is never held downstream and messages reach the dispatcher's FIFO without contending for an input link; docs/models/multicluster.md)" },
+                ParamDoc { name: "cd_queue", doc: "fifo (default: the ICN as an m_c-port n_c-tree, wormhole, one VC; a message blocked in it holds its concentrator) or output (the model's C/D assumption: a private lane of 2q ICN-speed channels per ordered cluster pair, so a concentrator is never held downstream and messages reach the dispatcher's FIFO without contending for an input link; the dispatcher's channels into its ECN feed buffers of a whole message, so it serves a message in omega*t_cs^I however slow the ECN after it; docs/models/multicluster.md)" },
                 ParamDoc { name: "buffer", doc: "diagnostic: flits per input buffer on every channel (integer 1..=4096, default 2: our choice, the thesis gives no buffer size; >= omega makes the network virtual cut-through)" },
                 ParamDoc { name: "loads", doc: "simulate only where lambda1 is one of these values (relative 1e-9; default: every point); elsewhere the outcome is `undefined` (not simulated), so a manifest can show a dense model grid with the simulation at a few of its loads" },
+                ParamDoc { name: "max_rel_half_width", doc: "stop rule (catalogue §0: a simulated series stops where its CI exceeds 10 %): a completed run whose latency 95% half-width exceeds this fraction of the mean is not a steady point, outcome `undefined` with the value and half-width in its note (default: none, every completed run reports)" },
                 ParamDoc { name: "warmup", doc: "delivered messages discarded (default 8000; quick 500)" },
                 ParamDoc { name: "batches", doc: "number of batches (default 10)" },
                 ParamDoc { name: "batch_len", doc: "delivered messages per batch (default 8000; quick 800)" },
@@ -643,11 +681,21 @@ impl Solver for MulticlusterSim {
         check_memory(&task, &mc)?;
         let c = run(&task.sc, &mc, &mc, &mc, &mc, ctx)?;
         let o = outcome(&task, &c)?;
-        Ok(if c.finish == Finish::Completed {
-            with_utilisations(o, &mc, &c)
-        } else {
-            o
-        })
+        if c.finish != Finish::Completed {
+            return Ok(o);
+        }
+        if let (Some(max), Some(l)) = (task.max_rel_hw, o.metrics.get("latency")) {
+            let hw = l.half_width.unwrap_or(f64::INFINITY);
+            if hw > max * l.value {
+                return Ok(Outcome::undefined(format!(
+                    "not a steady point (stop rule, max_rel_half_width {max}): latency {:.4} ± {:.4} ({:.1} % of the mean)",
+                    l.value,
+                    hw,
+                    100.0 * hw / l.value
+                )));
+            }
+        }
+        Ok(with_utilisations(o, &mc, &c))
     }
 }
 

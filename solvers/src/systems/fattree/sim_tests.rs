@@ -515,6 +515,39 @@ fn output_concentrator_and_dispatcher_are_md1_queues() {
     );
 }
 
+/// Ch.5's link speeds (Table 5.2: ECN Net.2, t_cs^E = 0.01 + L_f/800, slower
+/// than the ICN Net.1, t_cs^I = 0.005 + L_f/1000, by 1.257 at L_f = 512) on
+/// Fig 4.5(a)'s clusters, Poisson sources, ξ = 1, ρ_D = 0.45: the
+/// dispatcher of `output` is the model's W_d server, an M/D/1 queue serving
+/// ω·t_cs^I per message, however slow the ECN after it (its channels into
+/// the ECN feed buffers of a whole message; docs/models/multicluster.md,
+/// "The `output` variant"). Arrivals at D are a superposition of 15
+/// concentrators' departures, so 10 % besides twice the CI, as above.
+#[test]
+fn output_dispatcher_is_an_md1_queue_before_a_slower_ecn() {
+    let t_i = 0.005 + 512.0 / 1000.0;
+    let s = 64.0 * t_i;
+    let rho: f64 = 0.45;
+    let lam = rho / (16.0 * s);
+    let o = solve(fig45a(json!({
+        "xi": 1.0, "lambda1": 2.0 * lam, "cd_queue": "output",
+        "icn": {"bandwidth": 1000, "network_latency": 0.01, "switch_latency": 0.005},
+        "ecn": {"bandwidth": 800, "network_latency": 0.01, "switch_latency": 0.01},
+        "warmup": 1000, "batches": 10, "batch_len": 3000,
+    })));
+    assert_eq!(o.status, crate::Status::Ok, "{:?}", o.note);
+    let md1 = rho * s / (2.0 * (1.0 - rho));
+    let m = &o.metrics["W_d"];
+    let (w, hw) = (m.value, m.half_width.unwrap());
+    assert!(
+        (w - md1).abs() <= 2.0 * hw + 0.1 * md1,
+        "W_d {w} ± {hw} vs M/D/1 {md1}"
+    );
+    // The ICN links into D carry λ_D·ω·t_cs^I.
+    let u = get(&o, "U_d");
+    assert!((u - rho).abs() < 0.1 * rho, "U_d {u} vs {rho}");
+}
+
 /// `output` under overload: flits conserved, no deadlock, deterministic;
 /// below the concentrator bound where `fifo` saturates (0.8 of it), the
 /// output-queued system is steady and its C/D links carry λ_C·ω·t_cs^I.
@@ -533,4 +566,125 @@ fn output_variant_conserves_and_reaches_past_the_fifo_saturation() {
         assert!((u - expect).abs() < 0.1 * expect, "{k} {u} vs {expect}");
     }
     assert!(get(&o, "W_d") > 0.1 * get(&o, "W_c"));
+}
+
+/// The stop rule: a completed run whose latency half-width exceeds
+/// `max_rel_half_width` of its mean is `undefined` with the numbers in its
+/// note; below the bound the outcome is the run's own, unchanged.
+#[test]
+fn stop_rule_marks_an_imprecise_point_undefined() {
+    let plain = solve(fig45a(json!({"lambda1": 0.0005})));
+    assert_eq!(plain.status, crate::Status::Ok);
+    let (l, hw) = (
+        get(&plain, "latency"),
+        plain.metrics["latency"].half_width.unwrap(),
+    );
+    assert!(hw > 0.0);
+    let loose = solve(fig45a(
+        json!({"lambda1": 0.0005, "max_rel_half_width": 2.0 * hw / l}),
+    ));
+    assert_eq!(loose, plain);
+    let tight = solve(fig45a(
+        json!({"lambda1": 0.0005, "max_rel_half_width": 0.5 * hw / l}),
+    ));
+    assert_eq!(tight.status, crate::Status::Undefined);
+    assert!(tight.metrics.is_empty());
+    let note = tight.note.unwrap();
+    assert!(
+        note.contains("not a steady point") && note.contains(&format!("{l:.4}")),
+        "{note}"
+    );
+    for bad in [json!(0.0), json!(-1.0), json!("x")] {
+        let p = fig45a(json!({"lambda1": 0.0005, "max_rel_half_width": bad}));
+        assert!(MulticlusterSim.solve(&p, &ctx(3)).is_err());
+    }
+}
+
+/// Legs advanced per message (engines/flit/worm.rs) and the cycles in which
+/// nothing is due jumped over, against every flit moved one by one in every
+/// cycle, and against the legs without the jumps: every counter of the run
+/// (the stepped cycles too) equal, bit for bit, over both C/D
+/// variants, cut-through and store-and-forward relays, MMPP and Poisson
+/// sources, low load to past saturation, short messages (ω below and at
+/// the buffer), one-flit and whole-message buffers, a clock of one cycle
+/// per flit, and a ch.5 system of heterogeneous clusters in both variants
+/// (`output`: the dispatcher's deeper buffers into a slower ECN).
+#[test]
+fn worms_advanced_per_message_change_no_counter() {
+    use crate::engines::flit::Mode;
+    let net =
+        |b: f64, n: f64, s: f64| json!({"bandwidth": b, "network_latency": n, "switch_latency": s});
+    let mut ch5 = Vec::new();
+    for (n, phi, acn) in [
+        (1, 0.1, net(600.0, 0.04, 0.06)),
+        (2, 0.15, net(400.0, 0.1, 0.05)),
+    ] {
+        for _ in 0..4 {
+            ch5.push(json!({"m": 8, "n": n, "user_level": phi, "acn": acn}));
+        }
+    }
+    let cases = [
+        fig45a(json!({"lambda1": 0.0005})),
+        fig45a(json!({"lambda1": 0.0015, "source": "mmpp", "lambda2": 0.0})),
+        fig45a(json!({"lambda1": 0.0018, "cd_queue": "output"})),
+        fig45a(json!({"lambda1": 0.0025, "cd_queue": "output", "source": "mmpp", "lambda2": 0.0})),
+        fig45a(json!({"lambda1": 0.0022})),
+        fig45a(json!({"lambda1": 0.0012, "relay": "store_forward"})),
+        fig45a(json!({"lambda1": 0.0012, "relay": "store_forward", "cd_queue": "output"})),
+        fig45a(json!({"lambda1": 0.001, "omega": 2, "buffer": 2})),
+        fig45a(json!({"lambda1": 0.002, "omega": 3, "buffer": 1})),
+        fig45a(json!({"lambda1": 0.0015, "buffer": 64})),
+        fig45a(json!({"lambda1": 0.0008, "Lf": 1024, "cycles_per_flit": 1})),
+        fig45a(json!({"lambda1": 0.0012, "xi": 0.2, "cycles_per_flit": 3, "warmup": 0})),
+        json!({
+            "clusters": ch5, "m_c": 8, "omega": 32, "Lf": 256,
+            "phi1": 0.08, "phi2": 0.06, "lambda1": 0.0005,
+            "warmup": 100, "batches": 4, "batch_len": 300,
+        }),
+        json!({
+            "clusters": ch5, "m_c": 8, "omega": 32, "Lf": 256, "cd_queue": "output",
+            "phi1": 0.08, "phi2": 0.06, "lambda1": 0.0009,
+            "warmup": 100, "batches": 4, "batch_len": 300,
+        }),
+    ];
+    for p in cases {
+        let task = validate(&p, &ctx(7)).unwrap();
+        let mc = topology(&task).unwrap();
+        let a = crate::engines::flit::run(&task.sc, &mc, &mc, &mc, &mc, &ctx(7)).unwrap();
+        let flitwise = |mode| {
+            crate::engines::flit::run_flitwise(&task.sc, &mc, &mc, &mc, &mc, &ctx(7), mode).unwrap()
+        };
+        let b = flitwise(None);
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "{p}");
+        // Legs advanced per message, every cycle stepped.
+        let b = flitwise(Some(Mode {
+            jumps: false,
+            ..Mode::DEFAULT
+        }));
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "{p} (cycle jumps)");
+    }
+}
+
+/// Issue 32 item 5: `phi1: 1e308` blamed `lambda1` ("mean rate too low"):
+/// phase 1, the one with lambda1, is then almost never visited, so the
+/// mean rate vanishes whatever lambda1 is. It names `phi1` and the four
+/// source values.
+#[test]
+fn a_vanishing_mean_rate_names_the_phase_that_causes_it() {
+    let run = |extra: serde_json::Value| match MulticlusterSim.solve(&fig45a(extra), &ctx(1)) {
+        Err(SolveError::InvalidParam { param, rule }) => (param, rule),
+        other => panic!("{other:?}"),
+    };
+    for phi1 in [1e308, 1e12] {
+        let (param, rule) = run(json!({"lambda1": 0.0005, "phi1": phi1, "source": "mmpp"}));
+        assert_eq!(param, "phi1", "{rule}");
+        let want = format!("phi1 = {}", crate::params::show(phi1));
+        assert!(
+            rule.contains(&want) && rule.contains("lambda1 = 0.0005") && rule.contains("1e13"),
+            "{rule}"
+        );
+    }
+    // A plainly low rate still names lambda1.
+    let (param, _) = run(json!({"lambda1": 1e-300}));
+    assert_eq!(param, "lambda1");
 }

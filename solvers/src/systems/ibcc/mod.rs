@@ -14,7 +14,7 @@ use crate::engines::ibnet::topology::{folded_clos, gran_testbed, RouteSpec};
 use crate::engines::ibnet::{
     Dest, Fabric, Flow, LinkSpec, NodeRef, Scenario, Topology, VlArbEntry, VlArbitration,
 };
-use crate::params::{non_negative, positive};
+use crate::params::{non_negative, positive, show};
 use crate::{ParamDoc, Registry, SolveError};
 use serde::Deserialize;
 
@@ -203,7 +203,7 @@ impl RawTopology {
         for l in &self.links {
             let a = node("topology.links.a", &l.a, hosts, switches)?;
             let b = node("topology.links.b", &l.b, hosts, switches)?;
-            let gbps = positive("topology.links.gbps", l.gbps)?;
+            let gbps = gbps("topology.links.gbps", l.gbps)?;
             let lat = match l.latency_ns {
                 Some(x) => non_negative("topology.links.latency_ns", x)? * 1e-9,
                 None => default_latency,
@@ -375,11 +375,30 @@ const HEADER: u32 = 26;
 /// (source, destination, start in intervals, SL) of one flow, 0-based hosts.
 type FlowRow = (u32, u32, f64, u8);
 
+/// Fastest link or end-node rate accepted, Gbit/s: far above any InfiniBand
+/// link (a 4x NDR link carries 400), low enough that rates in bytes per
+/// second and the work bound stay finite.
+const MAX_GBPS: f64 = 1e5;
+
+/// A data rate in Gbit/s: finite, > 0 and at most [`MAX_GBPS`].
+fn gbps(name: &str, x: f64) -> Result<f64, SolveError> {
+    if !x.is_finite() || x <= 0.0 || x > MAX_GBPS {
+        return Err(SolveError::param(
+            name,
+            format!(
+                "must be a rate > 0 and <= {MAX_GBPS:.0} Gbit/s, got {}",
+                show(x)
+            ),
+        ));
+    }
+    Ok(x)
+}
+
 fn whole(name: &str, x: f64, lo: f64, hi: f64) -> Result<u32, SolveError> {
     if !x.is_finite() || x.fract() != 0.0 || x < lo || x > hi {
         return Err(SolveError::param(
             name,
-            format!("must be a whole number in {lo}..={hi}, got {x}"),
+            format!("must be a whole number in {lo}..={hi}, got {}", show(x)),
         ));
     }
     Ok(x as u32)
@@ -388,9 +407,9 @@ fn whole(name: &str, x: f64, lo: f64, hi: f64) -> Result<u32, SolveError> {
 impl RawParams {
     pub(crate) fn validate(&self) -> Result<Setup, SolveError> {
         let interval = positive("interval", self.interval.unwrap_or(1.0))?;
-        let host = positive("host_gbps", self.host_gbps.unwrap_or(16.0))?;
-        let s12 = positive("s1s2_gbps", self.s1s2_gbps.unwrap_or(DEFAULT_S1S2_GBPS))?;
-        let cap = positive(
+        let host = gbps("host_gbps", self.host_gbps.unwrap_or(16.0))?;
+        let s12 = gbps("s1s2_gbps", self.s1s2_gbps.unwrap_or(DEFAULT_S1S2_GBPS))?;
+        let cap = gbps(
             "end_node_gbps",
             self.end_node_gbps.unwrap_or(DEFAULT_END_NODE_GBPS),
         )?;
@@ -514,6 +533,15 @@ impl RawParams {
             100.0,
         )? as usize;
         let duration = intervals as f64 * interval;
+        if !duration.is_finite() {
+            return Err(SolveError::param(
+                "interval",
+                format!(
+                    "intervals x interval = {intervals} x {} s is not a finite time",
+                    show(interval)
+                ),
+            ));
+        }
         let bin = positive("bin", self.bin.unwrap_or(interval / 100.0))?;
         if bin > interval {
             return Err(SolveError::param("bin", "must not exceed `interval`"));
@@ -556,9 +584,25 @@ impl RawParams {
         let hop_sum: usize = per_host.iter().sum();
         let pkts = duration * cap * 1e9 / 8.0 / (mtu + HEADER) as f64 * hop_sum as f64;
         if pkts > 1e8 {
+            // Blame the one of the three factors the user moved furthest
+            // above its default; the message names all three.
+            let blame = [
+                ("interval", interval / 1.0),
+                ("intervals", intervals as f64 / default_intervals),
+                ("end_node_gbps", cap / DEFAULT_END_NODE_GBPS),
+            ]
+            .into_iter()
+            .fold(("interval", f64::NEG_INFINITY), |a, b| {
+                if b.1 > a.1 {
+                    b
+                } else {
+                    a
+                }
+            })
+            .0;
             return Err(SolveError::param(
-                "interval",
-                format!("intervals x interval = {duration} s would need ~{pkts:.1e} link transmissions (limit 1e8)"),
+                blame,
+                format!("intervals x interval = {intervals} x {interval} s at end_node_gbps = {cap} would need ~{pkts:.1e} link transmissions (limit 1e8)"),
             ));
         }
         let nbins = (duration / bin).ceil();

@@ -62,11 +62,81 @@ pub fn solve_counting(
 ) -> Result<(Outcome, Counters), SolveError> {
     let raw: RawParams = parse(params)?;
     let setup = raw.validate()?;
+    check_not_empty(&setup, &raw)?;
     let counters = match &setup.cc {
         Some(cc) => run(&setup.scenario, cc, ctx)?,
         None => run(&setup.scenario, &NoCc, ctx)?,
     };
     Ok((outcome(&setup, &counters), counters))
+}
+
+/// Refuses a time scale in which a flow could not deliver one packet in the
+/// interval it starts in (issue 32: `link_latency_ns: 1e12`,
+/// `switch_latency_ns: 1e308` or `interval: 1e-12` returned every
+/// throughput as 0). The bound is a packet's zero-load latency over its
+/// route, a lower bound of any packet's: link latencies, switch latencies
+/// and one packet's transmission at the slowest rate on the way. It must be
+/// below a measurement window (0.9 interval). The error names `interval`
+/// when the latency would fit the default interval of 1 s, otherwise the
+/// parameter behind the largest of the three terms.
+fn check_not_empty(s: &Setup, raw: &RawParams) -> Result<(), SolveError> {
+    let sc = &s.scenario;
+    let bytes = (sc.mtu + sc.header) as f64;
+    let window = 0.9 * s.interval;
+    let described = matches!(raw.topology, Some(serde_json::Value::Object(_)));
+    for &(src, dst) in &s.pairs {
+        let path = sc.fabric.path(src, dst);
+        if path.is_empty() {
+            continue;
+        }
+        let port = |p: &u32| &sc.fabric.ports[*p as usize];
+        let links: f64 = path.iter().map(|p| port(p).latency).sum();
+        let switches = (path.len() - 1) as f64 * sc.switch_latency;
+        let cap = sc.inject_rate.min(sc.sink_rate);
+        let rate = path.iter().map(|p| port(p).rate).fold(cap, f64::min);
+        let tx = bytes / rate;
+        let total = links + switches + tx;
+        if total < window {
+            continue;
+        }
+        let host_rate = raw.host_gbps.unwrap_or(16.0) * 1e9 / 8.0;
+        let rate_field = if rate >= cap {
+            "end_node_gbps"
+        } else if described {
+            "topology.links.gbps"
+        } else if rate < host_rate {
+            "s1s2_gbps"
+        } else {
+            "host_gbps"
+        };
+        let link_field = if described && raw.link_latency_ns.is_none() {
+            "topology.links.latency_ns"
+        } else {
+            "link_latency_ns"
+        };
+        let field = if total < 0.9 {
+            "interval"
+        } else if links >= switches && links >= tx {
+            link_field
+        } else if switches >= tx {
+            "switch_latency_ns"
+        } else {
+            rate_field
+        };
+        return Err(SolveError::param(
+            field,
+            format!(
+                "a packet needs at least {total:.3e} s from H{} to H{} at zero load ({} links: {links:.3e} s of link latency; {} switches x {:.3e} s; one {bytes}-byte packet at {:.4} Gbit/s: {tx:.3e} s), not less than a measurement window (0.9 x interval = {window:.3e} s): no packet of the flow could arrive in the interval it starts in",
+                src + 1,
+                dst + 1,
+                path.len(),
+                path.len() - 1,
+                sc.switch_latency,
+                rate * 8.0 / 1e9,
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn outcome(s: &Setup, c: &Counters) -> Outcome {
@@ -290,6 +360,51 @@ mod tests {
             solve(json!({"scenario": 1, "bogus": 1})),
             Err(SolveError::BadParams(_))
         ));
+    }
+
+    /// Issue 32 items 2 and 5: a time scale that leaves the measurement
+    /// windows empty returned every throughput as 0, and some refusals
+    /// blamed another parameter (`interval: 1e308` blamed `bin`,
+    /// `end_node_gbps: 1e308` blamed `interval`). Each names the parameter
+    /// given.
+    #[test]
+    fn a_time_scale_that_leaves_the_windows_empty_names_its_parameter() {
+        for (p, field) in [
+            (
+                json!({"scenario": 1, "link_latency_ns": 1e12}),
+                "link_latency_ns",
+            ),
+            (
+                json!({"scenario": 1, "switch_latency_ns": 1e308}),
+                "switch_latency_ns",
+            ),
+            (json!({"scenario": 1, "interval": 1e-12}), "interval"),
+            (
+                json!({"scenario": 1, "end_node_gbps": 1e-9}),
+                "end_node_gbps",
+            ),
+            (json!({"scenario": 2, "s1s2_gbps": 1e-9}), "s1s2_gbps"),
+            (json!({"scenario": 1, "interval": 1e308}), "interval"),
+            (
+                json!({"scenario": 1, "end_node_gbps": 1e308}),
+                "end_node_gbps",
+            ),
+            (
+                json!({"scenario": 1, "end_node_gbps": 1e5}),
+                "end_node_gbps",
+            ),
+            (json!({"scenario": 1, "intervals": 100}), "intervals"),
+        ] {
+            match solve(p.clone()) {
+                Err(SolveError::InvalidParam { param, rule }) => {
+                    assert_eq!(param, field, "{p}: {rule}")
+                }
+                other => panic!("{p}: {other:?}"),
+            }
+        }
+        // About 2 us of zero-load latency fits a 9 us window.
+        let o = solve(json!({"scenario": 1, "interval": 1e-5})).unwrap();
+        assert!(o.metrics["thr_F1_0"].value > 0.0, "{:?}", o.metrics);
     }
 
     /// Issue 30's case through the solver: F1 (H1 -> H4, VL 0) shares H1

@@ -418,7 +418,12 @@ impl Solver for TorusModel {
         if delta >= 1.0 {
             return Err(SolveError::param("delta", "must lie in [0, 1), got 1"));
         }
-        let mmpp = Mmpp2::new(p.phi1, p.phi2, p.lambda1, p.lambda2.unwrap_or(0.0))?;
+        let mmpp = crate::traffic::mmpp::mmpp_from_params(
+            p.phi1,
+            p.phi2,
+            p.lambda1,
+            p.lambda2.unwrap_or(0.0),
+        )?;
         let var = ModelVariant {
             cj: p.cj,
             pad: p.pad,

@@ -12,10 +12,11 @@
 //! `engines::qnet`. Equations, catalogue choices and departures from the
 //! thesis: docs/models/wireless.md.
 
+use crate::des::BatchStats;
 use crate::engines::qnet::{self, Counters};
 use crate::params::{count, non_negative, positive};
 use crate::traffic::mmpp::Mmpp2;
-use crate::{Fidelity, ParamDoc, Registry, SolveError, TaskContext};
+use crate::{Fidelity, Outcome, ParamDoc, Registry, SolveError, TaskContext};
 
 pub mod access;
 pub mod flow;
@@ -123,6 +124,111 @@ pub(crate) fn source_mmpp(
     crate::traffic::mmpp::mmpp_from_params(phi1, phi2, lambda1, lambda2)
 }
 
+/// The slot times and the station's access probability, documented alike
+/// for the ch.6 and ch.7 solvers (`mesh` and `access`).
+fn slot_docs() -> [ParamDoc; 3] {
+    [
+        ParamDoc {
+            name: "t_wlan",
+            doc: "WLAN slot = packet airtime t_l (s, > 0; the model: 1e-9..=1e3, with phi1, phi2 in 1e-6..=1e6/s and lambda1, lambda2 <= 1e9/s)",
+        },
+        ParamDoc {
+            name: "t_mesh",
+            doc: "mesh slot = packet airtime t_m (s, > 0; the model: 1e-9..=1e3)",
+        },
+        ParamDoc {
+            name: "p_station",
+            doc: "station access probability per slot, in (0, 1)",
+        },
+    ]
+}
+
+/// Ranges of the inputs the two analytic models (`wlan_mesh.model`,
+/// `wlan_access.model`) resolve (issue 32): past them the departure fits
+/// and the finite-queue chains lose every digit (moments of 10^300-second
+/// windows, generators whose rates differ by 10^300) and used to fail with
+/// internal messages ("GTH normalisation failed", "chain is reducible", a
+/// parameter `t` or `rate` the user never gave). The ranges are wide
+/// around the thesis's cases (slots of 0.15-0.9 ms, phase rates 0.02-0.6/s,
+/// station rates up to 25 packets/s).
+pub(crate) const SLOT_RANGE: (f64, f64) = (1e-9, 1e3);
+/// Phase-change rates phi1, phi2 (per second).
+pub(crate) const PHASE_RANGE: (f64, f64) = (1e-6, 1e6);
+/// Arrival rates lambda1, lambda2 (packets per second).
+pub(crate) const MAX_RATE: f64 = 1e9;
+/// Offered load (arrival rate / service rate, before any loss) of an
+/// entity with a finite buffer in `wlan_access.model`.
+pub(crate) const MAX_LOAD: f64 = 1e6;
+
+/// The slot times and the station source of a wireless model against
+/// [`SLOT_RANGE`], [`PHASE_RANGE`] and [`MAX_RATE`], each refusal naming
+/// the parameter, its value and the accepted range.
+/// `source` is (phi1, phi2, lambda1, lambda2) as the user gave them.
+pub(crate) fn check_model_scales(
+    t_wlan: f64,
+    t_mesh: f64,
+    source: [f64; 4],
+) -> Result<(), SolveError> {
+    use crate::params::within;
+    let [phi1, phi2, lambda1, lambda2] = source;
+    within("t_wlan", t_wlan, SLOT_RANGE, " s for the model")?;
+    within("t_mesh", t_mesh, SLOT_RANGE, " s for the model")?;
+    within("phi1", phi1, PHASE_RANGE, " per second for the model")?;
+    within("phi2", phi2, PHASE_RANGE, " per second for the model")?;
+    within(
+        "lambda1",
+        lambda1,
+        (0.0, MAX_RATE),
+        " packets per second for the model",
+    )?;
+    within(
+        "lambda2",
+        lambda2,
+        (0.0, MAX_RATE),
+        " packets per second for the model",
+    )?;
+    Ok(())
+}
+
+/// An entity's offered load against [`MAX_LOAD`]; `made_of` names the
+/// parameters it is computed from.
+pub(crate) fn check_load(entity: &str, load: f64, made_of: &str) -> Result<(), SolveError> {
+    use crate::params::show;
+    if load.is_finite() && load <= MAX_LOAD {
+        return Ok(());
+    }
+    Err(SolveError::BadParams(format!(
+        "the offered load of {entity} (arrival rate / service rate before any loss) is {load:.3e}, computed from {made_of}; the model accepts loads <= {} (give a smaller arrival rate or slot time, or a larger access probability)",
+        show(MAX_LOAD)
+    )))
+}
+
+/// A failure inside a wireless model's traffic algebra (a departure or
+/// superposition fit, a finite-queue chain) for inputs within the ranges
+/// of [`check_model_scales`], said in the user's terms: which of their
+/// parameters shape the fitted flows, with their values, and the internal
+/// reason. Before, such inputs reached the user as "numerical failure: fit:
+/// ..." or blamed a parameter (`t`, `rate`) the solver does not take.
+/// Stability errors (the caller turns them into `saturated`) and
+/// cancellation pass unchanged.
+pub(crate) fn in_user_terms(e: SolveError, t_wlan: f64, t_mesh: f64, m: &Mmpp2) -> SolveError {
+    use crate::params::show;
+    let detail = match &e {
+        SolveError::Numerical(d) => d.clone(),
+        SolveError::InvalidParam { param, rule } => format!("{param}: {rule}"),
+        _ => return e,
+    };
+    SolveError::BadParams(format!(
+        "the model cannot fit the traffic of these inputs ({detail}); the fitted flows are shaped by the source (phi1 = {}, phi2 = {}, lambda1 = {}, lambda2 = {}) against the service rates of the slots (t_wlan = {}, t_mesh = {}) and access probabilities: phase rates far apart from each other or far faster than the service rates are outside what the fits resolve",
+        show(m.phi1),
+        show(m.phi2),
+        show(m.lambda1),
+        show(m.lambda2),
+        show(t_wlan),
+        show(t_mesh),
+    ))
+}
+
 /// Run-length controls of both simulators, in simulated seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SimLength {
@@ -171,6 +277,23 @@ impl SimLength {
                 None => h,
             },
         })
+    }
+
+    /// Refuses a horizon in which a replication expects no packet at all: its
+    /// statistics would be means over nothing.
+    pub(crate) fn check_not_empty(&self, packets_per_second: f64) -> Result<(), SolveError> {
+        let expected = self.horizon * packets_per_second;
+        if expected < 1.0 {
+            return Err(SolveError::param(
+                "horizon",
+                format!(
+                    "must be >= {:.3e} s: a replication of {} s expects {expected:.3e} packets at the offered {packets_per_second:.3e} packets/s (at least 1 needed)",
+                    1.0 / packets_per_second,
+                    self.horizon
+                ),
+            ));
+        }
+        Ok(())
     }
 
     /// Refuses runs whose expected number of generated packets exceeds the
@@ -224,21 +347,75 @@ pub(crate) fn mmpp_docs() -> Vec<ParamDoc> {
     v
 }
 
-/// Mean of a per-packet quantity over one replication; 0 when nothing was observed.
+/// Mean of a per-packet quantity over one replication; NaN when nothing was
+/// observed (a mean over no packets is no number, not 0: [`Replications`]
+/// leaves such a metric out with a note).
 pub(crate) fn ratio(sum: f64, n: u64) -> f64 {
     if n == 0 {
-        0.0
+        f64::NAN
     } else {
         sum / n as f64
     }
 }
 
-/// Per-group mean sojourn.
+/// Per-group mean sojourn (NaN when no packet departed).
 pub(crate) fn group_sojourn(c: &Counters, g: usize) -> f64 {
     ratio(c.groups[g].sojourn_sum, c.groups[g].departures)
 }
 
-/// Per-group loss fraction.
+/// Per-group loss fraction (NaN when no packet arrived).
 pub(crate) fn group_loss(c: &Counters, g: usize) -> f64 {
     ratio(c.groups[g].drops as f64, c.groups[g].arrivals)
+}
+
+/// The per-replication values of a wireless simulation's metrics, combined
+/// into means with CIs across replications. A metric that is NaN in any
+/// replication (a mean over no packets, see [`ratio`]) is undefined: it is
+/// left out of the outcome, and the outcome's note names it (issue 32: such
+/// runs used to report 0 ± 0).
+pub(crate) struct Replications {
+    names: Vec<&'static str>,
+    stats: BatchStats,
+    empty: Vec<bool>,
+}
+
+impl Replications {
+    pub(crate) fn new(names: &[&'static str]) -> Self {
+        Replications {
+            names: names.to_vec(),
+            stats: BatchStats::new(names),
+            empty: vec![false; names.len()],
+        }
+    }
+
+    /// One replication's values, in the order of the names.
+    pub(crate) fn push(&mut self, values: &[f64]) {
+        for (e, x) in self.empty.iter_mut().zip(values) {
+            *e |= x.is_nan();
+        }
+        self.stats.push(values);
+    }
+
+    pub(crate) fn into_outcome(self, len: &SimLength, solver: &str) -> Result<Outcome, SolveError> {
+        let mut out = self.stats.into_outcome(Outcome::new());
+        let undefined: Vec<&str> = self
+            .names
+            .iter()
+            .zip(&self.empty)
+            .filter(|(_, e)| **e)
+            .map(|(n, _)| *n)
+            .collect();
+        if !undefined.is_empty() {
+            for n in &undefined {
+                out.metrics.remove(*n);
+            }
+            out.note = Some(format!(
+                "undefined (a mean over no packets, not 0): {} observed nothing in at least one of {} replications of {} s after warmup",
+                undefined.join(", "),
+                len.replications,
+                len.horizon
+            ));
+        }
+        out.checked(solver)
+    }
 }

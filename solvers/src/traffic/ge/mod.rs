@@ -28,8 +28,21 @@ pub fn check_scv(name: &str, scv: f64) -> Result<f64, SolveError> {
             ),
         ));
     }
+    if scv > MAX_SCV {
+        return Err(SolveError::param(
+            name,
+            format!(
+                "must lie in [1, {MAX_SCV:e}] (a GE's batches average (C²+1)/2 customers), got {}",
+                crate::params::show(scv)
+            ),
+        ));
+    }
     Ok(scv)
 }
+
+/// Largest squared coefficient of variation a GE accepts: batches of
+/// 5·10⁵ customers on average, half the largest buffer a queue may have.
+pub const MAX_SCV: f64 = 1e6;
 
 /// GE(rate, C²): mean 1/rate.
 #[derive(Debug, Clone, Copy, PartialEq)]

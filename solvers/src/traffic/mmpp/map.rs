@@ -3,7 +3,7 @@
 //! algorithm for every closed form of [`Mmpp2`].
 
 use super::mmpp2::{third_central_from_factorial, CountStats, Mmpp2};
-use crate::queueing::ctmc::gth;
+use crate::markov::ctmc::gth;
 use crate::SolveError;
 use nalgebra::{DMatrix, DVector};
 

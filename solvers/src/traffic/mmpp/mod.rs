@@ -2,7 +2,7 @@
 //! for exact superpositions, Bernoulli splitting, and the Heffes–Lucantoni
 //! two-state fit of a superposition (Wu 3.19–3.34). See docs/models/queueing.md.
 
-use crate::params::{parse, positive};
+use crate::params::{parse, positive, show};
 use crate::{Kind, Outcome, ParamDoc, Registry, SolveError, Solver, SolverDoc, TaskContext};
 use serde::Deserialize;
 
@@ -50,7 +50,13 @@ pub(crate) fn mmpp_from_params(
     lambda1: f64,
     lambda2: f64,
 ) -> Result<Mmpp2, SolveError> {
-    Mmpp2::new(phi1, phi2, lambda1, lambda2)
+    let m = Mmpp2::new(phi1, phi2, lambda1, lambda2)?;
+    use crate::params::{model_value, model_value_or_zero};
+    model_value("phi1", phi1)?;
+    model_value("phi2", phi2)?;
+    model_value_or_zero("lambda1", lambda1)?;
+    model_value_or_zero("lambda2", lambda2)?;
+    Ok(m)
 }
 
 #[derive(Deserialize)]
@@ -97,7 +103,7 @@ impl Solver for MmppStats {
             .with("lag1_corr", m.lag1_corr())
             .with("idc_inf", m.idc_inf());
         if let Some(t) = p.t {
-            let t = positive("t", t)?;
+            let t = crate::params::model_value("t", t)?;
             out = out.with("idc_t", m.idc(t));
         }
         out.checked(self.name())
@@ -150,9 +156,14 @@ impl Solver for MmppSuperpose {
     fn solve(&self, params: &serde_json::Value, _ctx: &TaskContext) -> Result<Outcome, SolveError> {
         let p: SuperposeParams = parse(params)?;
         let m = mmpp_from_params(p.phi1, p.phi2, p.lambda1, p.lambda2)?;
-        let f = positive("factor", p.factor)?;
+        let f = crate::params::within(
+            "factor",
+            positive("factor", p.factor)?,
+            (1e-6, 1e6),
+            " (copies of the source)",
+        )?;
         let t = match p.t {
-            Some(t) => Some(positive("t", t)?),
+            Some(t) => Some(crate::params::model_value("t", t)?),
             None => None,
         };
         let (z, frac) = (f.floor(), f - f.floor());
@@ -163,8 +174,24 @@ impl Solver for MmppSuperpose {
         if frac > 0.0 {
             comps.push((m.split(frac), 1.0));
         }
+        let given = t.is_some();
         let t = t.unwrap_or_else(|| fit::default_fit_time(&comps));
-        let fit = superpose_fit(&comps, Some(t))?;
+        // A fit that fails is said with the inputs, blaming t when it was
+        // given (IDC(t) has reached IDC(inf) to rounding) and otherwise
+        // factor (the superposition's size).
+        let inputs = format!(
+            "phi1 = {}, phi2 = {}, lambda1 = {}, lambda2 = {}, factor = {}, t = {}",
+            show(p.phi1),
+            show(p.phi2),
+            show(p.lambda1),
+            show(p.lambda2),
+            show(f),
+            show(t)
+        );
+        let own = ["phi1", "phi2", "lambda1", "lambda2", "factor", "t"];
+        let blame = if given { "t" } else { "factor" };
+        let fit = superpose_fit(&comps, Some(t))
+            .map_err(|e| fit::in_user_terms(e, &own, blame, &inputs))?;
         let c = Characteristics::superposition(&comps, t);
         Outcome::new()
             .with("phi1", fit.mmpp.phi1)

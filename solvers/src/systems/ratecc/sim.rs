@@ -70,8 +70,10 @@ fn measure(s: &Setup, sc: &Scenario, c: Counters) -> Replication {
         cv: Vec::new(),
         series: Vec::new(),
         marks: c.flow_marks.clone(),
-        counters: c.clone(),
+        // Moved, not copied (its traces and bins are most of a run's data).
+        counters: c,
     };
+    let c = &out.counters;
     // Rates are kept in packets/s and reported in the rate unit.
     let u = s.unit;
     let in_band = |r: f64| f64::from(u8::from((BAND.0..=BAND.1).contains(&(r * u))));

@@ -1049,13 +1049,13 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             let mut leg = legs_pool.pop().unwrap_or_default();
             leg.chans.clear();
             leg.chans.extend_from_slice(&chain);
-            leg.send.clear();
-            leg.send.extend_from_slice(&s_buf);
             leg.land.clear();
             leg.land.extend(l_buf[lw..lw + w].iter().map(|&x| x as u64));
             leg.send_last.clear();
             leg.send_last
                 .extend(s_buf[lw..lw + w].iter().map(|&x| x as u64));
+            // The sends move to the leg; its old vector is the next buffer.
+            std::mem::swap(&mut leg.send, &mut s_buf);
             leg.inj = inj;
             leg.omega = omega;
             leg.msg = m;
@@ -1428,17 +1428,22 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             if in_net > 0 && n_active == 0 {
                 due = due.min(last_progress + sc.stall_cycles + 1);
             }
+            // (Slots found by a wrapping index, not a division per slot.)
             let mut d = 1;
+            let mut x = slot;
             while d < wheel_len && cycle + (d as u64) < due {
-                if !wheel[(slot + d) % wheel_len].is_empty() {
+                x = if x + 1 == wheel_len { 0 } else { x + 1 };
+                if !wheel[x].is_empty() {
                     due = cycle + d as u64;
                 }
                 d += 1;
             }
             if paced {
                 let mut d = 1;
+                let mut x = (cycle % timer_len as u64) as usize;
                 while d < timer_len && cycle + (d as u64) < due {
-                    if !timers[((cycle + d as u64) % timer_len as u64) as usize].is_empty() {
+                    x = if x + 1 == timer_len { 0 } else { x + 1 };
+                    if !timers[x].is_empty() {
                         due = cycle + d as u64;
                     }
                     d += 1;

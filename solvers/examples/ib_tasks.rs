@@ -9,6 +9,11 @@
 //! columns: byte-identical outcomes) and by CPU (interleave the runs):
 //!
 //! `cargo run --release -p solvers --example ib_tasks -- tasks.tsv [solver-prefix]`
+//!
+//! Unlike `solve_batch` (every task as replication 0, each outcome printed
+//! whole) it numbers replications as the pipeline does, which matters for
+//! `ibecn.sim`: replication 0 carries the rate series (1.6 MB of JSON), the
+//! others do not.
 
 use solvers::{Fidelity, Registry, TaskContext};
 use std::collections::{BTreeMap, HashSet};

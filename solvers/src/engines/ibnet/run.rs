@@ -36,10 +36,11 @@
 //! transmission before its next paced injection, every credit return (an
 //! output adds the credits due when it arbitrates; a `CreditWake` only
 //! where an idle output waits for credits), a data packet's arrival at its
-//! destination's sink (settled at its transmission: `sink_arrival`), and,
-//! at a quiet host, the end of the drain (delivery and credit return settled
-//! then too) and the wake-ups that would find nothing to send
-//! (`wake_when_ready`). They are still counted in `Counters::events`; the
+//! destination's sink (settled at its transmission: `sink_arrival`), the
+//! end of the drain of a packet the host does not reply to (delivery and
+//! credit return settled then too: at a quiet host every packet, with IBA
+//! CC the unmarked ones), and, at a quiet host, the wake-ups that would
+//! find nothing to send (`wake_when_ready`). They are still counted in `Counters::events`; the
 //! busy state of an output follows the reserved sequence number of its
 //! LinkFree, so simultaneous events keep their order except against a
 //! credit return, a sink's end of drain or a host's wake-up at exactly the
@@ -67,7 +68,7 @@ enum Ev {
     /// `Engine::credit`).
     CreditWake(u32),
     /// Data packet `k` has drained from its destination's sink (only where
-    /// the host replies to it; see `sink_arrival`).
+    /// the host replies to this packet; see `sink_arrival`).
     SinkDone(u32),
     HostWake(u32),
     FlowStart(u32),
@@ -1100,10 +1101,11 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     /// (counted as the event it was), and its end of drain is computed as
     /// the arrival would have: it starts when the packet has arrived and the
     /// sink has drained the one before, and cannot end before its tail has
-    /// arrived. Where the host replies to data packets (CNPs, ACKs) the end
-    /// of drain is a `SinkDone` event; otherwise nothing happens then but
-    /// delivery and the credit return, which are settled now too (the
-    /// credits are returned at the time they are due, see `credit`).
+    /// arrived. Where the host replies to the packet (a CNP or an ACK; the
+    /// packet's FECN bit, which decides it, is set before this last hop)
+    /// the end of drain is a `SinkDone` event; otherwise nothing happens
+    /// then but delivery and the credit return, which are settled now too
+    /// (the credits are returned at the time they are due, see `credit`).
     fn sink_arrival(&mut self, h: u32, k: u32, at: f64) {
         let hi = h as usize;
         let pk = self.pool[k as usize];
@@ -1131,7 +1133,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         self.in_used[iu] += pk.blocks;
         self.out.max_in_used = self.out.max_in_used.max(self.in_used[iu]);
         self.sink_held[hi].push_back((done, pk.vl, pk.blocks));
-        if !self.quiet_hosts {
+        if !self.quiet_hosts && self.cc.reply(pk.fecn) != Reply::Nothing {
             self.cal.schedule(done, Ev::SinkDone(k));
         } else if done <= self.sc.duration {
             self.out.events += 1;

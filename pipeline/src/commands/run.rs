@@ -186,11 +186,15 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
         .executor
         .execute(&plan, registry, &store, run_id)
         .await?;
+    // The task results measured so far, read from the store once for every
+    // round and the pages.
+    let mut records = measure::Records::new();
     if detached.is_none() {
         rounds(
             opts,
             registry,
             &store,
+            &mut records,
             run_id,
             &manifests,
             &mut plan,
@@ -237,6 +241,7 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
         for m in &manifests {
             let x = measure::planned(
                 &store,
+                &mut records,
                 m,
                 &plan_rows(&plan, m),
                 registry,
@@ -302,10 +307,12 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
 /// some points, plan them and run only the new tasks. Counts only grow and
 /// are capped, so this ends; decisions read whole rounds, so they do not
 /// depend on `--jobs`.
+#[allow(clippy::too_many_arguments)]
 async fn rounds(
     opts: &RunOptions,
     registry: &Registry,
     store: &store::Store,
+    records: &mut measure::Records,
     run_id: i64,
     manifests: &[Manifest],
     plan: &mut plan::Plan,
@@ -316,7 +323,7 @@ async fn rounds(
     while !summary.cancelled {
         let mut next = plan::MoreReplications::new();
         for m in manifests {
-            let r = measure::collect_plan(store, m, &plan_rows(plan, m)).await?;
+            let r = measure::collect_plan_with(store, records, m, &plan_rows(plan, m)).await?;
             let ems = measure::error_measures(&r);
             let claims = measure::claims::evaluate_claims(&r, &ems, opts.fidelity);
             let undecided = measure::claims::undecided(&claims, &r);

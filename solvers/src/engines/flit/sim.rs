@@ -714,14 +714,14 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 _ => None,
             };
             // The landing's place in the wheel's order: send cycle, channel.
-            let (i, f, key) = match (landing.get(li), next_ev) {
+            let (i, f, key, scheduled) = match (landing.get(li), next_ev) {
                 (None, None) => break,
                 (Some(&(i, f, s)), ev) if ev.is_none_or(|e| e >= (s, up[i as usize])) => {
                     li += 1;
                     if sched_on && skipv[i as usize] {
                         continue;
                     }
-                    (i, f, (s, up[i as usize]))
+                    (i, f, (s, up[i as usize]), false)
                 }
                 // A scheduled leg's flit lands: the leg's next one is due
                 // next; a lazy leg's next event is its tail, which counts
@@ -760,6 +760,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         leg.target,
                         (leg.msg << 2) | u32::from(k + 1 == w),
                         ev.expect("peeked"),
+                        true,
                     )
                 }
             };
@@ -773,7 +774,12 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     cand.push((m as u32, i));
                 }
                 in_net -= 1;
-                credit_next.push(up[i as usize]);
+                // A scheduled leg's last channel takes no credit: nothing
+                // reads its count before its release (cycle landing + 1
+                // for the tail), which sets it whole and marks its router.
+                if !scheduled {
+                    credit_next.push(up[i as usize]);
+                }
                 let mut st = relay::RelayState {
                     queue: &mut queue,
                     work: &mut work,

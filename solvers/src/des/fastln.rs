@@ -90,3 +90,31 @@ impl FastLn {
         (u.ln() * k).min(1e15) as u64 as f64
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `FastLn::exp` takes one uniform, as `Stream::exp` does, and gives
+    /// its value up to rounding (the logarithm's ~2e-14), so a simulator
+    /// switched from one to the other follows the same sample path.
+    #[test]
+    fn exp_matches_stream_exp_draw_for_draw() {
+        let f = FastLn::new();
+        for rate in [1e-3, 0.25, 1.0, 7.5, 1e4] {
+            let (mut a, mut b) = (Stream::new(9, 2), Stream::new(9, 2));
+            let mean = 1.0 / rate;
+            let mut sum = 0.0;
+            let n = 200_000;
+            for _ in 0..n {
+                let x = f.exp(&mut a, mean);
+                let y = b.exp(rate);
+                assert!((x - y).abs() <= 1e-13 * (mean + y), "{x} {y}");
+                sum += x;
+            }
+            assert_eq!(a.next_u64(), b.next_u64());
+            let m = sum / n as f64;
+            assert!((m - mean).abs() < 0.01 * mean, "{m} {mean}");
+        }
+    }
+}

@@ -37,8 +37,9 @@
 //! hot path is one heap sift per event, one uniform and a table logarithm
 //! ([`FastLn`]) per service, a guide-table routing draw. A completion
 //! prefetches the record of the packet that becomes the head, which is read
-//! when its service ends (≈ 5% less CPU on a quick ch.6 task, whose long
-//! station queues keep many packets out of the cache). Each entity draws
+//! when its service ends (2–5% less CPU on the quick ch.6 tasks whose long
+//! station queues keep many packets out of the cache, ≈ 1.6% over a sample
+//! of all of them; docs/models/wireless.md). Each entity draws
 //! its next service time as soon as a service begins, so a completion
 //! updates the calendar from a stored value and the draw for the one after
 //! runs beside it (≈ 5% less CPU than drawing on demand). Ties between equal

@@ -1,10 +1,10 @@
 //! A table-and-series natural logarithm for random variate generation:
 //! about half the cost of libm's `ln`, within ~2e-14 of it on (0, 1).
 //! `engines::qnet` uses [`FastLn::floor_ln_times`] for geometric slot counts
-//! (the same counts as with libm's `ln`); the MMPP queue simulators use
-//! [`FastLn::exp`] for exponential variates (which differ from
-//! `Stream::exp`'s in the last bits, so those simulators' results are not
-//! bit-identical to a libm-based run).
+//! (the same counts as with libm's `ln`); the MMPP queue simulators
+//! (`queueing::mmpp_sim`) use [`FastLn::exp`] for exponential variates
+//! (which differ from `Stream::exp`'s in the last bits, so those
+//! simulators' results are not bit-identical to a libm-based run).
 
 use super::Stream;
 

@@ -10,7 +10,7 @@
 //! use any closed-form property of the counting process, so the tests below
 //! check them against those closed forms (Wu 2.2, 2.3, 2.12–2.13).
 
-use crate::des::{FastLn, Stream};
+use crate::des::Stream;
 use crate::markov::ctmc::Generator;
 use crate::SolveError;
 use nalgebra::DMatrix;
@@ -72,12 +72,6 @@ pub const MAX_SWITCHES_PER_ARRIVAL: u64 = 200_000_000;
 pub struct Mmpp2Source {
     phi: [f64; 2],
     lambda: [f64; 2],
-    /// 1/φ and 1/λ (0 where λ = 0): the means of the exponential draws.
-    mean_phase: [f64; 2],
-    mean_gap: [f64; 2],
-    /// Exponential draws by [`FastLn::exp`] (not `Stream::exp`: libm's
-    /// `ln` was a third of the MMPP queue simulators' time).
-    ln: FastLn,
     phase: usize,
     t: f64,
     /// Absolute time at which the current phase ends.
@@ -100,16 +94,10 @@ impl Mmpp2Source {
         let p1 = phi2 / (phi1 + phi2);
         let phase = if rng.uniform() < p1 { 0 } else { 1 };
         let phi = [phi1, phi2];
-        let mean_phase = [1.0 / phi1, 1.0 / phi2];
-        let mean = |l: f64| if l > 0.0 { 1.0 / l } else { 0.0 };
-        let ln = FastLn::new();
-        let t_switch = ln.exp(&mut rng, mean_phase[phase]);
+        let t_switch = rng.exp(phi[phase]);
         Ok(Mmpp2Source {
             phi,
             lambda: [lambda1, lambda2],
-            mean_phase,
-            mean_gap: [mean(lambda1), mean(lambda2)],
-            ln,
             phase,
             t: 0.0,
             t_switch,
@@ -124,20 +112,19 @@ impl Mmpp2Source {
     }
 }
 
-impl ArrivalSource for Mmpp2Source {
-    /// Returns +inf once [`MAX_SWITCHES_PER_ARRIVAL`] phase changes pass
-    /// without an arrival: at a simulated time so large that a phase rounds
-    /// to zero length, its arrivals can no longer happen and the loop would
-    /// never end. Callers refuse such runs up front
-    /// ([`crate::params::sim_time_resolution`]); this is the safety net.
-    #[inline]
-    fn next_arrival(&mut self) -> f64 {
+impl Mmpp2Source {
+    /// [`ArrivalSource::next_arrival`] with each exponential of rate r drawn
+    /// by `exp(rng, r)` (`Stream::exp` there; the MMPP queue simulators
+    /// pass a faster logarithm).
+    #[inline(always)]
+    pub fn next_arrival_by(&mut self, mut exp: impl FnMut(&mut Stream, f64) -> f64) -> f64 {
         let start = self.switches;
         loop {
             // Arrival and phase change compete; by memorylessness the arrival
             // candidate can be redrawn after a phase change.
-            if self.lambda[self.phase] > 0.0 {
-                let cand = self.t + self.ln.exp(&mut self.rng, self.mean_gap[self.phase]);
+            let rate = self.lambda[self.phase];
+            if rate > 0.0 {
+                let cand = self.t + exp(&mut self.rng, rate);
                 if cand < self.t_switch {
                     self.t = cand;
                     return cand;
@@ -146,11 +133,23 @@ impl ArrivalSource for Mmpp2Source {
             self.t = self.t_switch;
             self.phase ^= 1;
             self.switches += 1;
-            self.t_switch = self.t + self.ln.exp(&mut self.rng, self.mean_phase[self.phase]);
+            self.t_switch = self.t + exp(&mut self.rng, self.phi[self.phase]);
             if self.switches - start > MAX_SWITCHES_PER_ARRIVAL {
                 return f64::INFINITY;
             }
         }
+    }
+}
+
+impl ArrivalSource for Mmpp2Source {
+    /// Returns +inf once [`MAX_SWITCHES_PER_ARRIVAL`] phase changes pass
+    /// without an arrival: at a simulated time so large that a phase rounds
+    /// to zero length, its arrivals can no longer happen and the loop would
+    /// never end. Callers refuse such runs up front
+    /// ([`crate::params::sim_time_resolution`]); this is the safety net.
+    #[inline]
+    fn next_arrival(&mut self) -> f64 {
+        self.next_arrival_by(|rng, rate| rng.exp(rate))
     }
 
     fn mean_rate(&self) -> f64 {

@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use store::{ErrorMeasureRow, ExperimentRow, RunStatus};
+use store::{ErrorMeasureRow, ExperimentRow, PlanRow, RunStatus};
 
 /// What `run` and `check` were asked to do.
 #[derive(Debug, Clone)]
@@ -186,11 +186,15 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
         .executor
         .execute(&plan, registry, &store, run_id)
         .await?;
+    // The task results measured so far, read from the store once for every
+    // round and the pages.
+    let mut records = measure::Records::new();
     if detached.is_none() {
         rounds(
             opts,
             registry,
             &store,
+            &mut records,
             run_id,
             &manifests,
             &mut plan,
@@ -237,6 +241,7 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
         for m in &manifests {
             let x = measure::planned(
                 &store,
+                &mut records,
                 m,
                 &plan_rows(&plan, m),
                 registry,
@@ -302,10 +307,12 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
 /// some points, plan them and run only the new tasks. Counts only grow and
 /// are capped, so this ends; decisions read whole rounds, so they do not
 /// depend on `--jobs`.
+#[allow(clippy::too_many_arguments)]
 async fn rounds(
     opts: &RunOptions,
     registry: &Registry,
     store: &store::Store,
+    records: &mut measure::Records,
     run_id: i64,
     manifests: &[Manifest],
     plan: &mut plan::Plan,
@@ -313,20 +320,32 @@ async fn rounds(
 ) -> anyhow::Result<()> {
     let simulation = |s: &pipeline::manifest::Series| measure::precision::simulates(registry, s);
     let mut more = plan::MoreReplications::new();
+    // The plan rows of each manifest that asked for nothing more with every
+    // point's results stored and none failed: its results cannot change
+    // while its rows stay the same (outcomes are read once, `Records`), so
+    // neither can its answer; it is measured again only once its rows change.
+    let mut settled: Vec<Option<Vec<PlanRow>>> = vec![None; manifests.len()];
     while !summary.cancelled {
         let mut next = plan::MoreReplications::new();
-        for m in manifests {
-            let r = measure::collect_plan(store, m, &plan_rows(plan, m)).await?;
+        for (m, settled) in manifests.iter().zip(settled.iter_mut()) {
+            let rows = plan_rows(plan, m);
+            if settled.as_ref() == Some(&rows) {
+                continue;
+            }
+            let r = measure::collect_plan_with(store, records, m, &rows).await?;
             let ems = measure::error_measures(&r);
             let claims = measure::claims::evaluate_claims(&r, &ems, opts.fidelity);
             let undecided = measure::claims::undecided(&claims, &r);
-            next.extend(measure::precision::next_round(
-                &r,
-                &ems,
-                &undecided,
-                opts.resolve,
-                simulation,
-            ));
+            let wants =
+                measure::precision::next_round(&r, &ems, &undecided, opts.resolve, simulation);
+            let complete = r.status.values().all(|s| {
+                !matches!(
+                    s,
+                    measure::PointStatus::Missing | measure::PointStatus::Failed
+                )
+            });
+            *settled = (wants.is_empty() && complete).then_some(rows);
+            next.extend(wants);
         }
         if next.is_empty() {
             break;
@@ -344,10 +363,12 @@ async fn rounds(
             uses: Vec::new(),
         };
         tracing::info!(tasks = new.tasks.len(), "another round of replications");
+        // Only the manifests whose rows changed are stored again.
         for m in manifests {
-            store
-                .replace_plan_rows(&m.id, m.version, plan_rows_iter(&grown, m))
-                .await?;
+            let rows = plan_rows(&grown, m);
+            if rows != plan_rows(plan, m) {
+                store.replace_plan_rows(&m.id, m.version, rows).await?;
+            }
         }
         *plan = grown;
         let round = opts.executor.execute(&new, registry, store, run_id).await?;

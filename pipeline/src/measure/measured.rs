@@ -13,7 +13,10 @@
 
 use super::claims::{evaluate_claims, ledger, ClaimResult};
 use super::compare::{previous_version, Comparison, History};
-use super::{collect_at, collect_plan, error_measures, precision, verdict_of, ExperimentResults};
+use super::{
+    collect_at, collect_plan_with, error_measures, precision, verdict_of, ExperimentResults,
+    Records,
+};
 use crate::manifest::{Manifest, TableKind};
 use reports::{EmPoint, EmSummaryLine, OutputEm};
 use solvers::{Fidelity, Registry};
@@ -59,10 +62,13 @@ impl Measured {
 
 /// Measures the results of the plan rows a run used (its fidelity's plan,
 /// with every round of replications it ran); the claims' evaluations are
-/// recorded in the ledger under run `run`.
+/// recorded in the ledger under run `run`. Task results are read through
+/// `records` (those the run's rounds of replications read already are not
+/// read again).
 #[allow(clippy::too_many_arguments)]
 pub async fn planned(
     store: &Store,
+    records: &mut Records,
     m: &Manifest,
     rows: &[PlanRow],
     registry: &Registry,
@@ -70,7 +76,7 @@ pub async fn planned(
     history: &History,
     run: i64,
 ) -> anyhow::Result<Measured> {
-    let r = collect_plan(store, m, rows).await?;
+    let r = collect_plan_with(store, records, m, rows).await?;
     with_store(store, r, registry, fidelity, history, Some(run)).await
 }
 

@@ -8,10 +8,12 @@ pub mod compare;
 pub mod em;
 mod measured;
 pub mod precision;
+mod records;
 pub mod status;
 mod stored;
 
 pub use measured::{em_summary, measured, planned, stored, Measured};
+pub use records::Records;
 
 pub use stored::{code_versions, collect_at, collect_fidelity, stored_manifest, stored_manifests};
 
@@ -20,6 +22,7 @@ use anyhow::Context;
 use serde_json::Value as Json;
 use solvers::des::ci95;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use store::{ErrorMeasureRow, PlanRow, Store, TaskRecord, TaskStatus};
 use verdicts::PointVerdict;
 
@@ -75,8 +78,8 @@ pub struct ExperimentResults {
     pub status: BTreeMap<(usize, String), PointStatus>,
     /// (point index, series) -> why it is undefined or failed (first replication's reason).
     pub reasons: BTreeMap<(usize, String), String>,
-    /// Task records used, by key.
-    pub tasks: BTreeMap<String, TaskRecord>,
+    /// Task records used, by key (shared with the [`Records`] they were read through).
+    pub tasks: BTreeMap<String, Arc<TaskRecord>>,
     /// (point index, series) -> task keys (one per replication).
     pub keys: BTreeMap<(usize, String), Vec<String>>,
 }
@@ -149,19 +152,24 @@ pub async fn collect_plan(
     manifest: &Manifest,
     plan: &[PlanRow],
 ) -> anyhow::Result<ExperimentResults> {
+    collect_plan_with(store, &mut Records::new(), manifest, plan).await
+}
+
+/// [`collect_plan`], reading through `records` the task results it has not
+/// read yet (a command that measures the same experiments several times).
+pub async fn collect_plan_with(
+    store: &Store,
+    records: &mut Records,
+    manifest: &Manifest,
+    plan: &[PlanRow],
+) -> anyhow::Result<ExperimentResults> {
     let keys: Vec<String> = {
         let mut k: Vec<String> = plan.iter().map(|p| p.task_key.clone()).collect();
         k.sort();
         k.dedup();
         k
     };
-    let tasks: BTreeMap<String, TaskRecord> = store
-        .tasks(&keys)
-        .await
-        .context("reading task results")?
-        .into_iter()
-        .map(|t| (t.key.clone(), t))
-        .collect();
+    let tasks = records.read(store, &keys).await?;
     let mut by_cell: BTreeMap<(usize, String), Vec<String>> = BTreeMap::new();
     for p in plan {
         by_cell
@@ -173,7 +181,10 @@ pub async fn collect_plan(
     let mut status = BTreeMap::new();
     let mut reasons = BTreeMap::new();
     for ((pi, series), ks) in &by_cell {
-        let recs: Vec<&TaskRecord> = ks.iter().filter_map(|k| tasks.get(k)).collect();
+        let recs: Vec<&TaskRecord> = ks
+            .iter()
+            .filter_map(|k| tasks.get(k).map(Arc::as_ref))
+            .collect();
         let done: Vec<&TaskRecord> = recs
             .iter()
             .copied()

@@ -25,7 +25,9 @@ pub async fn collect_at(
 ) -> anyhow::Result<Option<super::ExperimentResults>> {
     let one = std::slice::from_ref(m);
     let p = plan::plan(one, registry, fidelity)?;
-    let mut r = super::collect_plan(store, m, &plan_rows(&p, m)).await?;
+    // Each round reads only the results the previous ones did not.
+    let mut records = super::Records::new();
+    let mut r = super::collect_plan_with(store, &mut records, m, &plan_rows(&p, m)).await?;
     // Replay the rounds of precision targets from the cache, as `run` made
     // them, so a re-render shows every replication `run` used; stop at the
     // first round whose tasks are not all stored (it never ran).
@@ -46,7 +48,7 @@ pub async fn collect_at(
         grown_more.extend(next);
         let grown = plan::plan_with(one, registry, fidelity, &grown_more)?;
         // Plan tasks are unique by key, as are the stored ones collected.
-        let r2 = super::collect_plan(store, m, &plan_rows(&grown, m)).await?;
+        let r2 = super::collect_plan_with(store, &mut records, m, &plan_rows(&grown, m)).await?;
         if r2.tasks.len() < grown.tasks.len() {
             break;
         }

@@ -262,7 +262,7 @@ fn series_provenance(x: &Measured, registry: &Registry) -> Vec<reports::SeriesPr
                 .iter()
                 .filter(|((_, sn), _)| *sn == s.name)
                 .flat_map(|(_, k)| k)
-                .filter_map(|k| r.tasks.get(k))
+                .filter_map(|k| r.tasks.get(k).map(AsRef::as_ref))
                 .collect();
             let simulation = registry
                 .get(&s.solver)

@@ -714,14 +714,14 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 _ => None,
             };
             // The landing's place in the wheel's order: send cycle, channel.
-            let (i, f, key) = match (landing.get(li), next_ev) {
+            let (i, f, key, scheduled) = match (landing.get(li), next_ev) {
                 (None, None) => break,
                 (Some(&(i, f, s)), ev) if ev.is_none_or(|e| e >= (s, up[i as usize])) => {
                     li += 1;
                     if sched_on && skipv[i as usize] {
                         continue;
                     }
-                    (i, f, (s, up[i as usize]))
+                    (i, f, (s, up[i as usize]), false)
                 }
                 // A scheduled leg's flit lands: the leg's next one is due
                 // next; a lazy leg's next event is its tail, which counts
@@ -760,6 +760,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         leg.target,
                         (leg.msg << 2) | u32::from(k + 1 == w),
                         ev.expect("peeked"),
+                        true,
                     )
                 }
             };
@@ -773,7 +774,12 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     cand.push((m as u32, i));
                 }
                 in_net -= 1;
-                credit_next.push(up[i as usize]);
+                // A scheduled leg's last channel takes no credit: nothing
+                // reads its count before its release (cycle landing + 1
+                // for the tail), which sets it whole and marks its router.
+                if !scheduled {
+                    credit_next.push(up[i as usize]);
+                }
                 let mut st = relay::RelayState {
                     queue: &mut queue,
                     work: &mut work,
@@ -1049,13 +1055,13 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             let mut leg = legs_pool.pop().unwrap_or_default();
             leg.chans.clear();
             leg.chans.extend_from_slice(&chain);
-            leg.send.clear();
-            leg.send.extend_from_slice(&s_buf);
             leg.land.clear();
             leg.land.extend(l_buf[lw..lw + w].iter().map(|&x| x as u64));
             leg.send_last.clear();
             leg.send_last
                 .extend(s_buf[lw..lw + w].iter().map(|&x| x as u64));
+            // The sends move to the leg; its old vector is the next buffer.
+            std::mem::swap(&mut leg.send, &mut s_buf);
             leg.inj = inj;
             leg.omega = omega;
             leg.msg = m;
@@ -1428,17 +1434,22 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             if in_net > 0 && n_active == 0 {
                 due = due.min(last_progress + sc.stall_cycles + 1);
             }
+            // (Slots found by a wrapping index, not a division per slot.)
             let mut d = 1;
+            let mut x = slot;
             while d < wheel_len && cycle + (d as u64) < due {
-                if !wheel[(slot + d) % wheel_len].is_empty() {
+                x = if x + 1 == wheel_len { 0 } else { x + 1 };
+                if !wheel[x].is_empty() {
                     due = cycle + d as u64;
                 }
                 d += 1;
             }
             if paced {
                 let mut d = 1;
+                let mut x = (cycle % timer_len as u64) as usize;
                 while d < timer_len && cycle + (d as u64) < due {
-                    if !timers[((cycle + d as u64) % timer_len as u64) as usize].is_empty() {
+                    x = if x + 1 == timer_len { 0 } else { x + 1 };
+                    if !timers[x].is_empty() {
                         due = cycle + d as u64;
                     }
                     d += 1;

@@ -172,54 +172,66 @@ pub(super) fn schedule(
     for x in s.landed as usize..s.sent as usize {
         credit[last + x] = land[last + x] + 1.0;
     }
-    let step = |k: usize,
-                j: usize,
-                st: &mut [ChanState],
-                send: &mut [f64],
-                land: &mut [f64],
-                credit: &mut [f64]| {
-        let s = &mut st[j];
-        let sent = s.sent as usize;
-        if k < sent {
-            return;
-        }
-        let row = j * w;
-        let a = if j == 0 { src[k] } else { land[row - w + k] };
-        let mut c = max(t0f, a);
-        // The channel's previous send (none after the flits sent before
-        // t0, whose next cycle is at most t0).
-        if k > sent {
-            c = max(c, send[row + k - 1] + 1.0);
-        }
-        let b = s.buf as usize;
-        if k >= b {
-            c = max(c, credit[row + k - b]);
-        }
-        let l = if paced {
-            let r = s.ready;
-            c = max(c, floor(r));
-            let v = max(r, c);
-            s.ready = v + s.period;
-            max(ceil(v + s.latency), c + 1.0)
-        } else {
-            c + s.lat_cycles as f64
-        };
-        send[row + k] = c;
-        land[row + k] = l;
-        if j > 0 {
-            credit[row - w + k] = c + 1.0;
-        }
-        if j + 1 == h {
-            credit[row + k] = l + 1.0;
-        }
-    };
+    if paced {
+        waves::<true>(t0f, w, st, src, send, land, credit);
+    } else {
+        waves::<false>(t0f, w, st, src, send, land, credit);
+    }
+}
+
+/// The steps of [`schedule`] by wavefronts, compiled once for paced and
+/// once for unpaced channels (the test is then outside the loop).
+fn waves<const PACED: bool>(
+    t0f: f64,
+    w: usize,
+    st: &mut [ChanState],
+    src: &[f64],
+    send: &mut [f64],
+    land: &mut [f64],
+    credit: &mut [f64],
+) {
+    let h = st.len();
     // Wavefronts d = 2k + j, from 0 to 2(ω − 1) + h − 1.
     for d in 0..2 * (w - 1) + h {
         // k ≤ d / 2, j = d − 2k < h, k < ω.
         let k_hi = (d / 2).min(w - 1);
         let k_lo = if d + 1 > h { (d + 2 - h) / 2 } else { 0 };
         for k in (k_lo..=k_hi).rev() {
-            step(k, d - 2 * k, st, send, land, credit);
+            let j = d - 2 * k;
+            let s = &mut st[j];
+            let sent = s.sent as usize;
+            if k < sent {
+                continue;
+            }
+            let row = j * w;
+            let a = if j == 0 { src[k] } else { land[row - w + k] };
+            let mut c = max(t0f, a);
+            // The channel's previous send (none after the flits sent before
+            // t0, whose next cycle is at most t0).
+            if k > sent {
+                c = max(c, send[row + k - 1] + 1.0);
+            }
+            let b = s.buf as usize;
+            if k >= b {
+                c = max(c, credit[row + k - b]);
+            }
+            let l = if PACED {
+                let r = s.ready;
+                c = max(c, floor(r));
+                let v = max(r, c);
+                s.ready = v + s.period;
+                max(ceil(v + s.latency), c + 1.0)
+            } else {
+                c + s.lat_cycles as f64
+            };
+            send[row + k] = c;
+            land[row + k] = l;
+            if j > 0 {
+                credit[row - w + k] = c + 1.0;
+            }
+            if j + 1 == h {
+                credit[row + k] = l + 1.0;
+            }
         }
     }
 }

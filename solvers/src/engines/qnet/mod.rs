@@ -35,11 +35,7 @@
 //!
 //! Speed (9×9 ch.6 network, `cargo bench -p solvers --bench wireless`): the
 //! hot path is one heap sift per event, one uniform and a table logarithm
-//! ([`FastLn`]) per service, a guide-table routing draw. A completion
-//! prefetches the record of the packet that becomes the head, which is read
-//! when its service ends (2–5% less CPU on the quick ch.6 tasks whose long
-//! station queues keep many packets out of the cache, ≈ 1.6% over a sample
-//! of all of them; docs/models/wireless.md). Each entity draws
+//! ([`FastLn`]) per service, a guide-table routing draw. Each entity draws
 //! its next service time as soon as a service begins, so a completion
 //! updates the calendar from a stored value and the draw for the one after
 //! runs beside it (≈ 5% less CPU than drawing on demand). Ties between equal
@@ -355,20 +351,6 @@ pub struct Counters {
 
 const NIL: u32 = u32::MAX;
 
-/// Asks the CPU to bring `x`'s cache line in (a hint: no effect on results).
-#[inline(always)]
-fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch reads nothing into the program and cannot fault;
-    // SSE is part of x86_64's baseline, so the instruction always exists.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
-}
-
 /// Stream ids: kind in the top bits, so adding a source never shifts an entity's stream.
 fn stream_id(kind: u64, index: u32, replication: u32) -> u64 {
     (u64::from(replication) << 40) | (kind << 32) | u64::from(index)
@@ -577,11 +559,6 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
         en.head = pk.link;
         en.len -= 1;
         if en.len > 0 {
-            // The new head is read when its service ends, one service time
-            // from now: fetch its record meanwhile (it was last touched when
-            // it joined the queue, often long enough ago to have left the
-            // cache).
-            prefetch(&self.pkts[pk.link as usize]);
             self.ent[en.heap as usize & 1].replace_top(now + en.st, e as u32);
             en.st = self
                 .service

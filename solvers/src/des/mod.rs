@@ -6,11 +6,13 @@
 //! No global RNG, no clock-based seeds, no hash-map iteration order.
 
 pub mod calendar;
+pub mod fastln;
 pub mod rng;
 pub mod run;
 pub mod stats;
 
 pub use calendar::Calendar;
+pub use fastln::FastLn;
 pub use rng::Stream;
 pub use run::RunLength;
 pub use stats::{ci95, student_t_975, BatchStats, Tally, TimeAverage};

@@ -112,21 +112,19 @@ impl Mmpp2Source {
     }
 }
 
-impl ArrivalSource for Mmpp2Source {
-    /// Returns +inf once [`MAX_SWITCHES_PER_ARRIVAL`] phase changes pass
-    /// without an arrival: at a simulated time so large that a phase rounds
-    /// to zero length, its arrivals can no longer happen and the loop would
-    /// never end. Callers refuse such runs up front
-    /// ([`crate::params::sim_time_resolution`]); this is the safety net.
-    #[inline]
-    fn next_arrival(&mut self) -> f64 {
+impl Mmpp2Source {
+    /// [`ArrivalSource::next_arrival`] with each exponential of rate r drawn
+    /// by `exp(rng, r)` (`Stream::exp` there; the MMPP queue simulators
+    /// pass a faster logarithm).
+    #[inline(always)]
+    pub fn next_arrival_by(&mut self, mut exp: impl FnMut(&mut Stream, f64) -> f64) -> f64 {
         let start = self.switches;
         loop {
             // Arrival and phase change compete; by memorylessness the arrival
             // candidate can be redrawn after a phase change.
             let rate = self.lambda[self.phase];
             if rate > 0.0 {
-                let cand = self.t + self.rng.exp(rate);
+                let cand = self.t + exp(&mut self.rng, rate);
                 if cand < self.t_switch {
                     self.t = cand;
                     return cand;
@@ -135,11 +133,23 @@ impl ArrivalSource for Mmpp2Source {
             self.t = self.t_switch;
             self.phase ^= 1;
             self.switches += 1;
-            self.t_switch = self.t + self.rng.exp(self.phi[self.phase]);
+            self.t_switch = self.t + exp(&mut self.rng, self.phi[self.phase]);
             if self.switches - start > MAX_SWITCHES_PER_ARRIVAL {
                 return f64::INFINITY;
             }
         }
+    }
+}
+
+impl ArrivalSource for Mmpp2Source {
+    /// Returns +inf once [`MAX_SWITCHES_PER_ARRIVAL`] phase changes pass
+    /// without an arrival: at a simulated time so large that a phase rounds
+    /// to zero length, its arrivals can no longer happen and the loop would
+    /// never end. Callers refuse such runs up front
+    /// ([`crate::params::sim_time_resolution`]); this is the safety net.
+    #[inline]
+    fn next_arrival(&mut self) -> f64 {
+        self.next_arrival_by(|rng, rate| rng.exp(rate))
     }
 
     fn mean_rate(&self) -> f64 {

@@ -12,7 +12,7 @@
 //! FIFO a customer's departure does not depend on later arrivals, so this
 //! completes the measured customers without bias.
 
-use crate::des::{ci95, Stream, Tally};
+use crate::des::{ci95, FastLn, Stream, Tally};
 use crate::traffic::sources::ArrivalSource;
 use crate::{Outcome, SolveError, TaskContext};
 use std::collections::VecDeque;
@@ -30,6 +30,8 @@ pub struct ServiceComponent {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServiceLaw {
     comps: Vec<ServiceComponent>,
+    /// 1/rate of each component (0 without an exponential part).
+    means: Vec<f64>,
     /// Cumulative weights, the last forced to +inf so rounding never falls through.
     cum: Vec<f64>,
 }
@@ -57,20 +59,26 @@ impl ServiceLaw {
         if let Some(last) = cum.last_mut() {
             *last = f64::INFINITY;
         }
-        ServiceLaw { comps, cum }
+        let means = comps
+            .iter()
+            .map(|c| c.rate.map_or(0.0, |r| 1.0 / r))
+            .collect();
+        ServiceLaw { comps, means, cum }
     }
 
+    /// One service time: the component by one uniform (if there are
+    /// several), then its shift plus an exponential by [`FastLn::exp`].
     #[inline]
-    pub fn sample(&self, rng: &mut Stream) -> f64 {
-        let c = if self.comps.len() == 1 {
-            &self.comps[0]
+    pub fn sample(&self, rng: &mut Stream, ln: &FastLn) -> f64 {
+        let k = if self.comps.len() == 1 {
+            0
         } else {
             let u = rng.uniform();
-            let k = self.cum.iter().position(|&x| u < x).unwrap_or(0);
-            &self.comps[k]
+            self.cum.iter().position(|&x| u < x).unwrap_or(0)
         };
+        let c = &self.comps[k];
         match c.rate {
-            Some(r) => c.shift + rng.exp(r),
+            Some(_) => c.shift + ln.exp(rng, self.means[k]),
             None => c.shift,
         }
     }
@@ -159,6 +167,7 @@ pub fn run_fifo<S: ArrivalSource>(
     plan: Plan,
     ctx: &TaskContext,
 ) -> Result<RunResult, SolveError> {
+    let ln = FastLn::new();
     let nb = plan.batches as usize;
     let mut acc = vec![BatchAcc::default(); nb];
     let cap = plan.capacity.unwrap_or(usize::MAX);
@@ -237,7 +246,7 @@ pub fn run_fifo<S: ArrivalSource>(
                     acc[cur as usize].lost += 1;
                 }
             } else {
-                let s = service.sample(svc_rng);
+                let s = service.sample(svc_rng, &ln);
                 work += s;
                 queue.push_back(Customer {
                     arrival: now,

@@ -12,14 +12,8 @@ use solvers::systems::ratecc::bench_scenario;
 use solvers::{Fidelity, TaskContext};
 use std::time::Instant;
 
-/// User + system CPU seconds of this process, if /proc says.
-fn cpu_seconds() -> Option<f64> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let rest = stat.rsplit_once(')')?.1;
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
-    Some(ticks / 100.0)
-}
+#[path = "common/cpu.rs"]
+mod cpu;
 
 fn main() {
     let ms: f64 = std::env::var("RATECC_SPEED_MS")
@@ -29,10 +23,10 @@ fn main() {
     for function in ["pipd", "pipd_printed", "fimd_low"] {
         let (sc, cc) = bench_scenario(function, ms).expect("valid defaults");
         let ctx = TaskContext::new(1, Fidelity::Full);
-        let (c0, t0) = (cpu_seconds(), Instant::now());
+        let (c0, t0) = (cpu::seconds(), Instant::now());
         let c = run(&sc, &cc, &ctx).expect("run");
         let wall = t0.elapsed().as_secs_f64();
-        let cpu = match (c0, cpu_seconds()) {
+        let cpu = match (c0, cpu::seconds()) {
             (Some(a), Some(b)) if b > a => b - a,
             _ => wall,
         };

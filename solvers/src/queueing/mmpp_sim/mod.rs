@@ -27,6 +27,11 @@ pub fn register(r: &mut Registry) {
 
 const STREAM_ARRIVALS: u64 = 1;
 const STREAM_SERVICE: u64 = 2;
+/// The version of all three simulators. 2: exponential draws by
+/// `FastLn::exp` (table logarithm, times the mean) instead of libm's ln
+/// divided by the rate: the same uniforms, times that differ in the last
+/// bits (docs/models/queueing-sim.md).
+const VERSION: u32 = 2;
 
 /// Base run lengths (arriving customers); the batch length grows with the
 /// modulation time scale, see [`run_plan`].
@@ -284,10 +289,7 @@ impl Solver for MmppM1Sim {
         vec![MetricFact::fraction("P_empty")]
     }
     fn version(&self) -> u32 {
-        // 2: exponential draws by `FastLn::exp` (table logarithm, times the
-        // mean) instead of libm's ln divided by the rate: the same uniforms,
-        // times that differ in the last bits (docs/models/queueing-sim.md).
-        2
+        VERSION
     }
     fn kind(&self) -> Kind {
         Kind::Simulation
@@ -366,10 +368,7 @@ impl Solver for MmppM1kSim {
         vec![MetricFact::fraction("P_block")]
     }
     fn version(&self) -> u32 {
-        // 2: exponential draws by `FastLn::exp` (table logarithm, times the
-        // mean) instead of libm's ln divided by the rate: the same uniforms,
-        // times that differ in the last bits (docs/models/queueing-sim.md).
-        2
+        VERSION
     }
     fn kind(&self) -> Kind {
         Kind::Simulation
@@ -456,10 +455,7 @@ impl Solver for MmppG1Sim {
         vec![MetricFact::fraction("rho")]
     }
     fn version(&self) -> u32 {
-        // 2: exponential draws by `FastLn::exp` (table logarithm, times the
-        // mean) instead of libm's ln divided by the rate: the same uniforms,
-        // times that differ in the last bits (docs/models/queueing-sim.md).
-        2
+        VERSION
     }
     fn kind(&self) -> Kind {
         Kind::Simulation

@@ -162,14 +162,7 @@ impl Sharing {
         // Finished by another run since this one planned: its row is gone
         // with the result stored. Looked at after claiming, so a result
         // stored meanwhile is seen.
-        let stored = if self.force || claimed.is_empty() {
-            HashSet::new()
-        } else {
-            self.store
-                .cached_keys(&claimed)
-                .await
-                .context("reading the cache")?
-        };
+        let stored = self.stored_among(&claimed).await?;
         let mut turns = Vec::with_capacity(found.len());
         for f in found {
             turns.push(match f {
@@ -212,6 +205,18 @@ impl Sharing {
         Ok(stored)
     }
 
+    /// Those of `keys` whose result is in the store (none with `--force`,
+    /// which runs every task again).
+    async fn stored_among(&self, keys: &[String]) -> anyhow::Result<HashSet<String>> {
+        if self.force || keys.is_empty() {
+            return Ok(HashSet::new());
+        }
+        self.store
+            .cached_keys(keys)
+            .await
+            .context("reading the cache")
+    }
+
     /// Gives a held task back (cancelled before it finished).
     pub(crate) async fn release(&self, held: &Held) -> anyhow::Result<()> {
         lock(&self.held).remove(&held.claimed.task_key);
@@ -232,14 +237,7 @@ impl Sharing {
     ) -> anyhow::Result<Vec<(Task, Option<Held>)>> {
         tokio::time::sleep(poll()).await;
         let keys: Vec<String> = busy.iter().map(|t| t.key.clone()).collect();
-        let stored = if self.force {
-            HashSet::new()
-        } else {
-            self.store
-                .cached_keys(&keys)
-                .await
-                .context("reading the cache")?
-        };
+        let stored = self.stored_among(&keys).await?;
         let mut out = Vec::new();
         let (done, left): (Vec<Task>, Vec<Task>) = std::mem::take(busy)
             .into_iter()

@@ -91,9 +91,9 @@ impl Mmpp {
 /// of independent unit exponentials (the time change that makes a Cox
 /// process out of a unit Poisson process). An arrival costs one unit
 /// exponential and a phase change one exponential of its length; unlike
-/// [`Mmpp2Source`](crate::traffic::sources::Mmpp2Source), which races a fresh arrival candidate against each
-/// phase end, no draw is thrown away at a phase change. Exponentials by
-/// [`FastLn::exp`].
+/// `traffic::sources::Mmpp2Source`, which races a fresh arrival candidate
+/// against each phase end, no draw is thrown away at a phase change.
+/// Exponentials by [`FastLn::exp`].
 struct Mmpp2Clock {
     lambda: [f64; 2],
     /// 1/λ per phase (+inf for a silent phase).
@@ -113,8 +113,9 @@ struct Mmpp2Clock {
 }
 
 impl Mmpp2Clock {
-    /// Starts in the stationary phase distribution (as [`Mmpp2Source`](crate::traffic::sources::Mmpp2Source)
-    /// does: one uniform, then the phase's length).
+    /// Starts in the stationary phase distribution (as
+    /// `traffic::sources::Mmpp2Source` does: one uniform, then the phase's
+    /// length).
     fn new(m: &Mmpp, mut rng: Stream) -> Self {
         let ln = FastLn::new();
         let p1 = m.phi2 / (m.phi1 + m.phi2);
@@ -140,7 +141,8 @@ impl Mmpp2Clock {
 
 impl ArrivalSource for Mmpp2Clock {
     /// Returns +inf once [`MAX_SWITCHES_PER_ARRIVAL`] phase changes pass
-    /// without an arrival (see [`Mmpp2Source`](crate::traffic::sources::Mmpp2Source)'s safety net).
+    /// without an arrival (the safety net of
+    /// `traffic::sources::Mmpp2Source`).
     #[inline]
     fn next_arrival(&mut self) -> f64 {
         let start = self.switches;

@@ -35,8 +35,7 @@
 //!
 //! Speed (9×9 ch.6 network, `cargo bench -p solvers --bench wireless`): the
 //! hot path is one heap sift per event, one uniform and a table logarithm
-//! ([`FastLn`]) per service and per source event, a guide-table routing
-//! draw. Each entity draws
+//! ([`FastLn`]) per service, a guide-table routing draw. Each entity draws
 //! its next service time as soon as a service begins, so a completion
 //! updates the calendar from a stored value and the draw for the one after
 //! runs beside it (≈ 5% less CPU than drawing on demand). Ties between equal
@@ -180,8 +179,8 @@ impl Service for Exponential {
         1.0 / e.mu
     }
     #[inline]
-    fn service_time(&self, _slot: f64, k: f64, rng: &mut Stream, ln: &FastLn) -> f64 {
-        ln.exp(rng, k)
+    fn service_time(&self, _slot: f64, k: f64, rng: &mut Stream, _ln: &FastLn) -> f64 {
+        -rng.uniform().ln() * k
     }
     #[inline]
     fn link_delay(&self, e: &Entity) -> f64 {
@@ -379,16 +378,13 @@ struct Ent {
     heap: u16,
 }
 
-/// A source's state. Its events in phase j come at rate λ_j + φ_j; one
-/// is an arrival with probability `p_arrival[j]` = λ_j / (λ_j + φ_j).
+/// A source's state; `rate[j]` = λ_j + φ_j, the rate of its events in phase j.
 #[derive(Debug, Clone)]
 #[repr(align(64))]
 struct Src {
     rng: Stream,
-    p_arrival: [f64; 2],
-    /// 1 / (λ_j + φ_j), the mean time between its events in phase j (+∞:
-    /// none).
-    mean: [f64; 2],
+    lambda: [f64; 2],
+    rate: [f64; 2],
     entity: u32,
     class: u16,
     phase: u8,
@@ -483,7 +479,7 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
     fn on_source(&mut self, i: usize) -> bool {
         let s = &mut self.srcs[i];
         let j = s.phase as usize;
-        if s.rng.uniform() < s.p_arrival[j] {
+        if s.rng.uniform() * s.rate[j] < s.lambda[j] {
             let (entity, class) = (s.entity, s.class);
             let Some(p) = self.alloc(class) else {
                 return false;
@@ -494,9 +490,9 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
             s.phase ^= 1;
         }
         let s = &mut self.srcs[i];
-        let mean = s.mean[s.phase as usize];
-        if mean < f64::INFINITY {
-            let t = self.now + self.ln.exp(&mut s.rng, mean);
+        let rate = s.rate[s.phase as usize];
+        if rate > 0.0 {
+            let t = self.now + s.rng.exp(rate);
             self.src.replace_top(t, i as u32);
         } else {
             self.src.pop();
@@ -723,8 +719,8 @@ pub fn run<R: Routing, S: Service>(
             .enumerate()
             .map(|(i, s)| Src {
                 rng: Stream::new(seed, stream_id(2, i as u32, replication)),
-                p_arrival: [0, 1].map(|j| s.lambda[j] / (s.lambda[j] + s.phi[j])),
-                mean: [0, 1].map(|j| 1.0 / (s.lambda[j] + s.phi[j])),
+                lambda: s.lambda,
+                rate: [s.lambda[0] + s.phi[0], s.lambda[1] + s.phi[1]],
                 entity: s.entity.0,
                 class: s.class,
                 phase: 0,
@@ -745,9 +741,9 @@ pub fn run<R: Routing, S: Service>(
         if tot > 0.0 && st.rng.uniform() * tot >= s.phi[1] {
             st.phase = 1;
         }
-        let mean = st.mean[st.phase as usize];
-        if mean < f64::INFINITY {
-            let t = net.ln.exp(&mut st.rng, mean);
+        let rate = st.rate[st.phase as usize];
+        if rate > 0.0 {
+            let t = st.rng.exp(rate);
             net.src.push(t, i as u32);
         }
     }

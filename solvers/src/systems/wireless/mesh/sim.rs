@@ -142,11 +142,7 @@ impl Solver for MeshSimSolver {
         // 5: a mean over no packets is undefined with a note (was 0), and a
         // horizon expecting no packet is refused (issue 32); every run in
         // which each metric saw a packet gives the results of version 4.
-        // 6: qnet draws the sources' exponentials (and exponential service
-        // times) by a table logarithm, and a source event is an arrival when
-        // U < λ/(λ+φ) (was U·(λ+φ) < λ): the same uniforms, times that
-        // differ in the last bits (docs/models/wireless.md).
-        6
+        5
     }
     fn kind(&self) -> Kind {
         Kind::Simulation

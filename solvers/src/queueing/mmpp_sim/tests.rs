@@ -748,13 +748,13 @@ fn clock_source_counts_match_the_mmpp2_closed_forms() {
             }
             counts[w] += 1;
         }
-        let n = windows as f64;
-        let mean = counts.iter().sum::<u64>() as f64 / n;
-        let var = counts
+        // Integer sums: exact, so the one-pass variance loses nothing.
+        let (s1, s2) = counts
             .iter()
-            .map(|&c| (c as f64 - mean).powi(2))
-            .sum::<f64>()
-            / (n - 1.0);
+            .fold((0u64, 0u64), |(a, b), &c| (a + c, b + c * c));
+        let n = windows as f64;
+        let mean = s1 as f64 / n;
+        let var = (s2 as f64 - s1 as f64 * mean) / (n - 1.0);
         let (em, ev) = (m.mean_rate() * t, m.var_count(t));
         assert!(
             (mean - em).abs() < 0.02 * em,

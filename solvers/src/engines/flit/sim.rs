@@ -953,6 +953,12 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 &mut c_buf,
             );
             let lw = (h - 1) * w;
+            debug_assert!(
+                l_buf[lw..lw + w].iter().all(|x| !x.is_nan())
+                    && (0..h)
+                        .all(|j| !c_buf[j * w + w - 1].is_nan() && !s_buf[j * w + w - 1].is_nan()),
+                "unset schedule values"
+            );
             // Counters of sends, added now (corrected where read early).
             for (j, &o) in chain.iter().enumerate() {
                 let o = o as usize;

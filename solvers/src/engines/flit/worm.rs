@@ -141,28 +141,43 @@ pub(super) fn schedule(
     let w = omega as usize;
     let t0f = t0 as f64;
     debug_assert!(t0f < TWO52 / 4.0);
-    send.clear();
-    send.resize(h * w, f64::INFINITY);
-    land.clear();
-    land.resize(h * w, 0.0);
-    credit.clear();
-    credit.resize(h * w, 0.0);
+    // Not filled whole: every value a step reads is one written here (a
+    // flit sent or landed before t0, in flight, or a credit counted) or
+    // by an earlier step, and so is every value the caller reads. Debug
+    // builds fill them with NaN first, and the steps check what they read.
+    let n = h * w;
+    for v in [&mut *send, &mut *land, &mut *credit] {
+        if cfg!(debug_assertions) {
+            v.clear();
+        }
+        if v.len() < n {
+            v.resize(n, f64::NAN);
+        }
+    }
     for (j, s) in st.iter().enumerate() {
+        let row = j * w;
+        let (sent, landed) = (s.sent as usize, s.landed as usize);
+        send[row..row + sent].fill(f64::INFINITY);
+        land[row..row + landed].fill(0.0);
         for (x, &l) in inflight[j].iter().enumerate() {
-            land[j * w + s.landed as usize + x] = l as f64;
+            land[row + landed + x] = l as f64;
         }
         // Credits counted already, and those arriving next cycle (flits
         // landed at the target now); the other credits are written below
-        // when the flit leaves the next buffer.
-        let (ret, pend) = (s.returned as usize, s.pending as usize);
-        for (x, v) in credit[j * w..(j + 1) * w].iter_mut().enumerate() {
-            if x < ret {
-                *v = t0f;
-            } else if x < ret + pend {
-                *v = t0f + 1.0;
-            } else {
-                break;
-            }
+        // when the flit leaves the next buffer (or lands at the target).
+        // Those of flits that left before t0 and are not counted (none is
+        // expected) impose nothing, as 0.
+        let ret = (s.returned as usize).min(w);
+        let pend = (ret + s.pending as usize).min(w);
+        credit[row..row + ret].fill(t0f);
+        credit[row + ret..row + pend].fill(t0f + 1.0);
+        let before = if j + 1 < h {
+            st[j + 1].sent as usize
+        } else {
+            landed
+        };
+        if before > pend {
+            credit[row + pend..row + before].fill(0.0);
         }
     }
     // The last channel's flits in flight: their credits follow their
@@ -205,14 +220,20 @@ fn waves<const PACED: bool>(
             }
             let row = j * w;
             let a = if j == 0 { src[k] } else { land[row - w + k] };
+            debug_assert!(!a.is_nan(), "flit {k} of channel {j}: unset arrival");
             let mut c = max(t0f, a);
             // The channel's previous send (none after the flits sent before
             // t0, whose next cycle is at most t0).
             if k > sent {
+                debug_assert!(!send[row + k - 1].is_nan());
                 c = max(c, send[row + k - 1] + 1.0);
             }
             let b = s.buf as usize;
             if k >= b {
+                debug_assert!(
+                    !credit[row + k - b].is_nan(),
+                    "flit {k} of channel {j}: unset credit"
+                );
                 c = max(c, credit[row + k - b]);
             }
             let l = if PACED {

@@ -195,6 +195,27 @@ impl Store {
         })
     }
 
+    /// `t` as [`Store::tasks`] reads it back once [`Store::record_task`]
+    /// (or a completion) stored it: metrics sorted by name, NaN half-widths
+    /// as `None`, and, on SQLite, negative zeros as zeros (SQLite keeps a
+    /// float without a fractional part as an integer). A command that keeps
+    /// the records it wrote instead of reading them again sees the same.
+    pub fn as_read_back(&self, mut t: TaskRecord) -> TaskRecord {
+        let sqlite = !self.is_postgres();
+        let z = |v: f64| if sqlite && v == 0.0 { 0.0 } else { v };
+        t.wall_ms = z(t.wall_ms);
+        for m in &mut t.metrics {
+            m.value = z(m.value);
+            m.half_width = m.half_width.filter(|h| !h.is_nan()).map(z);
+        }
+        for p in &mut t.series {
+            p.x = z(p.x);
+            p.y = z(p.y);
+        }
+        t.metrics.sort_by(|a, b| a.name.cmp(&b.name));
+        t
+    }
+
     /// Full records of the stored tasks among `keys`, in the order of `keys`
     /// (duplicates and unknown keys skipped). Metrics are sorted by name, series
     /// points are in the order they were recorded.

@@ -136,7 +136,33 @@ pub(super) fn check_types(
             .filter(move |v| seen.insert(v.to_string()))
             .map(move |v| (a.as_str(), v, sweep_key(sweep, a)))
     });
-    for (name, value, key) in given.chain(swept) {
+    let values: Vec<(&str, &Json, String)> = given.chain(swept).collect();
+    // Most values are valid: they are first handed over together, as few
+    // probes as there are values of one name (a derived parameter struct
+    // reads each value by itself, so a probe stops at `PROBE` exactly when
+    // each of its values alone would), and value by value only when a probe
+    // stops earlier, to name the first bad value as the loop below always
+    // did.
+    let mut probes: Vec<serde_json::Map<String, Json>> = Vec::new();
+    for (name, value, _) in &values {
+        match probes.iter_mut().find(|p| !p.contains_key(*name)) {
+            Some(p) => {
+                p.insert(name.to_string(), (*value).clone());
+            }
+            None => probes.push(std::iter::once((name.to_string(), (*value).clone())).collect()),
+        }
+    }
+    let all_valid = probes.into_iter().all(|mut p| {
+        p.insert(PROBE.to_string(), Json::from(0));
+        match solver.solve(&Json::Object(p), &task) {
+            Err(solvers::SolveError::BadParams(msg)) => stops(&msg),
+            _ => false,
+        }
+    });
+    if all_valid {
+        return Ok(());
+    }
+    for (name, value, key) in values {
         let Some(msg) = answer(name, value) else {
             continue;
         };

@@ -74,8 +74,10 @@ fn sweep_key(sweep: &Mapping, axis: &str) -> String {
 
 /// A key no solver takes, sorted after every real parameter name (`~` is
 /// above every letter, digit and `_`), so that serde reads the given values
-/// before it meets this one and stops with "unknown field".
-const PROBE: &str = "~repro_type_probe";
+/// before it meets this one and stops with "unknown field"; longer than 64
+/// characters, so that the solvers' "did you mean" (`solvers::params::nearest`)
+/// does not compare it with every parameter name each time.
+const PROBE: &str = "~repro_type_probe_longer_than_any_parameter_name_so_no_near_name_is_sought";
 
 /// The type of every value a compiled-in series' solver receives, checked at
 /// load time by the solver's own parameter struct: each value is handed to
@@ -112,7 +114,8 @@ pub(super) fn check_types(
             _ => None,
         }
     };
-    let stops = |msg: &str| msg.contains(&format!("unknown field `{PROBE}`"));
+    let stop = format!("unknown field `{PROBE}`");
+    let stops = |msg: &str| msg.contains(&stop);
     if !answer("", &Json::Null).is_some_and(|m| stops(&m)) {
         return Ok(());
     }

@@ -13,22 +13,18 @@ use crate::{
 /// Writes one task record (row, metrics, series, link to its run) inside
 /// the open write transaction `$tx`; shared by [`Store::record_task`] and the
 /// queue's completion, which must commit the result and the queue row together.
+///
+/// A key stored for the first time (nearly every task) costs one statement
+/// for its row: only a key already stored (`--force`, a failed task retried)
+/// has its row updated and its old metrics and series deleted.
 macro_rules! write_task {
     ($tx:ident, $DB:ident, $run:expr, $t:expr) => {{
-        sqlx::query(
+        let created = now_rfc3339();
+        let new = sqlx::query(
             "INSERT INTO tasks \
                (key, solver, solver_version, params, seed, fidelity, status, wall_ms, error, created) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
-             ON CONFLICT (key) DO UPDATE SET \
-               solver = excluded.solver, \
-               solver_version = excluded.solver_version, \
-               params = excluded.params, \
-               seed = excluded.seed, \
-               fidelity = excluded.fidelity, \
-               status = excluded.status, \
-               wall_ms = excluded.wall_ms, \
-               error = excluded.error, \
-               created = excluded.created",
+             ON CONFLICT (key) DO NOTHING",
         )
         .bind(&$t.key)
         .bind(&$t.solver)
@@ -39,21 +35,43 @@ macro_rules! write_task {
         .bind($t.status.as_str())
         .bind($t.wall_ms)
         .bind(&$t.error)
-        .bind(now_rfc3339())
+        .bind(&created)
         .execute(&mut *$tx)
         .await
-        .map_err(db("record task"))?;
+        .map_err(db("record task"))?
+        .rows_affected()
+            == 1;
 
-        sqlx::query("DELETE FROM metrics WHERE task_key = $1")
+        if !new {
+            sqlx::query(
+                "UPDATE tasks SET solver = $2, solver_version = $3, params = $4, seed = $5, \
+                   fidelity = $6, status = $7, wall_ms = $8, error = $9, created = $10 \
+                 WHERE key = $1",
+            )
             .bind(&$t.key)
+            .bind(&$t.solver)
+            .bind($t.solver_version)
+            .bind(&$t.params)
+            .bind($t.seed)
+            .bind(&$t.fidelity)
+            .bind($t.status.as_str())
+            .bind($t.wall_ms)
+            .bind(&$t.error)
+            .bind(&created)
             .execute(&mut *$tx)
             .await
-            .map_err(db("delete old metrics"))?;
-        sqlx::query("DELETE FROM series WHERE task_key = $1")
-            .bind(&$t.key)
-            .execute(&mut *$tx)
-            .await
-            .map_err(db("delete old series"))?;
+            .map_err(db("record task"))?;
+            sqlx::query("DELETE FROM metrics WHERE task_key = $1")
+                .bind(&$t.key)
+                .execute(&mut *$tx)
+                .await
+                .map_err(db("delete old metrics"))?;
+            sqlx::query("DELETE FROM series WHERE task_key = $1")
+                .bind(&$t.key)
+                .execute(&mut *$tx)
+                .await
+                .map_err(db("delete old series"))?;
+        }
 
         for chunk in $t.metrics.chunks(MAX_BINDS / 5) {
             let mut qb = QueryBuilder::<$DB>::new(

@@ -20,22 +20,26 @@ use crate::{
 macro_rules! write_task {
     ($tx:ident, $DB:ident, $run:expr, $t:expr) => {{
         let created = now_rfc3339();
-        let new = sqlx::query(
+        // The row's values as $1..$10, for the insert and the update alike.
+        let row = |sql| {
+            sqlx::query(sql)
+                .bind(&$t.key)
+                .bind(&$t.solver)
+                .bind($t.solver_version)
+                .bind(&$t.params)
+                .bind($t.seed)
+                .bind(&$t.fidelity)
+                .bind($t.status.as_str())
+                .bind($t.wall_ms)
+                .bind(&$t.error)
+                .bind(&created)
+        };
+        let new = row(
             "INSERT INTO tasks \
                (key, solver, solver_version, params, seed, fidelity, status, wall_ms, error, created) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
              ON CONFLICT (key) DO NOTHING",
         )
-        .bind(&$t.key)
-        .bind(&$t.solver)
-        .bind($t.solver_version)
-        .bind(&$t.params)
-        .bind($t.seed)
-        .bind(&$t.fidelity)
-        .bind($t.status.as_str())
-        .bind($t.wall_ms)
-        .bind(&$t.error)
-        .bind(&created)
         .execute(&mut *$tx)
         .await
         .map_err(db("record task"))?
@@ -43,21 +47,9 @@ macro_rules! write_task {
             == 1;
 
         if !new {
-            sqlx::query(
-                "UPDATE tasks SET solver = $2, solver_version = $3, params = $4, seed = $5, \
+            row("UPDATE tasks SET solver = $2, solver_version = $3, params = $4, seed = $5, \
                    fidelity = $6, status = $7, wall_ms = $8, error = $9, created = $10 \
-                 WHERE key = $1",
-            )
-            .bind(&$t.key)
-            .bind(&$t.solver)
-            .bind($t.solver_version)
-            .bind(&$t.params)
-            .bind($t.seed)
-            .bind(&$t.fidelity)
-            .bind($t.status.as_str())
-            .bind($t.wall_ms)
-            .bind(&$t.error)
-            .bind(&created)
+                 WHERE key = $1")
             .execute(&mut *$tx)
             .await
             .map_err(db("record task"))?;

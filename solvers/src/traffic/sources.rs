@@ -112,35 +112,6 @@ impl Mmpp2Source {
     }
 }
 
-impl Mmpp2Source {
-    /// [`ArrivalSource::next_arrival`] with each exponential of rate r drawn
-    /// by `exp(rng, r)` (`Stream::exp` there; the MMPP queue simulators
-    /// pass a faster logarithm).
-    #[inline(always)]
-    pub fn next_arrival_by(&mut self, mut exp: impl FnMut(&mut Stream, f64) -> f64) -> f64 {
-        let start = self.switches;
-        loop {
-            // Arrival and phase change compete; by memorylessness the arrival
-            // candidate can be redrawn after a phase change.
-            let rate = self.lambda[self.phase];
-            if rate > 0.0 {
-                let cand = self.t + exp(&mut self.rng, rate);
-                if cand < self.t_switch {
-                    self.t = cand;
-                    return cand;
-                }
-            }
-            self.t = self.t_switch;
-            self.phase ^= 1;
-            self.switches += 1;
-            self.t_switch = self.t + exp(&mut self.rng, self.phi[self.phase]);
-            if self.switches - start > MAX_SWITCHES_PER_ARRIVAL {
-                return f64::INFINITY;
-            }
-        }
-    }
-}
-
 impl ArrivalSource for Mmpp2Source {
     /// Returns +inf once [`MAX_SWITCHES_PER_ARRIVAL`] phase changes pass
     /// without an arrival: at a simulated time so large that a phase rounds
@@ -149,7 +120,26 @@ impl ArrivalSource for Mmpp2Source {
     /// ([`crate::params::sim_time_resolution`]); this is the safety net.
     #[inline]
     fn next_arrival(&mut self) -> f64 {
-        self.next_arrival_by(|rng, rate| rng.exp(rate))
+        let start = self.switches;
+        loop {
+            // Arrival and phase change compete; by memorylessness the arrival
+            // candidate can be redrawn after a phase change.
+            let rate = self.lambda[self.phase];
+            if rate > 0.0 {
+                let cand = self.t + self.rng.exp(rate);
+                if cand < self.t_switch {
+                    self.t = cand;
+                    return cand;
+                }
+            }
+            self.t = self.t_switch;
+            self.phase ^= 1;
+            self.switches += 1;
+            self.t_switch = self.t + self.rng.exp(self.phi[self.phase]);
+            if self.switches - start > MAX_SWITCHES_PER_ARRIVAL {
+                return f64::INFINITY;
+            }
+        }
     }
 
     fn mean_rate(&self) -> f64 {

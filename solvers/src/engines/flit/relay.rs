@@ -66,6 +66,7 @@ pub(super) fn land<D: Destinations>(
         msg.got[slot] += 1;
         if f & 1 == 1 {
             msg.rel[slot] = NONE;
+            msg.lazy_in[slot] = false;
             if !cut_through {
                 enqueue(m as u32, r, q, cycle, msgs, dests, st, c);
             }
@@ -133,15 +134,48 @@ pub(super) fn enqueue<D: Destinations>(
     }
 }
 
-/// Flits of message `msg` that router `r` can send: those landed so far if
-/// `r` is one of its cut-through relays, else all `omega`.
+/// Flits of message `m` that router `r` can send in `cycle` (after that
+/// cycle's landings): those landed so far if `r` is one of its cut-through
+/// relays, else all `omega`. The landings of a scheduled leg into a relay
+/// are not events (sim.rs): they are read here from `arr`, the leg's
+/// landing cycles at the relay (`arr[2m + slot]`, in flit order), and the
+/// count kept in the message is brought up to `cycle`.
 #[inline]
-pub(super) fn flits_here(msg: &Msg, r: u32, omega: u32) -> u32 {
-    if msg.rel[0] == r {
-        msg.got[0]
-    } else if msg.rel[1] == r {
-        msg.got[1]
-    } else {
-        omega
+pub(super) fn flits_here(
+    msgs: &mut [Msg],
+    m: usize,
+    r: u32,
+    omega: u32,
+    cycle: u64,
+    arr: &[Vec<f64>],
+) -> u32 {
+    let msg = &mut msgs[m];
+    let s = slot_of(msg, r);
+    if s == 2 {
+        return omega;
     }
+    if msg.lazy_in[s] {
+        let a = &arr[2 * m + s];
+        let now = cycle as f64;
+        let mut g = msg.got[s] as usize;
+        while g < a.len() && a[g] <= now {
+            g += 1;
+        }
+        msg.got[s] = g as u32;
+    }
+    msg.got[s]
+}
+
+/// The cycle in which the next flit of message `m` lands at relay `r`, if
+/// those landings come from a scheduled leg (they are then not events, so
+/// a relay waiting for that flit sets a wake-up for it), else `None` (the
+/// landing is an event and marks the relay).
+#[inline]
+pub(super) fn next_landing(msgs: &[Msg], m: usize, r: u32, arr: &[Vec<f64>]) -> Option<u64> {
+    let msg = &msgs[m];
+    let s = slot_of(msg, r);
+    if s == 2 || !msg.lazy_in[s] {
+        return None;
+    }
+    arr[2 * m + s].get(msg.got[s] as usize).map(|&t| t as u64)
 }

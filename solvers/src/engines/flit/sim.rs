@@ -167,8 +167,11 @@ pub(super) struct Msg {
     /// dispatcher after it); a third at once is refused.
     rel: [u32; 2],
     got: [u32; 2],
+    /// Whether the flits landing at each relay come from a scheduled leg
+    /// (counted from its landing cycles, `relay::flits_here`).
+    lazy_in: [bool; 2],
     /// Legs started (0 until the header leaves the node).
-    pub(super) legs: u32,
+    pub(super) legs: u16,
     /// When it joined a relay's FIFO.
     enq: u64,
 }
@@ -211,6 +214,7 @@ impl Msg {
             hops: 0,
             rel: [NONE; 2],
             got: [0; 2],
+            lazy_in: [false; 2],
             legs: 0,
             enq: 0,
         }
@@ -609,6 +613,10 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     // into `rels`).
     let mut ev_land: BinaryHeap<Reverse<LegLanding>> = BinaryHeap::new();
     let mut ev_rel: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
+    // Relays to visit in a given cycle, beyond the paced timers' reach: a
+    // relay's injection VC waiting for a flit that a scheduled leg lands
+    // there (those landings are no events): (cycle, router).
+    let mut ev_wake: BinaryHeap<Reverse<(u64, u32)>> = BinaryHeap::new();
     let mut rels: Vec<worm::Release> = Vec::new();
     let mut rels_free: Vec<u32> = Vec::new();
     // Scheduled legs still running (for the counter corrections), and
@@ -624,8 +632,6 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     // and relay slot, with the relay and the message's generation cycle.
     let mut arr: Vec<Vec<f64>> = Vec::new();
     let mut arr_tag: Vec<(u32, u64)> = Vec::new();
-    // The scheduled leg those landings come from.
-    let mut arr_leg: Vec<u32> = Vec::new();
     let mut cand: Vec<(u32, u32)> = Vec::new();
     let mut st_buf: Vec<worm::ChanState> = Vec::new();
     let mut infl: Vec<Vec<u64>> = Vec::new();
@@ -723,45 +729,28 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     }
                     (i, f, (s, up[i as usize]), false)
                 }
-                // A scheduled leg's flit lands: the leg's next one is due
-                // next; a lazy leg's next event is its tail, which counts
-                // the flits before it.
+                // A scheduled leg's tail lands: the flits before it landed
+                // uncounted, and are counted now.
                 (_, ev) => {
-                    let Some(Reverse((l, _, ch, id))) = ev_land.pop() else {
+                    let Some(Reverse((_, _, _, id))) = ev_land.pop() else {
                         unreachable!("a landing was peeked")
                     };
                     let (leg, _) = legs[id as usize].as_mut().expect("active leg");
-                    let w = leg.omega as usize;
-                    if leg.lazy {
-                        let t = w - 1;
-                        if l != leg.land[t] {
-                            ev_land.push(Reverse((leg.land[t], leg.send_last[t], ch, id)));
-                            continue;
-                        }
-                        // The tail: the flits before it land uncounted.
-                        let n = (t - leg.next as usize) as u64;
-                        leg.next = t as u32;
-                        in_net -= n;
-                        if leg.relay {
-                            c.flits_relayed += n;
-                            let m = leg.msg as usize;
-                            let sl = relay::slot_of(&msgs[m], ivc_router[leg.target as usize]);
-                            msgs[m].got[sl] += n as u32;
-                        } else {
-                            batches.flits(n, &mut c);
-                        }
+                    let t = leg.omega as usize - 1;
+                    let n = (t - leg.next as usize) as u64;
+                    leg.next = t as u32 + 1;
+                    in_net -= n;
+                    if leg.relay {
+                        c.flits_relayed += n;
+                        let m = leg.msg as usize;
+                        let sl = relay::slot_of(&msgs[m], ivc_router[leg.target as usize]);
+                        // (`got` may be ahead: read from the landing cycles.)
+                        debug_assert!(msgs[m].got[sl] as usize <= t);
+                        msgs[m].got[sl] = t as u32;
+                    } else {
+                        batches.flits(n, &mut c);
                     }
-                    let k = leg.next as usize;
-                    leg.next += 1;
-                    if k + 1 < w {
-                        ev_land.push(Reverse((leg.land[k + 1], leg.send_last[k + 1], ch, id)));
-                    }
-                    (
-                        leg.target,
-                        (leg.msg << 2) | u32::from(k + 1 == w),
-                        ev.expect("peeked"),
-                        true,
-                    )
+                    (leg.target, (leg.msg << 2) | 1, ev.expect("peeked"), true)
                 }
             };
             let r = ivc_router[i as usize] as usize;
@@ -804,10 +793,10 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 if f & 1 == 1 {
                     free_msgs.push(m as u32);
                     if batches.ends_next() {
-                        // The warm-up or a batch ends: the flits of lazy legs
-                        // that landed before this one count in it.
+                        // The warm-up or a batch ends: the flits of scheduled
+                        // legs that landed before this one count in it.
                         for (leg, _) in legs.iter_mut().flatten() {
-                            if leg.lazy && !leg.relay {
+                            if !leg.relay {
                                 let n = leg.landed_before(cycle, key.0, key.1);
                                 leg.next += n;
                                 in_net -= n as u64;
@@ -875,7 +864,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             let mu = m as usize;
             // Where the source's flits come from: all there, or landing at
             // this relay from a scheduled earlier leg.
-            let here = relay::flits_here(&msgs[mu], r0, omega);
+            let here = relay::flits_here(&mut msgs, mu, r0, omega, cycle, &arr);
             let (got, from) = if here == omega {
                 (omega, NONE)
             } else {
@@ -1000,26 +989,20 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 if arr.len() <= key {
                     arr.resize(key + 2, Vec::new());
                     arr_tag.resize(key + 2, (NONE, 0));
-                    arr_leg.resize(key + 2, NONE);
                 }
                 arr[key].clear();
                 arr[key].extend_from_slice(&l_buf[lw..lw + w]);
                 arr_tag[key] = (rt, msgs[mu].gen);
-                arr_leg[key] = leg_id;
             }
-            // The leg bringing the flits to this relay: nothing here needs
-            // its landings one by one any more.
-            if from != NONE {
-                let (prev, _) = legs[arr_leg[from as usize] as usize]
-                    .as_mut()
-                    .expect("the leg into the relay runs until its tail lands");
-                debug_assert!(prev.msg == m && prev.relay);
-                prev.lazy = true;
+            if s < 2 {
+                // A relay reads these landings from `arr` (flits_here).
+                msgs[mu].lazy_in[s] = true;
             }
+            // The leg's only landing event: its tail's.
             if first < w {
                 ev_land.push(Reverse((
-                    l_buf[lw + first] as u64,
-                    s_buf[lw + first] as u64,
+                    l_buf[lw + w - 1] as u64,
+                    s_buf[lw + w - 1] as u64,
                     chain[h - 1],
                     leg_id,
                 )));
@@ -1068,7 +1051,6 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             leg.target = it;
             leg.next = first as u32;
             leg.relay = s < 2;
-            leg.lazy = s == 2 || !cut_through;
             legs[leg_id as usize] = Some((leg, s_last));
             n_active += 1;
         }
@@ -1122,10 +1104,19 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             }
             timers[ts].clear();
         }
+        while let Some(&Reverse((t, r))) = ev_wake.peek() {
+            if t > cycle {
+                break;
+            }
+            ev_wake.pop();
+            act.mark(r as usize);
+        }
         // Whether output channel `ch` has a flit to start: an owning VC with
         // a credit and a flit (a relay's injection VC: a flit that landed).
+        // A relay's injection VC waiting for a flit of a scheduled leg,
+        // whose landing is no event, sets `$wake` to that landing's cycle.
         macro_rules! eligible {
-            ($ch:expr, $r32:expr) => {{
+            ($ch:expr, $r32:expr, $wake:ident) => {{
                 let ch: usize = $ch;
                 let mut any = false;
                 let mut bits = owned[ch];
@@ -1144,11 +1135,14 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         }
                     } else {
                         let j = i - n_ivc;
-                        let msg = &msgs[inj_msg[j] as usize];
-                        let avail = relay::flits_here(msg, $r32, omega);
+                        let m = inj_msg[j] as usize;
+                        let avail = relay::flits_here(&mut msgs, m, $r32, omega, cycle, &arr);
                         if omega - inj_left[j] < avail {
                             any = true;
                             break;
+                        }
+                        if let Some(t) = relay::next_landing(&msgs, m, $r32, &arr) {
+                            $wake = $wake.min(t);
                         }
                     }
                 }
@@ -1240,7 +1234,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     // with an owned VC, in channel order).
                     bits_in!(ch_owned, base[r], base[r + 1], ch => {
                         if paced && ready[ch] >= next_cycle {
-                            if !wake_next && wake_at > cycle + 1 && eligible!(ch, r32) {
+                            if !wake_next && wake_at > cycle + 1 && eligible!(ch, r32, wake_at) {
                                 wake_at = wake_at.min(ready[ch] as u64);
                             }
                             continue;
@@ -1291,8 +1285,8 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                                 let m = inj_msg[j];
                                 let left = inj_left[j];
                                 // A cut-through relay sends only flits that landed.
-                                let msg = &msgs[m as usize];
-                                let avail = relay::flits_here(msg, r32, omega);
+                                let avail =
+                                    relay::flits_here(&mut msgs, m as usize, r32, omega, cycle, &arr);
                                 if omega - left >= avail {
                                     continue;
                                 }
@@ -1361,7 +1355,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         if owned[ch] > 0 && !wake_next && wake_at > cycle + 1 {
                             if !paced {
                                 wake_next = true;
-                            } else if eligible!(ch, r32) {
+                            } else if eligible!(ch, r32, wake_at) {
                                 wake_at = wake_at.min(ready[ch] as u64);
                             }
                         }
@@ -1372,11 +1366,8 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                         if wake_at - cycle < timer_len as u64 {
                             timers[(wake_at % timer_len as u64) as usize].push(r32);
                         } else {
-                            debug_assert!(
-                                false,
-                                "paced timer {wake_at} beyond the wheel at {cycle}"
-                            );
-                            act_next.mark(r);
+                            // A relay waiting for a scheduled leg's landing.
+                            ev_wake.push(Reverse((wake_at, r32)));
                         }
                     }
                 }
@@ -1431,6 +1422,9 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             if let Some(&Reverse((t, ..))) = ev_land.peek() {
                 due = due.min(t);
             }
+            if let Some(&Reverse((t, _))) = ev_wake.peek() {
+                due = due.min(t);
+            }
             if in_net > 0 && n_active == 0 {
                 due = due.min(last_progress + sc.stall_cycles + 1);
             }
@@ -1474,15 +1468,13 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     // Scheduled legs still running: their sends from this cycle on were
     // not made.
     for (leg, _) in legs.iter().flatten() {
-        if leg.lazy {
-            // Flits landed by now that wait for the tail to be counted.
-            let n = leg.landed_before(cycle + 1, 0, 0) as u64;
-            in_net -= n;
-            if leg.relay {
-                c.flits_relayed += n;
-            } else {
-                c.flits_delivered += n;
-            }
+        // Flits landed by now that wait for the tail to be counted.
+        let n = leg.landed_before(cycle + 1, 0, 0) as u64;
+        in_net -= n;
+        if leg.relay {
+            c.flits_relayed += n;
+        } else {
+            c.flits_delivered += n;
         }
         for (j, &o) in leg.chans.iter().enumerate() {
             let n = leg.due_from(j, cycle);

@@ -47,14 +47,14 @@ pub(super) struct Leg {
     pub(super) land: Vec<u64>,
     pub(super) next: u32,
     /// The target is a relay absorbing the message's flits (else its final
-    /// node).
-    pub(super) relay: bool,
-    /// Only the tail's landing at the target is an event; the flits before
-    /// it are counted when it lands, or earlier where a counter is read
-    /// (a batch closing, the end of the run): a final node or a
+    /// node). Only the tail's landing at the target is an event; the flits
+    /// before it are counted when it lands, or earlier where a counter is
+    /// read (a batch closing, the end of the run): a final node or a
     /// store-and-forward relay does nothing with them, and a cut-through
-    /// relay nothing once the message's next leg is scheduled.
-    pub(super) lazy: bool,
+    /// relay reads how many have landed from their landing cycles when its
+    /// injection VC may send (relay.rs `flits_here`), and is woken at the
+    /// landing it waits for.
+    pub(super) relay: bool,
 }
 
 impl Leg {

@@ -32,19 +32,27 @@
 //!
 //! Events that would change nothing observable stay out of the calendar
 //! (issue 21, docs/models/ibcc.md "A cheaper engine"): a switch output's end
-//! of transmission while nothing waits for it, a quiet host's end of
-//! transmission before its next paced injection, every credit return (an
-//! output adds the credits due when it arbitrates; a `CreditWake` only
-//! where an idle output waits for credits), a data packet's arrival at its
-//! destination's sink (settled at its transmission: `sink_arrival`), the
-//! end of the drain of a packet the host does not reply to (delivery and
-//! credit return settled then too: at a quiet host every packet, with IBA
-//! CC the unmarked ones), and, at a quiet host, the wake-ups that would
-//! find nothing to send (`wake_when_ready`). They are still counted in `Counters::events`; the
-//! busy state of an output follows the reserved sequence number of its
-//! LinkFree, so simultaneous events keep their order except against a
-//! credit return, a sink's end of drain or a host's wake-up at exactly the
-//! same time.
+//! of transmission while nothing waits for it; a host's end of transmission
+//! when it has nothing else queued to send (a quiet host's only before its
+//! next paced injection; a host that replies gets its LinkFree back in the
+//! calendar if a reply is queued meanwhile: `gated_while_busy`); every
+//! credit return (an output adds the credits due when it arbitrates; a
+//! `CreditWake` only where an idle output waits for credits); a data
+//! packet's arrival at its destination's sink (settled at its
+//! transmission: `sink_arrival`); the end of the drain of a packet the host
+//! does not reply to (delivery and credit return settled then too: at a
+//! quiet host every packet, with IBA CC the unmarked ones); at a host
+//! without flows, the end of drain of a packet it replies to and the
+//! reply's transmission (`settle_reply`: only the reply's arrival at the
+//! switch is an event); and, at a host whose end of transmission was
+//! settled, the wake-ups that would find nothing to send
+//! (`wake_when_ready`). Settled events are still counted in
+//! `Counters::events`, so it approximates the events of an engine without
+//! these shortcuts. The busy state of an output follows the reserved
+//! sequence number of its LinkFree, so simultaneous events keep their
+//! order except against a credit return, a sink's end of drain, a reply
+//! settled in advance or a host's wake-up at exactly the same time (such
+//! ties are rare: docs/models/ratecc.md "Fewer events per packet").
 
 use super::cc::{CongestionControl, PortView, Reply};
 use super::topology::NodeRef;
@@ -458,8 +466,13 @@ struct Engine<'a, C: CongestionControl> {
     sink_held: Vec<VecDeque<(f64, u8, u32)>>,
     next_inject: Vec<f64>,
     wake: Vec<f64>,
-    /// A quiet host's wake-up follows its credits (`wake_when_ready`).
+    /// The host's end of transmission is settled (`transmit`) and its
+    /// wake-up follows its flows and credits (`wake_when_ready`).
     gated: Vec<bool>,
+    /// The VLs (bit per VL) whose credits held back one of a gated host's
+    /// flows at its last `wake_when_ready`: only their returns can bring
+    /// its wake-up forward.
+    credit_limited: Vec<u16>,
     host_flows: Vec<Vec<u32>>,
     rng: Vec<Stream>,
     // Per flow.
@@ -607,6 +620,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             next_inject: vec![0.0; hosts],
             wake: vec![f64::INFINITY; hosts],
             gated: vec![false; hosts],
+            credit_limited: vec![0; hosts],
             host_flows,
             rng: (0..hosts as u64)
                 .map(|h| Stream::new(seed, 1000 + h))
@@ -714,8 +728,11 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 if self.gated[hi] {
                     // The host's wake-up follows the credits
                     // (`wake_when_ready`); a return due at `t` can bring it
-                    // forward to `t` or its paced time, not before.
-                    if self.wake[hi] > t.max(self.next_inject[hi]) {
+                    // forward to `t` or its paced time, not before, and only
+                    // if credits of its VL held a flow back.
+                    if self.credit_limited[hi] >> vl & 1 != 0
+                        && self.wake[hi] > t.max(self.next_inject[hi])
+                    {
                         self.wake_when_ready(h);
                     }
                     false
@@ -829,7 +846,12 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
 
     /// Puts packet `k` on the wire of output port `p`; returns the end of transmission.
     fn transmit(&mut self, p: u32, k: u32) -> f64 {
-        let now = self.cal.now();
+        self.transmit_at(p, k, self.cal.now())
+    }
+
+    /// `transmit` from `now` on, which may lie ahead of the calendar's time
+    /// for a reply settled in advance (`sink_arrival`).
+    fn transmit_at(&mut self, p: u32, k: u32, now: f64) -> f64 {
         let port = self.sc.fabric.ports[p as usize];
         let pk = self.pool[k as usize];
         let ser = self.ser(pk.bytes, p);
@@ -852,11 +874,19 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let settled = match port.node {
             NodeRef::Switch(_) => self.ps[pi].waiting == 0 && self.ps[pi].prio.head == NIL,
             NodeRef::Host(h) => {
-                let next = self.next_inject[h as usize];
-                let quiet = self.quiet_hosts && end < next;
-                // The caller (`inject`) wakes the host when it can send.
-                self.gated[h as usize] = quiet;
-                quiet
+                // A quiet host paced beyond this transmission, or a host that
+                // replies with nothing else to send: its LinkFree would only
+                // look for the next injection. The caller (`inject`,
+                // `try_host`) wakes the host when it can send instead
+                // (`wake_when_ready`); a reply queued meanwhile puts the
+                // LinkFree back in the calendar (`try_host`).
+                let settle = if self.quiet_hosts {
+                    end < self.next_inject[h as usize]
+                } else {
+                    self.ps[pi].prio.head == NIL
+                };
+                self.gated[h as usize] = settle;
+                settle
             }
         };
         self.ps[pi].free_real = !settled;
@@ -1133,13 +1163,66 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         self.in_used[iu] += pk.blocks;
         self.out.max_in_used = self.out.max_in_used.max(self.in_used[iu]);
         self.sink_held[hi].push_back((done, pk.vl, pk.blocks));
-        if !self.quiet_hosts && self.cc.reply(pk.fecn) != Reply::Nothing {
+        let replies = !self.quiet_hosts && self.cc.reply(pk.fecn) != Reply::Nothing;
+        if replies && !self.host_flows[hi].is_empty() {
             self.cal.schedule(done, Ev::SinkDone(k));
         } else if done <= self.sc.duration {
             self.out.events += 1;
             self.deliver(k, done);
+            if replies {
+                self.settle_reply(h, k, done);
+            }
             self.release(k);
         }
+    }
+
+    /// The reply to data packet `k`, drained at `done` by host `h`, which
+    /// has no flows: its port sends only replies, in the order their packets
+    /// drain (a FIFO), each from the end of its drain or of the reply before
+    /// it, whichever is later. Nothing else touches that port, so the reply's
+    /// transmission is settled now (its `SinkDone` and `LinkFree` counted as
+    /// the events they were); only its arrival at the switch is an event.
+    fn settle_reply(&mut self, h: u32, k: u32, done: f64) {
+        let p = self.sc.fabric.host_port[h as usize];
+        let pi = p as usize;
+        let start = if self.ps[pi].busy {
+            done.max(self.ps[pi].free_time)
+        } else {
+            done
+        };
+        let c = self.reply(k, done);
+        self.pool[c as usize].tail = start;
+        // Its LinkFree is settled too (`transmit`: nothing waits for the
+        // port); a reply sent after the end stays in flight, as it would.
+        self.transmit_at(p, c, start);
+    }
+
+    /// A reply (CNP or ACK, `Scenario::cnp_bytes`) to data packet `k`, made
+    /// at `now` by its destination; counted.
+    fn reply(&mut self, k: u32, now: f64) -> u32 {
+        let pk = self.pool[k as usize];
+        let ack = self.cc.reply(pk.fecn) == Reply::Ack;
+        if ack {
+            self.out.acks += 1;
+        } else {
+            self.out.cnps += 1;
+        }
+        let cnp = Pkt {
+            next: NIL,
+            flow: pk.flow,
+            src: pk.dst,
+            dst: pk.src,
+            bytes: self.sc.cnp_bytes,
+            blocks: self.sc.cnp_bytes.div_ceil(64),
+            vl: pk.vl,
+            cnp: true,
+            ack,
+            fecn: ack && pk.fecn,
+            live: true,
+            at: NIL,
+            tail: now,
+        };
+        self.alloc(cnp)
     }
 
     /// Data packet `k` has drained from its destination's sink at `now`:
@@ -1165,30 +1248,8 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let pk = self.pool[k as usize];
         let h = pk.dst;
         let hp = pk.at;
-        let reply = self.cc.reply(pk.fecn);
-        if reply != Reply::Nothing {
-            let ack = reply == Reply::Ack;
-            if ack {
-                self.out.acks += 1;
-            } else {
-                self.out.cnps += 1;
-            }
-            let cnp = Pkt {
-                next: NIL,
-                flow: pk.flow,
-                src: h,
-                dst: pk.src,
-                bytes: self.sc.cnp_bytes,
-                blocks: self.sc.cnp_bytes.div_ceil(64),
-                vl: pk.vl,
-                cnp: true,
-                ack,
-                fecn: ack && pk.fecn,
-                live: true,
-                at: NIL,
-                tail: now,
-            };
-            let c = self.alloc(cnp);
+        if self.cc.reply(pk.fecn) != Reply::Nothing {
+            let c = self.reply(k, now);
             Self::push(&mut self.pool, &mut self.ps[hp as usize].prio, c);
             self.try_host(h);
         }
@@ -1273,29 +1334,67 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         }
     }
 
-    /// Quiet host `h` after a transmission (`gated`): wakes it at the
-    /// earliest time, from its next paced injection on, at which one of its
+    /// Host `h` after a transmission whose LinkFree is settled (`gated`):
+    /// wakes it at the earliest time, from its next paced injection and the
+    /// end of the transmission on, at which one of its
     /// flows may send and holds the credits for a packet, counting the
-    /// credits known to be on their way; each new return calls this again
-    /// (`credit`), which can only bring the time forward. Woken earlier (at
-    /// the paced time, then at each credit return) it would only find
-    /// nothing to send and wait again, so the one wake-up stands for those
-    /// steps; it is counted as the paced wake-up it replaces.
+    /// credits known to be on their way; a new return of a VL whose credits
+    /// held a flow back calls this again (`credit`), and so do a flow's
+    /// start and an ACK's re-timing while the port sends
+    /// (`gated_while_busy`); each can only bring the time forward (a wake-up
+    /// that then finds nothing computes it again). Woken earlier (at the end
+    /// of the transmission, the paced time, then at each credit return) it
+    /// would only find nothing to send and wait again, so the one wake-up
+    /// stands for those steps; it is counted as the paced wake-up it
+    /// replaces.
     fn wake_when_ready(&mut self, h: u32) {
         let hi = h as usize;
         let pi = self.sc.fabric.host_port[hi] as usize;
-        let from = self.next_inject[hi];
+        // Not before the port is free (its settled LinkFree fires first:
+        // its number was reserved before this wake-up's) nor before now.
+        let from = self.next_inject[hi]
+            .max(self.ps[pi].free_time)
+            .max(self.cal.now());
         let mut t = f64::INFINITY;
+        let mut limited = 0u16;
         for &f in &self.host_flows[hi] {
             let fi = f as usize;
             if !self.started[fi] || self.outstanding[fi] >= self.cc.window() {
                 continue;
             }
-            let ready = self.credit_time(pi, self.flow_vl[fi]);
-            t = t.min(from.max(self.next_allowed[fi]).max(ready));
+            let base = from.max(self.next_allowed[fi]);
+            let vl = self.flow_vl[fi];
+            let ready = self.credit_time(pi, vl);
+            if ready > base {
+                limited |= 1 << vl;
+            }
+            t = t.min(base.max(ready));
         }
+        self.credit_limited[hi] = limited;
         if t.is_finite() {
             self.wake_at(h, t);
+        }
+    }
+
+    /// Host `h`'s port `p` is sending and its LinkFree is settled (`gated`)
+    /// when something may have changed what the host can do: a reply was
+    /// queued (the LinkFree goes back in the calendar under its reserved
+    /// number, so it sends the reply as it would have), or a flow started,
+    /// an ACK re-timed a flow or a wake-up found the port busy (the wake-up
+    /// is computed again).
+    fn gated_while_busy(&mut self, h: u32, p: u32) {
+        let pi = p as usize;
+        if self.ps[pi].prio.head != NIL {
+            let t = self.ps[pi].free_time;
+            self.cal
+                .schedule_reserved(t, self.ps[pi].free_seq, Ev::LinkFree(p));
+            self.ps[pi].free_real = true;
+            self.gated[h as usize] = false;
+            if t <= self.sc.duration {
+                self.out.events -= 1;
+            }
+        } else {
+            self.wake_when_ready(h);
         }
     }
 
@@ -1324,6 +1423,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         let pi = p as usize;
         if self.ps[pi].busy {
             if self.port_busy(pi) {
+                if self.gated[h as usize] {
+                    self.gated_while_busy(h, p);
+                }
                 return;
             }
             // The transmission ended without a LinkFree event (`transmit`).
@@ -1333,6 +1435,9 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             let k = Self::pop(&self.pool, &mut self.ps[pi].prio);
             self.pool[k as usize].tail = self.cal.now();
             self.transmit(p, k);
+            if self.gated[h as usize] {
+                self.wake_when_ready(h);
+            }
             return;
         }
         // From here on the host schedules its own wake-ups.

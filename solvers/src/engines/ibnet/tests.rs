@@ -251,8 +251,11 @@ fn snapshot_of_a_tiny_run() {
         c.flow_marks.clone(),
         per_flow,
     );
+    // Events 6934 -> 6617 (issue 35, session 9): a replying host's end of
+    // transmission settled, its wake-up following its flows and credits;
+    // every other number unchanged.
     let expected = (
-        6934,
+        6617,
         501,
         432,
         381,

@@ -174,7 +174,9 @@ impl Solver for GeGe1nSim {
         ]
     }
     fn version(&self) -> u32 {
-        1
+        // 2: exponentials and geometric batch sizes by the table logarithm
+        // `FastLn` (same uniforms; times differ in the last bits).
+        2
     }
     fn kind(&self) -> Kind {
         Kind::Simulation

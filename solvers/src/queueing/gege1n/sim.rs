@@ -12,13 +12,54 @@
 //! batch closes at the first arrival epoch after `batch_len` customers).
 
 use super::model::GeQueue;
-use crate::des::{BatchStats, RunLength, Stream};
+use crate::des::{BatchStats, FastLn, RunLength, Stream};
 use crate::traffic::ge::GeBatchArrivals;
 use crate::{Outcome, SolveError, TaskContext};
 use std::collections::VecDeque;
 
 pub const FULL: RunLength = RunLength::new(100_000, 10, 1_000_000);
 pub const QUICK: RunLength = RunLength::new(10_000, 10, 100_000);
+
+/// The draws of [`GeBatchArrivals::next_batch`] (an exponential gap, then a
+/// geometric batch size, from the same uniforms in the same order) with
+/// the table logarithm [`FastLn`] instead of libm's `ln` and `floor`
+/// (simulator version 2): a gap differs from `Stream::exp`'s in the last
+/// bits, and a size 1 + ⌊ln U · (1/ln(1 − τ))⌋ from `Stream::geometric`'s
+/// 1 + ⌊ln U / ln(1 − τ)⌋ only where rounding straddles an integer.
+struct Batches {
+    ln: FastLn,
+    /// Mean time between batch epochs, 1/(τλ).
+    mean_gap: f64,
+    /// 1 / ln(1 − τ), or 0 when τ = 1 (every batch has one customer).
+    k_size: f64,
+}
+
+impl Batches {
+    fn new(source: &GeBatchArrivals) -> Self {
+        let tau = source.tau();
+        Batches {
+            ln: FastLn::new(),
+            mean_gap: 1.0 / source.batch_rate(),
+            k_size: if tau >= 1.0 {
+                0.0
+            } else {
+                1.0 / (1.0 - tau).ln()
+            },
+        }
+    }
+
+    /// Time to the next batch epoch and the size of that batch.
+    #[inline]
+    fn next(&self, rng: &mut Stream) -> (f64, u64) {
+        let dt = self.ln.exp(rng, self.mean_gap);
+        let size = if self.k_size == 0.0 {
+            1
+        } else {
+            1 + self.ln.floor_ln_times(rng.uniform(), self.k_size) as u64
+        };
+        (dt, size)
+    }
+}
 
 #[derive(Debug, Clone, Copy)]
 struct Customer {
@@ -50,6 +91,9 @@ struct Queue<'a> {
     completion: f64,
     service_region: usize,
     svc: Stream,
+    ln: FastLn,
+    /// Mean service time per region, 1/(τ_s·μ_r) (the exponential branch).
+    svc_mean: Vec<f64>,
     // per-batch accumulators
     last_change: f64,
     time_in_state: Vec<f64>,
@@ -93,7 +137,10 @@ impl Queue<'_> {
     fn reschedule(&mut self) {
         let n = self.n();
         self.service_region = self.q.region(n);
-        self.completion = self.now + self.svc.exp(self.tau_s * self.q.mus[self.service_region]);
+        self.completion = self.now
+            + self
+                .ln
+                .exp(&mut self.svc, self.svc_mean[self.service_region]);
     }
 
     /// Memoryless residual: a new region means a new exponential draw.
@@ -171,7 +218,7 @@ const BASE: [&str; 6] = ["L", "U", "P_block", "P_full", "throughput", "W"];
 
 pub fn simulate(q: &GeQueue, run: RunLength, ctx: &TaskContext) -> Result<SimOutput, SolveError> {
     let budget = work_budget(q, run)?;
-    let source = GeBatchArrivals::new(q.lambda, q.ca2)?;
+    let source = Batches::new(&GeBatchArrivals::new(q.lambda, q.ca2)?);
     let mut arr = Stream::new(ctx.seed, 1);
     let region_names: Vec<&'static str> = (1..=q.regions()).map(region_name).collect();
     let mut names: Vec<&'static str> = BASE.to_vec();
@@ -186,6 +233,8 @@ pub fn simulate(q: &GeQueue, run: RunLength, ctx: &TaskContext) -> Result<SimOut
         completion: f64::INFINITY,
         service_region: 0,
         svc: Stream::new(ctx.seed, 2),
+        ln: FastLn::new(),
+        svc_mean: q.mus.iter().map(|&mu| 1.0 / (q.tau_s() * mu)).collect(),
         last_change: 0.0,
         time_in_state: vec![0.0; q.k + 1],
         b_arrivals: 0,
@@ -194,7 +243,7 @@ pub fn simulate(q: &GeQueue, run: RunLength, ctx: &TaskContext) -> Result<SimOut
         b_sojourn: 0.0,
         totals: Totals::default(),
     };
-    let (dt, mut next_size) = source.next_batch(&mut arr);
+    let (dt, mut next_size) = source.next(&mut arr);
     let mut next_arrival = dt;
     let mut phase_target = run.warmup;
     let mut measuring = false;
@@ -257,7 +306,7 @@ pub fn simulate(q: &GeQueue, run: RunLength, ctx: &TaskContext) -> Result<SimOut
             s.reset_batch();
         }
         s.arrive_batch(next_size);
-        let (dt, size) = source.next_batch(&mut arr);
+        let (dt, size) = source.next(&mut arr);
         next_arrival = s.now + dt;
         next_size = size;
     }

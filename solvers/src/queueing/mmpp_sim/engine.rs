@@ -1,7 +1,7 @@
-//! The event engine behind the MMPP queue simulators: one FIFO server, an
-//! optional finite buffer, customers as records (arrival time, service
-//! demand, batch) in a queue, and two pending events (next arrival from the
-//! source, next departure of the customer in service).
+//! The engine behind the MMPP queue simulators: one FIFO server, an optional
+//! finite buffer, and arrivals from a source as the only events: each
+//! accepted customer's departure follows from the previous one's (Lindley),
+//! and a ring of departure times tells how many are in the system.
 //!
 //! Batches are counted in arriving customers: after `warmup` arrivals, batch k
 //! holds arrivals warmup + k·batch_len .. warmup + (k+1)·batch_len. Time
@@ -15,7 +15,6 @@
 use crate::des::{ci95, FastLn, Stream, Tally};
 use crate::traffic::sources::ArrivalSource;
 use crate::{Outcome, SolveError, TaskContext};
-use std::collections::VecDeque;
 
 /// One component of a service law: a deterministic shift plus an exponential
 /// of rate `rate` (absent = no exponential part).
@@ -142,24 +141,104 @@ pub struct RunResult {
     pub events: u64,
 }
 
-#[derive(Debug, Clone, Copy)]
-struct Customer {
-    arrival: f64,
-    service: f64,
-    batch: u32,
-}
-
 const WARMUP: u32 = u32::MAX;
 
 /// The error of a source that reports no further arrival (its time no longer
-/// advances: see `Mmpp2Source::next_arrival`).
+/// advances: see `Mmpp2Clock::next_arrival` in `mmpp_sim/mod.rs`).
 fn silent_source(now: f64) -> SolveError {
     SolveError::Numerical(format!(
         "the arrival process stopped producing arrivals at simulated time {now:.3e} (its phases no longer advance the clock at this float resolution)"
     ))
 }
 
+/// Departure times of the accepted customers, indexed by their order of
+/// acceptance, in a ring that holds at least every customer still in the
+/// system. FIFO departure times never decrease, so the customers in the
+/// system at time t are the most recent entries with a departure after t.
+struct Departures {
+    ring: Vec<f64>,
+    mask: u64,
+    /// Customers accepted so far (the index of the next one).
+    len: u64,
+}
+
+impl Departures {
+    fn new(capacity: usize) -> Self {
+        let n = capacity.next_power_of_two();
+        Departures {
+            ring: vec![f64::NEG_INFINITY; n],
+            mask: n as u64 - 1,
+            len: 0,
+        }
+    }
+
+    /// The departure time of customer `i` if the ring still holds it
+    /// (otherwise it left before the entry was overwritten: -inf).
+    #[inline(always)]
+    fn get(&self, i: u64) -> f64 {
+        if i + self.ring.len() as u64 >= self.len && i < self.len {
+            self.ring[(i & self.mask) as usize]
+        } else {
+            f64::NEG_INFINITY
+        }
+    }
+
+    /// Appends the departure time `d` of a customer accepted at `now`;
+    /// doubles the ring if the entry it would overwrite is still in the
+    /// system.
+    #[inline(always)]
+    fn push(&mut self, d: f64, now: f64) {
+        let slot = (self.len & self.mask) as usize;
+        if self.ring[slot] > now {
+            self.grow();
+            return self.push(d, now);
+        }
+        self.ring[slot] = d;
+        self.len += 1;
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let old = self.ring.len() as u64;
+        let mut ring = vec![f64::NEG_INFINITY; 2 * old as usize];
+        let mask = 2 * old - 1;
+        for i in self.len.saturating_sub(old)..self.len {
+            ring[(i & mask) as usize] = self.ring[(i & self.mask) as usize];
+        }
+        self.ring = ring;
+        self.mask = mask;
+    }
+
+    /// Σ (D − t) over the customers in the system at `t` (D > t).
+    fn excess(&self, t: f64) -> f64 {
+        let mut e = 0.0;
+        let lo = self.len.saturating_sub(self.ring.len() as u64);
+        let mut i = self.len;
+        while i > lo {
+            i -= 1;
+            let d = self.ring[(i & self.mask) as usize];
+            if d <= t {
+                break;
+            }
+            e += d - t;
+        }
+        e
+    }
+}
+
 /// Simulates the FIFO single-server queue fed by `source`.
+///
+/// Departures in Lindley form: a customer accepted at time A starts service
+/// at max(A, D') (D' the departure of the customer before it) and leaves at
+/// that plus its service time, so its wait and sojourn are known on arrival
+/// and the only events are arrivals. Under FIFO these are the times an event
+/// calendar gives, operation for operation. Between two arrivals the
+/// unfinished work falls at unit rate from D' − A to 0, so the work and
+/// empty-time integrals of each interval are closed forms; ∫N(t)dt of a
+/// batch is the sojourn sum of its customers, minus what the customers in
+/// the system at its end spend after it, plus what those in the system at
+/// its start spend in it (the ring of departure times holds them).
 pub fn run_fifo<S: ArrivalSource>(
     source: &mut S,
     service: &ServiceLaw,
@@ -170,8 +249,8 @@ pub fn run_fifo<S: ArrivalSource>(
     let ln = FastLn::new();
     let nb = plan.batches as usize;
     let mut acc = vec![BatchAcc::default(); nb];
-    let cap = plan.capacity.unwrap_or(usize::MAX);
-    let mut queue: VecDeque<Customer> = VecDeque::with_capacity(cap.min(4096));
+    let cap = plan.capacity.map(|k| k as u64);
+    let mut deps = Departures::new(plan.capacity.unwrap_or(1024).clamp(1, 1024));
 
     let end_index = plan.warmup + plan.batches as u64 * plan.batch_len;
     let mut next_boundary = plan.warmup;
@@ -179,128 +258,96 @@ pub fn run_fifo<S: ArrivalSource>(
     let mut batch_start = 0.0;
 
     let mut now = 0.0f64;
-    let mut work = 0.0f64;
+    // Departure time of the last accepted customer (the system is empty
+    // from then until the next arrival).
+    let mut d_last = 0.0f64;
     let mut next_check: u64 = 0x10000;
     let mut t_arr = source.next_arrival();
     if !t_arr.is_finite() {
         return Err(silent_source(now));
     }
-    let mut t_dep = f64::INFINITY;
     let mut arrivals: u64 = 0;
-    let mut departures: u64 = 0;
-
-    // Time integrals up to `t`; V decreases at unit rate while busy and cannot
-    // reach 0 before the departure that empties the system.
-    macro_rules! advance {
-        ($t:expr) => {{
-            let t = $t;
-            let dt = t - now;
-            let n = queue.len();
-            if cur != WARMUP {
-                let a = &mut acc[cur as usize];
-                if n == 0 {
-                    a.empty_time += dt;
-                } else {
-                    a.area_n += n as f64 * dt;
-                    a.area_work += dt * (work - 0.5 * dt);
-                }
-            }
-            if n > 0 {
-                work = (work - dt).max(0.0);
-            }
-            now = t;
-        }};
-    }
 
     loop {
-        if t_arr < t_dep {
-            advance!(t_arr);
-            if arrivals == next_boundary {
-                if cur != WARMUP {
-                    acc[cur as usize].duration = now - batch_start;
-                }
-                if arrivals == end_index {
-                    break;
-                }
-                cur = if cur == WARMUP { 0 } else { cur + 1 };
-                batch_start = now;
-                next_boundary += plan.batch_len;
-            }
-            arrivals += 1;
-            // Cancel and budget checks every 65,536 events, counting the
-            // source's phase changes: a source may change phase thousands of
-            // times per arrival.
-            let events = arrivals + departures + source.internal_events();
-            if events >= next_check {
-                ctx.check_cancel()?;
-                if events > plan.budget {
-                    return Err(crate::params::over_budget(plan.budget));
-                }
-                next_check = events + 0x10000;
-            }
+        // The interval since the previous arrival: unfinished work
+        // v − (t − now) while positive, the system empty after.
+        let t = t_arr;
+        if cur != WARMUP {
+            let a = &mut acc[cur as usize];
+            let dt = t - now;
+            let v = (d_last - now).max(0.0);
+            let x = v.min(dt);
+            a.area_work += x * (v - 0.5 * x);
+            a.empty_time += dt - x;
+        }
+        now = t;
+        if arrivals == next_boundary {
+            // What the customers in the system spend after `now` moves from
+            // the batch that ends to the one that starts.
+            let e = deps.excess(now);
             if cur != WARMUP {
-                acc[cur as usize].arrived += 1;
+                let a = &mut acc[cur as usize];
+                a.duration = now - batch_start;
+                a.area_n -= e;
             }
-            if queue.len() >= cap {
-                if cur != WARMUP {
-                    acc[cur as usize].lost += 1;
-                }
+            if arrivals == end_index {
+                break;
+            }
+            cur = if cur == WARMUP { 0 } else { cur + 1 };
+            acc[cur as usize].area_n += e;
+            batch_start = now;
+            next_boundary += plan.batch_len;
+        }
+        arrivals += 1;
+        // Cancel and budget checks every 65,536 events, counting the
+        // source's phase changes (a source may change phase thousands of
+        // times per arrival) and each accepted customer's departure.
+        let events = arrivals + deps.len + source.internal_events();
+        if events >= next_check {
+            ctx.check_cancel()?;
+            if events > plan.budget {
+                return Err(crate::params::over_budget(plan.budget));
+            }
+            next_check = events + 0x10000;
+        }
+        // Full when the K-th last accepted customer is still in the system.
+        let full = match cap {
+            Some(k) => deps.len >= k && deps.get(deps.len - k) > now,
+            None => false,
+        };
+        if cur != WARMUP {
+            let a = &mut acc[cur as usize];
+            a.arrived += 1;
+            if full {
+                a.lost += 1;
+            }
+        }
+        if !full {
+            let s = service.sample(svc_rng, &ln);
+            let (start, wait) = if d_last > now {
+                (d_last, d_last - now)
             } else {
-                let s = service.sample(svc_rng, &ln);
-                work += s;
-                queue.push_back(Customer {
-                    arrival: now,
-                    service: s,
-                    batch: cur,
-                });
-                if queue.len() == 1 {
-                    t_dep = now + s;
-                    if cur != WARMUP {
-                        acc[cur as usize].wait.add(0.0);
-                    }
-                }
+                (now, 0.0)
+            };
+            let d = start + s;
+            deps.push(d, now);
+            d_last = d;
+            if cur != WARMUP {
+                let a = &mut acc[cur as usize];
+                let sojourn = d - now;
+                a.sojourn.add(sojourn);
+                a.wait.add(wait);
+                a.area_n += sojourn;
             }
-            t_arr = source.next_arrival();
-            if !t_arr.is_finite() {
-                return Err(silent_source(now));
-            }
-        } else {
-            advance!(t_dep);
-            departures += 1;
-            let done = queue.pop_front().expect("a departure needs a customer");
-            if done.batch != WARMUP {
-                acc[done.batch as usize].sojourn.add(now - done.arrival);
-            }
-            match queue.front() {
-                Some(next) => {
-                    t_dep = now + next.service;
-                    if next.batch != WARMUP {
-                        acc[next.batch as usize].wait.add(now - next.arrival);
-                    }
-                }
-                None => {
-                    t_dep = f64::INFINITY;
-                    work = 0.0;
-                }
-            }
+        }
+        t_arr = source.next_arrival();
+        if !t_arr.is_finite() {
+            return Err(silent_source(now));
         }
     }
 
-    // Drain: complete the measured customers still in the system.
-    while let Some(done) = queue.pop_front() {
-        now = t_dep;
-        departures += 1;
-        if done.batch != WARMUP {
-            acc[done.batch as usize].sojourn.add(now - done.arrival);
-        }
-        if let Some(next) = queue.front() {
-            t_dep = now + next.service;
-            if next.batch != WARMUP {
-                acc[next.batch as usize].wait.add(now - next.arrival);
-            }
-        }
-    }
-
+    // Every accepted customer departs (the queue drains after the end).
+    let departures = deps.len;
     Ok(RunResult {
         batches: acc,
         arrivals: arrivals + 1,

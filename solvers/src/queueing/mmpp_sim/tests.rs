@@ -9,6 +9,14 @@ use crate::queueing::mm1k::mm1k_metrics;
 use crate::Fidelity;
 use serde_json::{json, Value};
 
+/// The simulators' MMPP(2) source.
+fn clock(phi1: f64, phi2: f64, l1: f64, l2: f64, seed: u64) -> Mmpp2Clock {
+    Mmpp2Clock::new(
+        &Mmpp::validated(phi1, phi2, l1, l2).unwrap(),
+        Stream::new(seed, 1),
+    )
+}
+
 fn ctx(seed: u64) -> TaskContext {
     TaskContext::new(seed, Fidelity::Full)
 }
@@ -390,7 +398,7 @@ fn customers_are_conserved() {
             capacity: cap,
             budget: u64::MAX,
         };
-        let mut src = Mmpp2Source::new(0.1, 0.2, 3.0, 0.3, Stream::new(1, 1)).unwrap();
+        let mut src = clock(0.1, 0.2, 3.0, 0.3, 1);
         let mut svc = Stream::new(1, 2);
         let law = ServiceLaw::exponential(if cap.is_some() { 1.0 } else { 2.0 });
         let res = run_fifo(&mut src, &law, &mut svc, plan, &ctx(0)).unwrap();
@@ -506,7 +514,7 @@ fn g1_shifted_service_satisfies_brumelle() {
         capacity: None,
         budget: u64::MAX,
     };
-    let mut src = Mmpp2Source::new(phi[0], phi[1], lam[0], lam[1], Stream::new(8, 1)).unwrap();
+    let mut src = clock(phi[0], phi[1], lam[0], lam[1], 8);
     let mut svc = Stream::new(8, 2);
     let res = run_fifo(&mut src, &law, &mut svc, plan, &ctx(8)).unwrap();
     let wv: Vec<f64> = res
@@ -566,7 +574,7 @@ proptest::proptest! {
         k in proptest::option::of(1usize..20), seed in 0u64..1000,
     ) {
         let plan = Plan { warmup: 0, batches: 3, batch_len: 3000, capacity: k, budget: u64::MAX };
-        let mut src = Mmpp2Source::new(phi1, phi2, l1, l2, Stream::new(seed, 1)).unwrap();
+        let mut src = clock(phi1, phi2, l1, l2, seed);
         let mut svc = Stream::new(seed, 2);
         let law = ServiceLaw::mixture(vec![super::engine::ServiceComponent {
             weight: 1.0, shift, rate: Some(rate),
@@ -715,4 +723,219 @@ fn batches_are_bounded_before_allocation() {
     let p = json!({"K":10,"batch_len":1.0,"batches":1000000000.0,"lambda1":0.6,"lambda2":2.1665848504195946,"mu":1,"phi1":1,"phi2":1,"warmup":20000});
     let e = MmppM1kSim.solve(&p, &ctx(0)).unwrap_err().to_string();
     assert!(e.contains("batches") && e.contains("100000"), "{e}");
+}
+
+/// Counts of the intensity-clock source in windows of length t against the
+/// MMPP(2) closed forms: mean λ̄t and variance `Mmpp2::var_count(t)` (the
+/// count variance is what a wrong time change would get wrong first).
+#[test]
+fn clock_source_counts_match_the_mmpp2_closed_forms() {
+    for (phi1, phi2, l1, l2) in [
+        (0.1, 0.2, 3.0, 0.3),
+        (0.25, 0.25, 0.2, 0.0),
+        (2.0, 0.5, 0.0, 4.0),
+    ] {
+        let m = crate::traffic::mmpp::Mmpp2::new(phi1, phi2, l1, l2).unwrap();
+        let t = 20.0;
+        let windows = 40_000usize;
+        let mut src = clock(phi1, phi2, l1, l2, 3);
+        let mut counts = vec![0u64; windows];
+        loop {
+            let a = src.next_arrival();
+            let w = (a / t) as usize;
+            if w >= windows {
+                break;
+            }
+            counts[w] += 1;
+        }
+        // Integer sums: exact, so the one-pass variance loses nothing.
+        let (s1, s2) = counts
+            .iter()
+            .fold((0u64, 0u64), |(a, b), &c| (a + c, b + c * c));
+        let n = windows as f64;
+        let mean = s1 as f64 / n;
+        let var = (s2 as f64 - s1 as f64 * mean) / (n - 1.0);
+        let (em, ev) = (m.mean_rate() * t, m.var_count(t));
+        assert!(
+            (mean - em).abs() < 0.02 * em,
+            "{phi1} {phi2} {l1} {l2}: mean {mean} vs {em}"
+        );
+        assert!(
+            (var - ev).abs() < 0.06 * ev,
+            "{phi1} {phi2} {l1} {l2}: var {var} vs {ev}"
+        );
+    }
+}
+
+/// Arrival times replayed from a list (then silent).
+struct Replay {
+    times: Vec<f64>,
+    next: usize,
+}
+
+impl crate::traffic::sources::ArrivalSource for Replay {
+    fn next_arrival(&mut self) -> f64 {
+        self.next += 1;
+        self.times
+            .get(self.next - 1)
+            .copied()
+            .unwrap_or(f64::INFINITY)
+    }
+    fn mean_rate(&self) -> f64 {
+        1.0
+    }
+}
+
+/// The per-batch accumulators of a plain event-calendar FIFO queue (customer
+/// records in a queue, the next arrival racing the next departure, the
+/// integrals of N and of the unfinished work advanced event by event): the
+/// engine before its Lindley form, kept as the oracle of `run_fifo`.
+fn calendar_fifo(
+    times: &[f64],
+    law: &ServiceLaw,
+    svc: &mut Stream,
+    plan: Plan,
+) -> Vec<super::engine::BatchAcc> {
+    use std::collections::VecDeque;
+    let ln = crate::des::FastLn::new();
+    let mut acc = vec![super::engine::BatchAcc::default(); plan.batches as usize];
+    let cap = plan.capacity.unwrap_or(usize::MAX);
+    // (arrival, service, batch); batch None = warm-up.
+    let mut queue: VecDeque<(f64, f64, Option<usize>)> = VecDeque::new();
+    let end = plan.warmup + plan.batches as u64 * plan.batch_len;
+    let (mut now, mut work, mut t_dep) = (0.0f64, 0.0f64, f64::INFINITY);
+    let mut cur: Option<usize> = None;
+    let mut batch_start = 0.0;
+    let mut i = 0usize;
+    fn advance(
+        t: f64,
+        now: &mut f64,
+        work: &mut f64,
+        n: usize,
+        cur: Option<usize>,
+        acc: &mut [super::engine::BatchAcc],
+    ) {
+        let dt = t - *now;
+        if let Some(c) = cur {
+            if n == 0 {
+                acc[c].empty_time += dt;
+            } else {
+                acc[c].area_n += n as f64 * dt;
+                acc[c].area_work += dt * (*work - 0.5 * dt);
+            }
+        }
+        if n > 0 {
+            *work = (*work - dt).max(0.0);
+        }
+        *now = t;
+    }
+    loop {
+        let t_arr = times[i];
+        if t_arr < t_dep {
+            advance(t_arr, &mut now, &mut work, queue.len(), cur, &mut acc);
+            let idx = i as u64;
+            if idx >= plan.warmup && (idx - plan.warmup).is_multiple_of(plan.batch_len) {
+                if let Some(c) = cur {
+                    acc[c].duration = now - batch_start;
+                }
+                if idx == end {
+                    break;
+                }
+                cur = Some(((idx - plan.warmup) / plan.batch_len) as usize);
+                batch_start = now;
+            }
+            i += 1;
+            if let Some(c) = cur {
+                acc[c].arrived += 1;
+            }
+            if queue.len() >= cap {
+                if let Some(c) = cur {
+                    acc[c].lost += 1;
+                }
+            } else {
+                let s = law.sample(svc, &ln);
+                work += s;
+                queue.push_back((now, s, cur));
+                if queue.len() == 1 {
+                    t_dep = now + s;
+                    if let Some(c) = cur {
+                        acc[c].wait.add(0.0);
+                    }
+                }
+            }
+        } else {
+            advance(t_dep, &mut now, &mut work, queue.len(), cur, &mut acc);
+            let (a, _, b) = queue.pop_front().unwrap();
+            if let Some(b) = b {
+                acc[b].sojourn.add(now - a);
+            }
+            match queue.front() {
+                Some(&(a, s, b)) => {
+                    t_dep = now + s;
+                    if let Some(b) = b {
+                        acc[b].wait.add(now - a);
+                    }
+                }
+                None => {
+                    t_dep = f64::INFINITY;
+                    work = 0.0;
+                }
+            }
+        }
+    }
+    while let Some((a, _, b)) = queue.pop_front() {
+        now = t_dep;
+        if let Some(b) = b {
+            acc[b].sojourn.add(now - a);
+        }
+        if let Some(&(a, s, b)) = queue.front() {
+            t_dep = now + s;
+            if let Some(b) = b {
+                acc[b].wait.add(now - a);
+            }
+        }
+    }
+    acc
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(40))]
+
+    /// `run_fifo` (Lindley form) gives the event calendar's batches: counts,
+    /// waits and sojourns to the bit, the integrals of N, of the unfinished
+    /// work and of the empty time to rounding, at any load (including
+    /// overloaded infinite queues, whose ring of departures must grow) and
+    /// capacity.
+    #[test]
+    fn lindley_engine_matches_an_event_calendar(
+        phi1 in 0.01f64..5.0, phi2 in 0.01f64..5.0,
+        l1 in 0.0f64..5.0, l2 in 0.01f64..5.0,
+        rate in 0.2f64..5.0, shift in 0.0f64..0.5,
+        k in proptest::option::of(1usize..2000), seed in 0u64..1000,
+        warmup in 0u64..500,
+    ) {
+        let plan = Plan { warmup, batches: 4, batch_len: 2500, capacity: k, budget: u64::MAX };
+        let mut src = clock(phi1, phi2, l1, l2, seed);
+        let n = (plan.warmup + 4 * plan.batch_len + 1) as usize;
+        let times: Vec<f64> = (0..n).map(|_| src.next_arrival()).collect();
+        let law = ServiceLaw::mixture(vec![super::engine::ServiceComponent {
+            weight: 1.0, shift, rate: Some(rate),
+        }]);
+        let want = calendar_fifo(&times, &law, &mut Stream::new(seed, 2), plan);
+        let mut replay = Replay { times, next: 0 };
+        let got = run_fifo(&mut replay, &law, &mut Stream::new(seed, 2), plan, &ctx(seed)).unwrap();
+        for (g, w) in got.batches.iter().zip(&want) {
+            proptest::prop_assert_eq!(g.arrived, w.arrived);
+            proptest::prop_assert_eq!(g.lost, w.lost);
+            proptest::prop_assert_eq!(g.duration, w.duration);
+            proptest::prop_assert_eq!(g.sojourn.count, w.sojourn.count);
+            proptest::prop_assert_eq!(g.sojourn.sum, w.sojourn.sum);
+            proptest::prop_assert_eq!(g.wait.count, w.wait.count);
+            proptest::prop_assert_eq!(g.wait.sum, w.wait.sum);
+            let close = |a: f64, b: f64, scale: f64| (a - b).abs() <= 1e-9 * scale;
+            proptest::prop_assert!(close(g.area_n, w.area_n, w.sojourn.sum + w.duration), "area_n {} {}", g.area_n, w.area_n);
+            proptest::prop_assert!(close(g.empty_time, w.empty_time, w.duration), "empty {} {}", g.empty_time, w.empty_time);
+            proptest::prop_assert!(close(g.area_work, w.area_work, w.area_work.abs() + w.duration), "work {} {}", g.area_work, w.area_work);
+        }
+    }
 }

@@ -26,7 +26,10 @@ impl Solver for IbccSim {
         // VL (issue 30): runs with `vls` > 1 change (a flow no longer
         // starves when another VL's traffic shares its input); one-VL runs,
         // every shipped manifest, give the same results as version 3.
-        4
+        // 5: a replying host's ends of transmission and a flowless sink's
+        // CNPs are settled (issue 35, session 9); simultaneous events may
+        // change order, though no shipped task, quick or full, changed.
+        5
     }
     fn kind(&self) -> Kind {
         Kind::Simulation

@@ -13,47 +13,57 @@ use crate::{
 /// Writes one task record (row, metrics, series, link to its run) inside
 /// the open write transaction `$tx`; shared by [`Store::record_task`] and the
 /// queue's completion, which must commit the result and the queue row together.
+///
+/// A key stored for the first time (nearly every task) costs one statement
+/// for its row: only a key already stored (`--force`, a failed task retried)
+/// has its row updated and its old metrics and series deleted.
 macro_rules! write_task {
     ($tx:ident, $DB:ident, $run:expr, $t:expr) => {{
-        sqlx::query(
+        let created = now_rfc3339();
+        // The row's values as $1..$10, for the insert and the update alike.
+        let row = |sql| {
+            sqlx::query(sql)
+                .bind(&$t.key)
+                .bind(&$t.solver)
+                .bind($t.solver_version)
+                .bind(&$t.params)
+                .bind($t.seed)
+                .bind(&$t.fidelity)
+                .bind($t.status.as_str())
+                .bind($t.wall_ms)
+                .bind(&$t.error)
+                .bind(&created)
+        };
+        let new = row(
             "INSERT INTO tasks \
                (key, solver, solver_version, params, seed, fidelity, status, wall_ms, error, created) \
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
-             ON CONFLICT (key) DO UPDATE SET \
-               solver = excluded.solver, \
-               solver_version = excluded.solver_version, \
-               params = excluded.params, \
-               seed = excluded.seed, \
-               fidelity = excluded.fidelity, \
-               status = excluded.status, \
-               wall_ms = excluded.wall_ms, \
-               error = excluded.error, \
-               created = excluded.created",
+             ON CONFLICT (key) DO NOTHING",
         )
-        .bind(&$t.key)
-        .bind(&$t.solver)
-        .bind($t.solver_version)
-        .bind(&$t.params)
-        .bind($t.seed)
-        .bind(&$t.fidelity)
-        .bind($t.status.as_str())
-        .bind($t.wall_ms)
-        .bind(&$t.error)
-        .bind(now_rfc3339())
         .execute(&mut *$tx)
         .await
-        .map_err(db("record task"))?;
+        .map_err(db("record task"))?
+        .rows_affected()
+            == 1;
 
-        sqlx::query("DELETE FROM metrics WHERE task_key = $1")
-            .bind(&$t.key)
+        if !new {
+            row("UPDATE tasks SET solver = $2, solver_version = $3, params = $4, seed = $5, \
+                   fidelity = $6, status = $7, wall_ms = $8, error = $9, created = $10 \
+                 WHERE key = $1")
             .execute(&mut *$tx)
             .await
-            .map_err(db("delete old metrics"))?;
-        sqlx::query("DELETE FROM series WHERE task_key = $1")
-            .bind(&$t.key)
-            .execute(&mut *$tx)
-            .await
-            .map_err(db("delete old series"))?;
+            .map_err(db("record task"))?;
+            sqlx::query("DELETE FROM metrics WHERE task_key = $1")
+                .bind(&$t.key)
+                .execute(&mut *$tx)
+                .await
+                .map_err(db("delete old metrics"))?;
+            sqlx::query("DELETE FROM series WHERE task_key = $1")
+                .bind(&$t.key)
+                .execute(&mut *$tx)
+                .await
+                .map_err(db("delete old series"))?;
+        }
 
         for chunk in $t.metrics.chunks(MAX_BINDS / 5) {
             let mut qb = QueryBuilder::<$DB>::new(
@@ -193,6 +203,27 @@ impl Store {
             tx.commit().await.map_err(db("commit task"))?;
             Ok(())
         })
+    }
+
+    /// `t` as [`Store::tasks`] reads it back once [`Store::record_task`]
+    /// (or a completion) stored it: metrics sorted by name, NaN half-widths
+    /// as `None`, and, on SQLite, negative zeros as zeros (SQLite keeps a
+    /// float without a fractional part as an integer). A command that keeps
+    /// the records it wrote instead of reading them again sees the same.
+    pub fn as_read_back(&self, mut t: TaskRecord) -> TaskRecord {
+        let sqlite = !self.is_postgres();
+        let z = |v: f64| if sqlite && v == 0.0 { 0.0 } else { v };
+        t.wall_ms = z(t.wall_ms);
+        for m in &mut t.metrics {
+            m.value = z(m.value);
+            m.half_width = m.half_width.filter(|h| !h.is_nan()).map(z);
+        }
+        for p in &mut t.series {
+            p.x = z(p.x);
+            p.y = z(p.y);
+        }
+        t.metrics.sort_by(|a, b| a.name.cmp(&b.name));
+        t
     }
 
     /// Full records of the stored tasks among `keys`, in the order of `keys`

@@ -59,6 +59,48 @@ async fn task_roundtrip_keeps_every_field() {
     assert_eq!(s.run_task_keys(run).await.unwrap(), vec!["k1".to_string()]);
 }
 
+/// What a command keeps of the records it wrote (`as_read_back`) is what
+/// reading them back gives, to the bit: compared through `Debug`, which
+/// tells -0.0 from 0.0 and NaN from `None` where `==` does not.
+#[tokio::test]
+async fn a_record_as_read_back_is_what_the_store_returns() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open_in(&dir).await;
+    let run = s.begin_run("abc123", "host1", "run --quick").await.unwrap();
+    let mut t = task("k1", "done");
+    t.metrics.insert(
+        0,
+        MetricRow {
+            name: "W".into(),
+            value: -0.0,
+            half_width: Some(f64::NAN),
+            n: Some(3),
+        },
+    );
+    t.metrics[1].half_width = Some(-0.0);
+    t.series = vec![
+        SeriesPointRow {
+            name: "pdf".into(),
+            x: -0.0,
+            y: 0.25,
+        },
+        SeriesPointRow {
+            name: "cdf".into(),
+            x: 3.0,
+            y: -0.0,
+        },
+    ];
+    t.error = Some("a note".into());
+    s.record_task(run, &t).await.unwrap();
+
+    let got = s.tasks(&["k1".to_string()]).await.unwrap();
+    assert_eq!(got.len(), 1);
+    let kept = s.as_read_back(t.clone());
+    assert_eq!(format!("{:?}", got[0]), format!("{kept:?}"));
+    // The written record itself differs (order, NaN, signs of zero).
+    assert_ne!(format!("{:?}", got[0]), format!("{t:?}"));
+}
+
 #[tokio::test]
 async fn failed_tasks_are_not_cached_and_unknown_keys_are_skipped() {
     let dir = tempfile::tempdir().unwrap();

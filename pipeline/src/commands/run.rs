@@ -21,7 +21,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use store::{ErrorMeasureRow, ExperimentRow, PlanRow, RunStatus};
+use store::{ErrorMeasureRow, ExperimentRow, RunStatus};
 
 /// What `run` and `check` were asked to do.
 #[derive(Debug, Clone)]
@@ -182,13 +182,15 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
     let execute::Executed {
         mut summary,
         detached,
+        stored,
     } = opts
         .executor
         .execute(&plan, registry, &store, run_id)
         .await?;
-    // The task results measured so far, read from the store once for every
-    // round and the pages.
+    // The task results measured so far: those this run stored as it wrote
+    // them, the others read from the store once for every round and the pages.
     let mut records = measure::Records::new();
+    records.keep(stored);
     if detached.is_none() {
         rounds(
             opts,
@@ -320,18 +322,19 @@ async fn rounds(
 ) -> anyhow::Result<()> {
     let simulation = |s: &pipeline::manifest::Series| measure::precision::simulates(registry, s);
     let mut more = plan::MoreReplications::new();
-    // The plan rows of each manifest that asked for nothing more with every
-    // point's results stored and none failed: its results cannot change
-    // while its rows stay the same (outcomes are read once, `Records`), so
-    // neither can its answer; it is measured again only once its rows change.
-    let mut settled: Vec<Option<Vec<PlanRow>>> = vec![None; manifests.len()];
+    // Each manifest that asked for nothing more with every point's results
+    // stored and none failed: its results cannot change while its plan rows
+    // stay the same (outcomes are read once, `Records`), so neither can its
+    // answer; it is measured again only once its rows change, which only a
+    // manifest that asks for more replications does.
+    let mut settled = vec![false; manifests.len()];
     while !summary.cancelled {
         let mut next = plan::MoreReplications::new();
         for (m, settled) in manifests.iter().zip(settled.iter_mut()) {
-            let rows = plan_rows(plan, m);
-            if settled.as_ref() == Some(&rows) {
+            if *settled {
                 continue;
             }
+            let rows = plan_rows(plan, m);
             let r = measure::collect_plan_with(store, records, m, &rows).await?;
             let ems = measure::error_measures(&r);
             let claims = measure::claims::evaluate_claims(&r, &ems, opts.fidelity);
@@ -344,35 +347,35 @@ async fn rounds(
                     measure::PointStatus::Missing | measure::PointStatus::Failed
                 )
             });
-            *settled = (wants.is_empty() && complete).then_some(rows);
+            *settled = wants.is_empty() && complete;
             next.extend(wants);
         }
         if next.is_empty() {
             break;
         }
+        let asked: HashSet<String> = next.keys().map(|(id, _, _)| id.clone()).collect();
         more.extend(next);
-        let grown = plan::plan_with(manifests, registry, opts.fidelity, &more)?;
-        let known: HashSet<&str> = plan.tasks.iter().map(|t| t.key.as_str()).collect();
+        // Only the manifests that asked are planned again, and only those
+        // whose rows changed are stored again.
+        let (new, changed) = plan::grow(plan, manifests, registry, opts.fidelity, &more, |m| {
+            asked.contains(&m.id)
+        })?;
         let new = plan::Plan {
-            tasks: grown
-                .tasks
-                .iter()
-                .filter(|t| !known.contains(t.key.as_str()))
-                .cloned()
-                .collect(),
+            tasks: new,
             uses: Vec::new(),
         };
         tracing::info!(tasks = new.tasks.len(), "another round of replications");
-        // Only the manifests whose rows changed are stored again.
-        for m in manifests {
-            let rows = plan_rows(&grown, m);
-            if rows != plan_rows(plan, m) {
-                store.replace_plan_rows(&m.id, m.version, rows).await?;
+        for ((m, changed), settled) in manifests.iter().zip(changed).zip(settled.iter_mut()) {
+            if changed {
+                store
+                    .replace_plan_rows(&m.id, m.version, plan_rows_iter(plan, m))
+                    .await?;
+                *settled = false;
             }
         }
-        *plan = grown;
         let round = opts.executor.execute(&new, registry, store, run_id).await?;
         summary.absorb(round.summary);
+        records.keep(round.stored);
     }
     Ok(())
 }

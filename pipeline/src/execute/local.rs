@@ -151,7 +151,7 @@ pub async fn execute(
     store: &Store,
     run_id: i64,
     opts: &ExecOptions,
-) -> anyhow::Result<ExecSummary> {
+) -> anyhow::Result<(ExecSummary, Vec<TaskRecord>)> {
     let start = Instant::now();
     let mut summary = ExecSummary {
         total: plan.tasks.len(),
@@ -268,6 +268,8 @@ pub async fn execute(
 
     let mut ctrl_c = Box::pin(tokio::signal::ctrl_c());
     let (mut failed_n, mut done_n) = (0usize, 0usize);
+    // The outcomes stored, kept for measuring (`Executed::stored`).
+    let mut kept = Vec::new();
     loop {
         tokio::select! {
             msg = rx.recv() => {
@@ -301,7 +303,7 @@ pub async fn execute(
                 }
                 let finished: Vec<(&Held, &TaskRecord)> = ran.iter().map(|(_, _, h, r)| (h, r)).collect();
                 let stored = sharing.finish(&finished).await?;
-                for ((task, result, _, _), stored) in ran.into_iter().zip(stored) {
+                for ((task, result, _, rec), stored) in ran.into_iter().zip(stored) {
                     if !stored {
                         bar.suspend(|| eprintln!("task {}: another process took it over (this run's claim lapsed); its result is that process's", task.key));
                         summary.cached += 1;
@@ -310,6 +312,7 @@ pub async fn execute(
                     }
                     match result {
                         Ok(o) => {
+                            kept.push(store.as_read_back(rec));
                             done_n += 1;
                             match o.status {
                                 Status::Saturated => summary.saturated += 1,
@@ -347,7 +350,7 @@ pub async fn execute(
     bar.finish_and_clear();
     summary.executed = done_n + failed_n;
     summary.wall = start.elapsed();
-    Ok(summary)
+    Ok((summary, kept))
 }
 
 /// What the feeder hands the recording loop.

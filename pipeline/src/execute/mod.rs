@@ -36,6 +36,10 @@ pub struct Executed {
     /// launcher says who runs them (`Launched::workers`: "Slurm job 42");
     /// nothing is measured yet.
     pub detached: Option<String>,
+    /// The outcomes (not failures) this executor stored, as the store reads
+    /// them back ([`Store::as_read_back`]), so that measuring them needs no
+    /// second read.
+    pub stored: Vec<store::TaskRecord>,
 }
 
 /// A boxed future, so that `dyn Executor` can be chosen at run time.
@@ -66,10 +70,11 @@ impl Executor for Local {
         run_id: i64,
     ) -> ExecFuture<'a> {
         Box::pin(async move {
-            let summary = execute(plan, registry, store, run_id, &self.0).await?;
+            let (summary, stored) = execute(plan, registry, store, run_id, &self.0).await?;
             Ok(Executed {
                 summary,
                 detached: None,
+                stored,
             })
         })
     }
@@ -85,10 +90,12 @@ impl Executor for queue::Queued {
         run_id: i64,
     ) -> ExecFuture<'a> {
         Box::pin(async move {
-            let (summary, job) = queue::execute_queued(plan, registry, store, run_id, self).await?;
+            let (summary, job, stored) =
+                queue::execute_queued(plan, registry, store, run_id, self).await?;
             Ok(Executed {
                 summary,
                 detached: self.detach.then(|| job.unwrap_or_default()),
+                stored,
             })
         })
     }

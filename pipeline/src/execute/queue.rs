@@ -23,7 +23,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use store::{Claimed, Enqueue, QueueState, Store, TaskStatus, WorkerId};
+use store::{Claimed, Enqueue, QueueState, Store, TaskRecord, TaskStatus, WorkerId};
 
 /// Default lease: long enough that a busy node's renewals (every third of
 /// it) never miss it, short enough that a lost task restarts within a minute.
@@ -322,7 +322,7 @@ pub async fn execute_queued(
     store: &Store,
     run_id: i64,
     q: &Queued,
-) -> anyhow::Result<(ExecSummary, Option<String>)> {
+) -> anyhow::Result<(ExecSummary, Option<String>, Vec<TaskRecord>)> {
     let Queued {
         force,
         progress,
@@ -360,7 +360,7 @@ pub async fn execute_queued(
     };
     if todo.is_empty() {
         summary.wall = start.elapsed();
-        return Ok((summary, None));
+        return Ok((summary, None, Vec::new()));
     }
 
     let cancel = Arc::new(AtomicBool::new(false));
@@ -376,7 +376,7 @@ pub async fn execute_queued(
     let job = launched.job().map(str::to_string);
     if detach {
         summary.wall = start.elapsed();
-        return Ok((summary, Some(launched.workers())));
+        return Ok((summary, Some(launched.workers()), Vec::new()));
     }
 
     let bar = if progress {
@@ -477,5 +477,10 @@ pub async fn execute_queued(
     }
     summary.executed = records.len().max(summary.failed.len());
     summary.wall = start.elapsed();
-    Ok((summary, job))
+    // Read from the store: as it reads them back.
+    let outcomes = records
+        .into_iter()
+        .filter(|r| r.status != TaskStatus::Failed)
+        .collect();
+    Ok((summary, job, outcomes))
 }

@@ -74,8 +74,10 @@ fn sweep_key(sweep: &Mapping, axis: &str) -> String {
 
 /// A key no solver takes, sorted after every real parameter name (`~` is
 /// above every letter, digit and `_`), so that serde reads the given values
-/// before it meets this one and stops with "unknown field".
-const PROBE: &str = "~repro_type_probe";
+/// before it meets this one and stops with "unknown field"; longer than 64
+/// characters, so that the solvers' "did you mean" (`solvers::params::nearest`)
+/// does not compare it with every parameter name each time.
+const PROBE: &str = "~repro_type_probe_longer_than_any_parameter_name_so_no_near_name_is_sought";
 
 /// The type of every value a compiled-in series' solver receives, checked at
 /// load time by the solver's own parameter struct: each value is handed to
@@ -112,7 +114,8 @@ pub(super) fn check_types(
             _ => None,
         }
     };
-    let stops = |msg: &str| msg.contains(&format!("unknown field `{PROBE}`"));
+    let stop = format!("unknown field `{PROBE}`");
+    let stops = |msg: &str| msg.contains(&stop);
     if !answer("", &Json::Null).is_some_and(|m| stops(&m)) {
         return Ok(());
     }
@@ -136,7 +139,33 @@ pub(super) fn check_types(
             .filter(move |v| seen.insert(v.to_string()))
             .map(move |v| (a.as_str(), v, sweep_key(sweep, a)))
     });
-    for (name, value, key) in given.chain(swept) {
+    let values: Vec<(&str, &Json, String)> = given.chain(swept).collect();
+    // Most values are valid: they are first handed over together, as few
+    // probes as there are values of one name (a derived parameter struct
+    // reads each value by itself, so a probe stops at `PROBE` exactly when
+    // each of its values alone would), and value by value only when a probe
+    // stops earlier, to name the first bad value as the loop below always
+    // did.
+    let mut probes: Vec<serde_json::Map<String, Json>> = Vec::new();
+    for (name, value, _) in &values {
+        match probes.iter_mut().find(|p| !p.contains_key(*name)) {
+            Some(p) => {
+                p.insert(name.to_string(), (*value).clone());
+            }
+            None => probes.push(std::iter::once((name.to_string(), (*value).clone())).collect()),
+        }
+    }
+    let all_valid = probes.into_iter().all(|mut p| {
+        p.insert(PROBE.to_string(), Json::from(0));
+        match solver.solve(&Json::Object(p), &task) {
+            Err(solvers::SolveError::BadParams(msg)) => stops(&msg),
+            _ => false,
+        }
+    });
+    if all_valid {
+        return Ok(());
+    }
+    for (name, value, key) in values {
         let Some(msg) = answer(name, value) else {
             continue;
         };

@@ -3,6 +3,9 @@
 //! then the pages; the rounds `collect_at` replays) reads each stored
 //! result from the store once instead of once per pass.
 //!
+//! The outcomes a run stored itself are kept as it wrote them ([`Records::keep`],
+//! in the form the store reads them back), so they are not read at all.
+//!
 //! Only outcomes are kept (done, saturated, undefined): a task key names its
 //! solver version, parameters and seed, so its outcome is what any run
 //! stores for it (apart from its wall time), while a failed task may be
@@ -21,6 +24,16 @@ pub struct Records(HashMap<String, Arc<TaskRecord>>);
 impl Records {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Keeps the outcomes among `stored` (records as the store reads them
+    /// back, `Store::as_read_back`): what an executor just stored.
+    pub fn keep(&mut self, stored: Vec<TaskRecord>) {
+        for t in stored {
+            if t.status != TaskStatus::Failed {
+                self.0.insert(t.key.clone(), Arc::new(t));
+            }
+        }
     }
 
     /// The stored records of `keys` (sorted, unique), read from the store

@@ -268,6 +268,80 @@ pub fn plan_with(
     fidelity: Fidelity,
     more: &MoreReplications,
 ) -> Result<Plan, PlanError> {
+    let all: Vec<&Manifest> = manifests.iter().collect();
+    plan_of(&all, registry, fidelity, more)
+}
+
+/// A round of more replications: plans again only the manifests `replan`
+/// selects (those that asked for more), under `more`, and puts their uses in
+/// place of their old ones; the other manifests' uses and every task already
+/// planned stay as they are (`more` only adds replications, so no task falls
+/// out). The uses stay grouped by manifest in manifest order, and the tasks
+/// new to the plan are appended in the order a whole new [`plan_with`] would
+/// first use them. Returns those new tasks and, per manifest, whether its
+/// uses (its plan rows) changed.
+pub fn grow(
+    plan: &mut Plan,
+    manifests: &[Manifest],
+    registry: &Registry,
+    fidelity: Fidelity,
+    more: &MoreReplications,
+    replan: impl Fn(&Manifest) -> bool,
+) -> Result<(Vec<Task>, Vec<bool>), PlanError> {
+    let chosen: Vec<&Manifest> = manifests.iter().filter(|m| replan(m)).collect();
+    let part = plan_of(&chosen, registry, fidelity, more)?;
+    // Where each task of the partial plan is (or goes) in the whole plan.
+    let mut at: Vec<usize> = Vec::with_capacity(part.tasks.len());
+    let mut new = Vec::new();
+    {
+        let known: HashMap<&str, usize> = plan
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.key.as_str(), i))
+            .collect();
+        for t in &part.tasks {
+            match known.get(t.key.as_str()) {
+                Some(&i) => at.push(i),
+                None => {
+                    at.push(plan.tasks.len() + new.len());
+                    new.push(t.clone());
+                }
+            }
+        }
+    }
+    plan.tasks.extend(new.iter().cloned());
+    // Each manifest's uses, old or new, in manifest order.
+    let mut old = std::mem::take(&mut plan.uses).into_iter().peekable();
+    let mut fresh = part.uses.into_iter().peekable();
+    let mut changed = Vec::with_capacity(manifests.len());
+    for m in manifests {
+        let mine = |u: &Use| *u.experiment == *m.id;
+        let before: Vec<Use> = std::iter::from_fn(|| old.next_if(mine)).collect();
+        if !replan(m) {
+            plan.uses.extend(before);
+            changed.push(false);
+            continue;
+        }
+        let after: Vec<Use> = std::iter::from_fn(|| fresh.next_if(mine))
+            .map(|u| Use {
+                task: at[u.task],
+                ..u
+            })
+            .collect();
+        changed.push(before != after);
+        plan.uses.extend(after);
+    }
+    debug_assert!(old.next().is_none() && fresh.next().is_none());
+    Ok((new, changed))
+}
+
+fn plan_of(
+    manifests: &[&Manifest],
+    registry: &Registry,
+    fidelity: Fidelity,
+    more: &MoreReplications,
+) -> Result<Plan, PlanError> {
     let counts: Vec<(PathBuf, u64)> = manifests
         .iter()
         .map(|m| (m.path.clone(), task_count(m, registry, fidelity)))
@@ -428,6 +502,53 @@ series:
         let sim = q.tasks.iter().find(|t| t.kind == Kind::Simulation).unwrap();
         assert_eq!(sim.params_value()["batch_len"], json!(100));
         assert!(sim.solve_command().contains("--quick"));
+    }
+
+    /// Growing a plan by the manifests that asked for more gives every
+    /// manifest the rows a whole new plan gives it, and the same new tasks
+    /// in the same order.
+    #[test]
+    fn growing_the_manifests_that_asked_is_planning_all_again() {
+        let r = Registry::with_all();
+        let a = load(M, "a.yaml");
+        let b = load(&M.replace("id: a", "id: b"), "b.yaml");
+        let c = load(
+            &M.replace("id: a", "id: c").replace("n: 12", "n: 13"),
+            "c.yaml",
+        );
+        let all = [a, b, c];
+        let mut p = plan(&all, &r, Fidelity::Quick).unwrap();
+        let mut more = MoreReplications::new();
+        let key = |m: &str, point| (m.to_string(), "sim".to_string(), point);
+        // Round 1: a and b (which share tasks) ask; round 2: only c.
+        let rounds = [
+            vec![(key("a", 0), 5), (key("b", 0), 5), (key("b", 1), 4)],
+            vec![(key("c", 1), 3)],
+        ];
+        for asked in rounds {
+            let ids: Vec<String> = asked.iter().map(|(k, _)| k.0.clone()).collect();
+            more.extend(asked);
+            let before: Vec<String> = p.tasks.iter().map(|t| t.key.clone()).collect();
+            let whole = plan_with(&all, &r, Fidelity::Quick, &more).unwrap();
+            let (new, changed) = grow(&mut p, &all, &r, Fidelity::Quick, &more, |m| {
+                ids.contains(&m.id)
+            })
+            .unwrap();
+            for (m, changed) in all.iter().zip(&changed) {
+                assert_eq!(plan_rows(&p, m), plan_rows(&whole, m), "{}", m.id);
+                assert_eq!(*changed, ids.contains(&m.id), "{}", m.id);
+            }
+            let expected: Vec<&str> = whole
+                .tasks
+                .iter()
+                .filter(|t| !before.contains(&t.key))
+                .map(|t| t.key.as_str())
+                .collect();
+            let got: Vec<&str> = new.iter().map(|t| t.key.as_str()).collect();
+            assert_eq!(got, expected);
+            assert!(!got.is_empty());
+            assert_eq!(p.tasks.len(), whole.tasks.len());
+        }
     }
 
     #[test]

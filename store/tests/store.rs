@@ -9,6 +9,25 @@ use std::time::Instant;
 use common::{open_in, path_str, task};
 use store::*;
 
+/// A metric row of the tests below.
+fn metric(name: &str, value: f64, half_width: Option<f64>, n: Option<i64>) -> MetricRow {
+    MetricRow {
+        name: name.into(),
+        value,
+        half_width,
+        n,
+    }
+}
+
+/// A series point of the tests below.
+fn point(name: &str, x: f64, y: f64) -> SeriesPointRow {
+    SeriesPointRow {
+        name: name.into(),
+        x,
+        y,
+    }
+}
+
 #[tokio::test]
 async fn task_roundtrip_keeps_every_field() {
     let dir = tempfile::tempdir().unwrap();
@@ -16,38 +35,14 @@ async fn task_roundtrip_keeps_every_field() {
     let run = s.begin_run("abc123", "host1", "run --quick").await.unwrap();
     let mut t = task("k1", "done");
     // Given out of name order: the store returns metrics sorted by name.
-    t.metrics.insert(
-        0,
-        MetricRow {
-            name: "W".into(),
-            value: -0.0,
-            half_width: Some(0.01),
-            n: Some(0),
-        },
-    );
-    t.metrics.push(MetricRow {
-        name: "X_inf".into(),
-        value: f64::INFINITY,
-        half_width: None,
-        n: Some(i64::MAX),
-    });
+    t.metrics.insert(0, metric("W", -0.0, Some(0.01), Some(0)));
+    t.metrics
+        .push(metric("X_inf", f64::INFINITY, None, Some(i64::MAX)));
     // Series in an order that is neither by name nor by x.
     t.series = vec![
-        SeriesPointRow {
-            name: "pdf".into(),
-            x: 2.0,
-            y: 0.25,
-        },
-        SeriesPointRow {
-            name: "cdf".into(),
-            x: 0.0,
-            y: 0.1,
-        },
-        SeriesPointRow {
-            name: "pdf".into(),
-            x: 1.0,
-            y: 0.5,
-        },
+        point("pdf", 2.0, 0.25),
+        point("cdf", 0.0, 0.1),
+        point("pdf", 1.0, 0.5),
     ];
     t.seed = i64::MIN;
     s.record_task(run, &t).await.unwrap();
@@ -68,28 +63,10 @@ async fn a_record_as_read_back_is_what_the_store_returns() {
     let s = open_in(&dir).await;
     let run = s.begin_run("abc123", "host1", "run --quick").await.unwrap();
     let mut t = task("k1", "done");
-    t.metrics.insert(
-        0,
-        MetricRow {
-            name: "W".into(),
-            value: -0.0,
-            half_width: Some(f64::NAN),
-            n: Some(3),
-        },
-    );
+    t.metrics
+        .insert(0, metric("W", -0.0, Some(f64::NAN), Some(3)));
     t.metrics[1].half_width = Some(-0.0);
-    t.series = vec![
-        SeriesPointRow {
-            name: "pdf".into(),
-            x: -0.0,
-            y: 0.25,
-        },
-        SeriesPointRow {
-            name: "cdf".into(),
-            x: 3.0,
-            y: -0.0,
-        },
-    ];
+    t.series = vec![point("pdf", -0.0, 0.25), point("cdf", 3.0, -0.0)];
     t.error = Some("a note".into());
     s.record_task(run, &t).await.unwrap();
 

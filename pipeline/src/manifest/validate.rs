@@ -146,14 +146,17 @@ pub(super) fn check_types(
     // each of its values alone would), and value by value only when a probe
     // stops earlier, to name the first bad value as the loop below always
     // did.
+    // The k-th value of a name goes into probe k (a count per name, not a
+    // search of the probes: a sweep of 200,000 values made that quadratic).
     let mut probes: Vec<serde_json::Map<String, Json>> = Vec::new();
+    let mut filled: BTreeMap<&str, usize> = BTreeMap::new();
     for (name, value, _) in &values {
-        match probes.iter_mut().find(|p| !p.contains_key(*name)) {
-            Some(p) => {
-                p.insert(name.to_string(), (*value).clone());
-            }
-            None => probes.push(std::iter::once((name.to_string(), (*value).clone())).collect()),
+        let k = filled.entry(*name).or_insert(0);
+        if *k == probes.len() {
+            probes.push(serde_json::Map::new());
         }
+        probes[*k].insert(name.to_string(), (*value).clone());
+        *k += 1;
     }
     let all_valid = probes.into_iter().all(|mut p| {
         p.insert(PROBE.to_string(), Json::from(0));

@@ -10,7 +10,7 @@
 //! use any closed-form property of the counting process, so the tests below
 //! check them against those closed forms (Wu 2.2, 2.3, 2.12–2.13).
 
-use crate::des::Stream;
+use crate::des::{FastLn, Stream};
 use crate::markov::ctmc::Generator;
 use crate::SolveError;
 use nalgebra::DMatrix;
@@ -147,6 +147,100 @@ impl ArrivalSource for Mmpp2Source {
         (self.lambda[0] * p2 + self.lambda[1] * p1) / (p1 + p2)
     }
 
+    fn internal_events(&self) -> u64 {
+        self.switches
+    }
+}
+
+/// An MMPP(2) source on an intensity clock (the MMPP queue simulators' source): the
+/// arrivals are the epochs at which Λ(t) = ∫λ(phase(s))ds passes the sums
+/// of independent unit exponentials (the time change that makes a Cox
+/// process out of a unit Poisson process). An arrival costs one unit
+/// exponential and a phase change one exponential of its length; unlike
+/// [`Mmpp2Source`], which races a fresh arrival candidate
+/// against each phase end, no draw is thrown away at a phase change.
+/// Exponentials by [`FastLn::exp`].
+#[derive(Debug, Clone)]
+pub struct Mmpp2Clock {
+    lambda: [f64; 2],
+    /// 1/λ per phase (+inf for a silent phase).
+    inv_lambda: [f64; 2],
+    /// Mean phase lengths 1/φ.
+    mean_phase: [f64; 2],
+    mean: f64,
+    phase: usize,
+    t: f64,
+    /// Absolute time at which the current phase ends.
+    t_switch: f64,
+    /// Intensity still to accumulate before the next arrival.
+    need: f64,
+    switches: u64,
+    rng: Stream,
+    ln: FastLn,
+}
+
+impl Mmpp2Clock {
+    /// Starts in the stationary phase distribution (as [`Mmpp2Source`]
+    /// does: one uniform, then the phase's length); the same parameter rules.
+    pub fn new(
+        phi1: f64,
+        phi2: f64,
+        lambda1: f64,
+        lambda2: f64,
+        mut rng: Stream,
+    ) -> Result<Self, SolveError> {
+        crate::traffic::mmpp::Mmpp2::new(phi1, phi2, lambda1, lambda2)?;
+        let ln = FastLn::new();
+        let p1 = phi2 / (phi1 + phi2);
+        let phase = if rng.uniform() < p1 { 0 } else { 1 };
+        let mean_phase = [1.0 / phi1, 1.0 / phi2];
+        let t_switch = ln.exp(&mut rng, mean_phase[phase]);
+        let need = ln.exp(&mut rng, 1.0);
+        Ok(Mmpp2Clock {
+            lambda: [lambda1, lambda2],
+            inv_lambda: [1.0 / lambda1, 1.0 / lambda2],
+            mean_phase,
+            mean: (lambda1 * phi2 + lambda2 * phi1) / (phi1 + phi2),
+            phase,
+            t: 0.0,
+            t_switch,
+            need,
+            switches: 0,
+            rng,
+            ln,
+        })
+    }
+}
+
+impl ArrivalSource for Mmpp2Clock {
+    /// Returns +inf once [`MAX_SWITCHES_PER_ARRIVAL`] phase changes pass
+    /// without an arrival (the safety net of [`Mmpp2Source`]).
+    #[inline]
+    fn next_arrival(&mut self) -> f64 {
+        let start = self.switches;
+        loop {
+            let p = self.phase;
+            if self.lambda[p] > 0.0 {
+                let cand = self.t + self.need * self.inv_lambda[p];
+                if cand < self.t_switch {
+                    self.t = cand;
+                    self.need = self.ln.exp(&mut self.rng, 1.0);
+                    return cand;
+                }
+                self.need = (self.need - (self.t_switch - self.t) * self.lambda[p]).max(0.0);
+            }
+            self.t = self.t_switch;
+            self.phase ^= 1;
+            self.switches += 1;
+            self.t_switch = self.t + self.ln.exp(&mut self.rng, self.mean_phase[self.phase]);
+            if self.switches - start > MAX_SWITCHES_PER_ARRIVAL {
+                return f64::INFINITY;
+            }
+        }
+    }
+    fn mean_rate(&self) -> f64 {
+        self.mean
+    }
     fn internal_events(&self) -> u64 {
         self.switches
     }

@@ -144,7 +144,7 @@ pub struct RunResult {
 const WARMUP: u32 = u32::MAX;
 
 /// The error of a source that reports no further arrival (its time no longer
-/// advances: see `Mmpp2Clock::next_arrival` in `mmpp_sim/mod.rs`).
+/// advances: see `Mmpp2Clock::next_arrival` in `traffic/sources.rs`).
 fn silent_source(now: f64) -> SolveError {
     SolveError::Numerical(format!(
         "the arrival process stopped producing arrivals at simulated time {now:.3e} (its phases no longer advance the clock at this float resolution)"

@@ -9,9 +9,9 @@
 //! customers after warm-up deletion, 95% Student-t CIs widened by the lag-1
 //! correlation of the batch means (see `docs/models/queueing-sim.md`).
 
-use crate::des::{FastLn, RunLength, Stream};
+use crate::des::{RunLength, Stream};
 use crate::params::{parse, positive};
-use crate::traffic::sources::{ArrivalSource, MAX_SWITCHES_PER_ARRIVAL};
+use crate::traffic::sources::Mmpp2Clock;
 use crate::{Kind, Outcome, ParamDoc, Registry, SolveError, Solver, SolverDoc, TaskContext};
 use engine::{batch_outcome, run_fifo, Plan, RunResult, ServiceComponent, ServiceLaw};
 use serde::Deserialize;
@@ -79,98 +79,13 @@ impl Mmpp {
     }
 
     fn source(&self, ctx: &TaskContext) -> Result<Mmpp2Clock, SolveError> {
-        Ok(Mmpp2Clock::new(
-            self,
+        Mmpp2Clock::new(
+            self.phi1,
+            self.phi2,
+            self.lambda1,
+            self.lambda2,
             Stream::new(ctx.seed, STREAM_ARRIVALS),
-        ))
-    }
-}
-
-/// The MMPP(2) source of the three simulators, on an intensity clock: the
-/// arrivals are the epochs at which Λ(t) = ∫λ(phase(s))ds passes the sums
-/// of independent unit exponentials (the time change that makes a Cox
-/// process out of a unit Poisson process). An arrival costs one unit
-/// exponential and a phase change one exponential of its length; unlike
-/// `traffic::sources::Mmpp2Source`, which races a fresh arrival candidate
-/// against each phase end, no draw is thrown away at a phase change.
-/// Exponentials by [`FastLn::exp`].
-struct Mmpp2Clock {
-    lambda: [f64; 2],
-    /// 1/λ per phase (+inf for a silent phase).
-    inv_lambda: [f64; 2],
-    /// Mean phase lengths 1/φ.
-    mean_phase: [f64; 2],
-    mean: f64,
-    phase: usize,
-    t: f64,
-    /// Absolute time at which the current phase ends.
-    t_switch: f64,
-    /// Intensity still to accumulate before the next arrival.
-    need: f64,
-    switches: u64,
-    rng: Stream,
-    ln: FastLn,
-}
-
-impl Mmpp2Clock {
-    /// Starts in the stationary phase distribution (as
-    /// `traffic::sources::Mmpp2Source` does: one uniform, then the phase's
-    /// length).
-    fn new(m: &Mmpp, mut rng: Stream) -> Self {
-        let ln = FastLn::new();
-        let p1 = m.phi2 / (m.phi1 + m.phi2);
-        let phase = if rng.uniform() < p1 { 0 } else { 1 };
-        let mean_phase = [1.0 / m.phi1, 1.0 / m.phi2];
-        let t_switch = ln.exp(&mut rng, mean_phase[phase]);
-        let need = ln.exp(&mut rng, 1.0);
-        Mmpp2Clock {
-            lambda: [m.lambda1, m.lambda2],
-            inv_lambda: [1.0 / m.lambda1, 1.0 / m.lambda2],
-            mean_phase,
-            mean: m.mean_rate(),
-            phase,
-            t: 0.0,
-            t_switch,
-            need,
-            switches: 0,
-            rng,
-            ln,
-        }
-    }
-}
-
-impl ArrivalSource for Mmpp2Clock {
-    /// Returns +inf once [`MAX_SWITCHES_PER_ARRIVAL`] phase changes pass
-    /// without an arrival (the safety net of
-    /// `traffic::sources::Mmpp2Source`).
-    #[inline]
-    fn next_arrival(&mut self) -> f64 {
-        let start = self.switches;
-        loop {
-            let p = self.phase;
-            if self.lambda[p] > 0.0 {
-                let cand = self.t + self.need * self.inv_lambda[p];
-                if cand < self.t_switch {
-                    self.t = cand;
-                    self.need = self.ln.exp(&mut self.rng, 1.0);
-                    return cand;
-                }
-                self.need = (self.need - (self.t_switch - self.t) * self.lambda[p]).max(0.0);
-            }
-            self.t = self.t_switch;
-            self.phase ^= 1;
-            self.switches += 1;
-            self.t_switch = self.t + self.ln.exp(&mut self.rng, self.mean_phase[self.phase]);
-            if self.switches - start > MAX_SWITCHES_PER_ARRIVAL {
-                return f64::INFINITY;
-            }
-        }
-    }
-    fn mean_rate(&self) -> f64 {
-        self.mean
-    }
-    fn internal_events(&self) -> u64 {
-        self.switches
+        )
     }
 }
 

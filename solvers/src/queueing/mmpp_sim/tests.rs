@@ -6,15 +6,13 @@ use super::engine::{run_fifo, Plan, ServiceLaw};
 use super::*;
 use crate::markov::ctmc::Generator;
 use crate::queueing::mm1k::mm1k_metrics;
+use crate::traffic::sources::ArrivalSource;
 use crate::Fidelity;
 use serde_json::{json, Value};
 
 /// The simulators' MMPP(2) source.
 fn clock(phi1: f64, phi2: f64, l1: f64, l2: f64, seed: u64) -> Mmpp2Clock {
-    Mmpp2Clock::new(
-        &Mmpp::validated(phi1, phi2, l1, l2).unwrap(),
-        Stream::new(seed, 1),
-    )
+    Mmpp2Clock::new(phi1, phi2, l1, l2, Stream::new(seed, 1)).unwrap()
 }
 
 fn ctx(seed: u64) -> TaskContext {

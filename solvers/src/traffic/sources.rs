@@ -64,6 +64,55 @@ impl ArrivalSource for PoissonSource {
 /// this many per arrival is far over the event budget anyway).
 pub const MAX_SWITCHES_PER_ARRIVAL: u64 = 200_000_000;
 
+/// The modulating chain of a two-state MMPP as a source walks it: the
+/// current phase, the clock, the end of the current phase, the count of
+/// phase changes and the source's stream. Shared by [`Mmpp2Source`] and
+/// [`Mmpp2Clock`]; each draws the phase lengths its own way (`len(rng,
+/// phase)`), so their draws are their own.
+#[derive(Debug, Clone)]
+struct PhaseChain {
+    phase: usize,
+    t: f64,
+    /// Absolute time at which the current phase ends.
+    t_switch: f64,
+    switches: u64,
+    rng: Stream,
+}
+
+impl PhaseChain {
+    /// The phase at time 0 from the stationary distribution
+    /// π = (φ2, φ1)/(φ1 + φ2) (one uniform), then its length.
+    fn start(
+        phi1: f64,
+        phi2: f64,
+        mut rng: Stream,
+        len: impl FnOnce(&mut Stream, usize) -> f64,
+    ) -> Self {
+        let p1 = phi2 / (phi1 + phi2);
+        let phase = if rng.uniform() < p1 { 0 } else { 1 };
+        let t_switch = len(&mut rng, phase);
+        PhaseChain {
+            phase,
+            t: 0.0,
+            t_switch,
+            switches: 0,
+            rng,
+        }
+    }
+
+    /// Ends the current phase (the clock moves to its end) and enters the
+    /// other, whose length `len` draws. False once more than
+    /// [`MAX_SWITCHES_PER_ARRIVAL`] changes passed since `start` switches.
+    #[inline]
+    fn switch(&mut self, start: u64, len: impl FnOnce(&mut Stream, usize) -> f64) -> bool {
+        self.t = self.t_switch;
+        self.phase ^= 1;
+        self.switches += 1;
+        self.t_switch = self.t + len(&mut self.rng, self.phase);
+        self.switches - start <= MAX_SWITCHES_PER_ARRIVAL
+    }
+}
+
 /// Two-state MMPP with generator Q = [[−φ1, φ1], [φ2, −φ2]] and rates
 /// Λ = diag(λ1, λ2) (Wu eq 2.1): φ1 is the rate of leaving phase 1, φ2 the
 /// rate of leaving phase 2. The phase at time 0 is drawn from the stationary
@@ -72,12 +121,7 @@ pub const MAX_SWITCHES_PER_ARRIVAL: u64 = 200_000_000;
 pub struct Mmpp2Source {
     phi: [f64; 2],
     lambda: [f64; 2],
-    phase: usize,
-    t: f64,
-    /// Absolute time at which the current phase ends.
-    t_switch: f64,
-    switches: u64,
-    rng: Stream,
+    chain: PhaseChain,
 }
 
 impl Mmpp2Source {
@@ -87,28 +131,21 @@ impl Mmpp2Source {
         phi2: f64,
         lambda1: f64,
         lambda2: f64,
-        mut rng: Stream,
+        rng: Stream,
     ) -> Result<Self, SolveError> {
         // One validation for the analytic and the simulated MMPP.
         crate::traffic::mmpp::Mmpp2::new(phi1, phi2, lambda1, lambda2)?;
-        let p1 = phi2 / (phi1 + phi2);
-        let phase = if rng.uniform() < p1 { 0 } else { 1 };
         let phi = [phi1, phi2];
-        let t_switch = rng.exp(phi[phase]);
         Ok(Mmpp2Source {
             phi,
             lambda: [lambda1, lambda2],
-            phase,
-            t: 0.0,
-            t_switch,
-            switches: 0,
-            rng,
+            chain: PhaseChain::start(phi1, phi2, rng, |r, ph| r.exp(phi[ph])),
         })
     }
 
     /// Current phase, 0 or 1 (Wu's phases 1 and 2).
     pub fn phase(&self) -> usize {
-        self.phase
+        self.chain.phase
     }
 }
 
@@ -120,23 +157,21 @@ impl ArrivalSource for Mmpp2Source {
     /// ([`crate::params::sim_time_resolution`]); this is the safety net.
     #[inline]
     fn next_arrival(&mut self) -> f64 {
-        let start = self.switches;
+        let c = &mut self.chain;
+        let start = c.switches;
+        let phi = self.phi;
         loop {
             // Arrival and phase change compete; by memorylessness the arrival
             // candidate can be redrawn after a phase change.
-            let rate = self.lambda[self.phase];
+            let rate = self.lambda[c.phase];
             if rate > 0.0 {
-                let cand = self.t + self.rng.exp(rate);
-                if cand < self.t_switch {
-                    self.t = cand;
+                let cand = c.t + c.rng.exp(rate);
+                if cand < c.t_switch {
+                    c.t = cand;
                     return cand;
                 }
             }
-            self.t = self.t_switch;
-            self.phase ^= 1;
-            self.switches += 1;
-            self.t_switch = self.t + self.rng.exp(self.phi[self.phase]);
-            if self.switches - start > MAX_SWITCHES_PER_ARRIVAL {
+            if !c.switch(start, |r, ph| r.exp(phi[ph])) {
                 return f64::INFINITY;
             }
         }
@@ -148,7 +183,7 @@ impl ArrivalSource for Mmpp2Source {
     }
 
     fn internal_events(&self) -> u64 {
-        self.switches
+        self.chain.switches
     }
 }
 
@@ -168,14 +203,9 @@ pub struct Mmpp2Clock {
     /// Mean phase lengths 1/φ.
     mean_phase: [f64; 2],
     mean: f64,
-    phase: usize,
-    t: f64,
-    /// Absolute time at which the current phase ends.
-    t_switch: f64,
+    chain: PhaseChain,
     /// Intensity still to accumulate before the next arrival.
     need: f64,
-    switches: u64,
-    rng: Stream,
     ln: FastLn,
 }
 
@@ -187,26 +217,20 @@ impl Mmpp2Clock {
         phi2: f64,
         lambda1: f64,
         lambda2: f64,
-        mut rng: Stream,
+        rng: Stream,
     ) -> Result<Self, SolveError> {
         crate::traffic::mmpp::Mmpp2::new(phi1, phi2, lambda1, lambda2)?;
         let ln = FastLn::new();
-        let p1 = phi2 / (phi1 + phi2);
-        let phase = if rng.uniform() < p1 { 0 } else { 1 };
         let mean_phase = [1.0 / phi1, 1.0 / phi2];
-        let t_switch = ln.exp(&mut rng, mean_phase[phase]);
-        let need = ln.exp(&mut rng, 1.0);
+        let mut chain = PhaseChain::start(phi1, phi2, rng, |r, ph| ln.exp(r, mean_phase[ph]));
+        let need = ln.exp(&mut chain.rng, 1.0);
         Ok(Mmpp2Clock {
             lambda: [lambda1, lambda2],
             inv_lambda: [1.0 / lambda1, 1.0 / lambda2],
             mean_phase,
             mean: (lambda1 * phi2 + lambda2 * phi1) / (phi1 + phi2),
-            phase,
-            t: 0.0,
-            t_switch,
+            chain,
             need,
-            switches: 0,
-            rng,
             ln,
         })
     }
@@ -217,23 +241,21 @@ impl ArrivalSource for Mmpp2Clock {
     /// without an arrival (the safety net of [`Mmpp2Source`]).
     #[inline]
     fn next_arrival(&mut self) -> f64 {
-        let start = self.switches;
+        let c = &mut self.chain;
+        let start = c.switches;
+        let (ln, mean_phase) = (&self.ln, &self.mean_phase);
         loop {
-            let p = self.phase;
+            let p = c.phase;
             if self.lambda[p] > 0.0 {
-                let cand = self.t + self.need * self.inv_lambda[p];
-                if cand < self.t_switch {
-                    self.t = cand;
-                    self.need = self.ln.exp(&mut self.rng, 1.0);
+                let cand = c.t + self.need * self.inv_lambda[p];
+                if cand < c.t_switch {
+                    c.t = cand;
+                    self.need = ln.exp(&mut c.rng, 1.0);
                     return cand;
                 }
-                self.need = (self.need - (self.t_switch - self.t) * self.lambda[p]).max(0.0);
+                self.need = (self.need - (c.t_switch - c.t) * self.lambda[p]).max(0.0);
             }
-            self.t = self.t_switch;
-            self.phase ^= 1;
-            self.switches += 1;
-            self.t_switch = self.t + self.ln.exp(&mut self.rng, self.mean_phase[self.phase]);
-            if self.switches - start > MAX_SWITCHES_PER_ARRIVAL {
+            if !c.switch(start, |r, ph| ln.exp(r, mean_phase[ph])) {
                 return f64::INFINITY;
             }
         }
@@ -242,7 +264,7 @@ impl ArrivalSource for Mmpp2Clock {
         self.mean
     }
     fn internal_events(&self) -> u64 {
-        self.switches
+        self.chain.switches
     }
 }
 

@@ -292,6 +292,55 @@ fn channel_process(loads: &[(Mmpp2, f64)]) -> Result<Mmpp2, SolveError> {
     Ok(superpose_fit(&comps, None)?.mmpp)
 }
 
+/// Fitted processes by their exact inputs. A system of a few cluster types
+/// asks for the same fit many times (the ECN process of every ordered pair
+/// of same-type clusters, the C/D arrivals of every same-type cluster);
+/// each distinct input list is fitted once and the result reused, which is
+/// the same number a new fit would give. A point has a few dozen distinct
+/// lists at most, so they are found by comparison (hashing the lists cost
+/// more than comparing them).
+#[derive(Default)]
+struct Fits {
+    /// (copies rule, the loads' bits, fitted process).
+    seen: Vec<(bool, Vec<[u64; 5]>, Mmpp2)>,
+    key: Vec<[u64; 5]>,
+}
+
+impl Fits {
+    fn get(&mut self, copies: bool, loads: &[(Mmpp2, f64)]) -> Result<Mmpp2, SolveError> {
+        self.key.clear();
+        self.key.extend(
+            loads
+                .iter()
+                .map(|(m, f)| [m.phi1, m.phi2, m.lambda1, m.lambda2, *f].map(f64::to_bits)),
+        );
+        if let Some((_, _, m)) = self
+            .seen
+            .iter()
+            .find(|(c, k, _)| *c == copies && *k == self.key)
+        {
+            return Ok(*m);
+        }
+        let m = if copies {
+            copies_process(loads)?
+        } else {
+            channel_process(loads)?
+        };
+        self.seen.push((copies, self.key.clone(), m));
+        Ok(m)
+    }
+
+    /// [`channel_process`] of `loads`.
+    fn channel(&mut self, loads: &[(Mmpp2, f64)]) -> Result<Mmpp2, SolveError> {
+        self.get(false, loads)
+    }
+
+    /// [`copies_process`] of `parts`.
+    fn copies(&mut self, parts: &[(Mmpp2, f64)]) -> Result<Mmpp2, SolveError> {
+        self.get(true, parts)
+    }
+}
+
 /// N copies of `src` (whole number, no ⌊f⌋ rule), fitted (C/D arrivals).
 fn copies_process(parts: &[(Mmpp2, f64)]) -> Result<Mmpp2, SolveError> {
     let comps: Vec<(Mmpp2, f64)> = parts
@@ -629,11 +678,12 @@ fn solve_ch5(
     let d_c = mean_distance(&p_c);
     let nc = sys.icn_tree.n as f64;
     let mut ch = Chains::new();
+    let mut fits = Fits::default();
     // (5.7): ACN_i.
     let ca: Vec<usize> = (0..c)
         .map(|i| {
             let f = d[i] * (1.0 - xi[i]) / (cc * sys.clusters[i].tree.n as f64);
-            Ok(ch.add_proc(channel_process(&[(src[i], f)])?))
+            Ok(ch.add_proc(fits.channel(&[(src[i], f)])?))
         })
         .collect::<Result<_, SolveError>>()?;
     // (5.8): ECN_i towards v; the inflow term printed (N_v ξ_v) or derived
@@ -654,14 +704,14 @@ fn solve_ch5(
                     }
                 }
             }
-            ce[i][v] = ch.add_proc(channel_process(&loads)?);
+            ce[i][v] = ch.add_proc(fits.channel(&loads)?);
         }
     }
     // (5.9): the ICN.
     let ci_loads: Vec<(Mmpp2, f64)> = (0..c)
         .map(|i| (src[i], nn[i] * xi[i] * d_c / (cc * nc * c as f64)))
         .collect();
-    let ci = ch.add_proc(channel_process(&ci_loads)?);
+    let ci = ch.add_proc(fits.channel(&ci_loads)?);
     let mut intra = Vec::with_capacity(c);
     for i in 0..c {
         let t = sys.clusters[i].acn.times;
@@ -768,7 +818,7 @@ fn solve_ch5(
     let mut w_d_in = vec![0.0; c];
     for i in 0..c {
         let conc = match sys.variants.cd {
-            Cd::Derived => copies_process(&[(src[i].split(xi[i]), nn[i])])?,
+            Cd::Derived => fits.copies(&[(src[i].split(xi[i]), nn[i])])?,
             Cd::Printed => ch.procs[ci].mmpp,
         };
         w_c[i] = sat!(queue_wait(
@@ -785,7 +835,7 @@ fn solve_ch5(
                     .filter(|&u| u != i)
                     .map(|u| (src[u].split(nn[i] / (n_tot - 1.0)), nn[u]))
                     .collect();
-                copies_process(&parts)?
+                fits.copies(&parts)?
             }
         };
         w_d_in[i] = sat!(queue_wait(

@@ -4,8 +4,9 @@
 //!
 //! They simulate customers (their departure times, in arrival order), one
 //! server and an MMPP(2) source (`Mmpp2Clock`: the modulating chain's phases
-//! and the arrivals they drive); they never build the generator matrix of
-//! the queue. Statistics: batch means over arriving
+//! and the arrivals they drive; an IPP, one phase silent, as its
+//! hyperexponential renewal process, `ipp::IppRenewal`); they never build
+//! the generator matrix of the queue. Statistics: batch means over arriving
 //! customers after warm-up deletion, 95% Student-t CIs widened by the lag-1
 //! correlation of the batch means (see `docs/models/queueing-sim.md`).
 
@@ -17,6 +18,7 @@ use engine::{batch_outcome, run_fifo, Plan, RunResult, ServiceComponent, Service
 use serde::Deserialize;
 
 pub mod engine;
+pub mod ipp;
 #[cfg(test)]
 mod tests;
 
@@ -34,8 +36,10 @@ const STREAM_SERVICE: u64 = 2;
 /// bits. 3: arrivals on an intensity clock (`Mmpp2Clock`: no draw thrown
 /// away at a phase change, so another random stream) and departures in
 /// Lindley form (`engine::run_fifo`: the same times, integrals summed in
-/// another order); docs/models/queueing-sim.md.
-const VERSION: u32 = 3;
+/// another order); docs/models/queueing-sim.md. 4: an IPP source (one
+/// phase silent) as its hyperexponential renewal process (`ipp.rs`: one
+/// uniform per arrival, no phase changes stepped; another random stream).
+const VERSION: u32 = 4;
 
 /// Base run lengths (arriving customers); the batch length grows with the
 /// modulation time scale, see [`run_plan`].
@@ -76,6 +80,18 @@ impl Mmpp {
     /// Expected arrivals during one cycle of the modulating chain (1/φ1 + 1/φ2).
     fn arrivals_per_cycle(&self) -> f64 {
         self.mean_rate() * (1.0 / self.phi1 + 1.0 / self.phi2)
+    }
+
+    /// An IPP (one phase silent) as (λ, rate of leaving the active phase,
+    /// rate of leaving the silent one); None for an MMPP with two active phases.
+    fn ipp(&self) -> Option<(f64, f64, f64)> {
+        if self.lambda2 == 0.0 {
+            Some((self.lambda1, self.phi1, self.phi2))
+        } else if self.lambda1 == 0.0 {
+            Some((self.lambda2, self.phi2, self.phi1))
+        } else {
+            None
+        }
     }
 
     fn source(&self, ctx: &TaskContext) -> Result<Mmpp2Clock, SolveError> {
@@ -310,9 +326,15 @@ fn simulate(
     plan: Plan,
     ctx: &TaskContext,
 ) -> Result<RunResult, SolveError> {
-    let mut src = mmpp.source(ctx)?;
     let mut svc = Stream::new(ctx.seed, STREAM_SERVICE);
-    run_fifo(&mut src, service, &mut svc, plan, ctx)
+    match mmpp.ipp() {
+        Some((lambda, alpha, beta)) => {
+            let rng = Stream::new(ctx.seed, STREAM_ARRIVALS);
+            let mut src = ipp::IppRenewal::new(lambda, alpha, beta, rng);
+            run_fifo(&mut src, service, &mut svc, plan, ctx)
+        }
+        None => run_fifo(&mut mmpp.source(ctx)?, service, &mut svc, plan, ctx),
+    }
 }
 
 // -------------------------------------------------------------- MMPP/M/1/K

@@ -937,3 +937,142 @@ proptest::proptest! {
         }
     }
 }
+
+/// The IPP source as the simulators build it (`Mmpp::ipp`).
+fn ipp(phi1: f64, phi2: f64, l1: f64, l2: f64, seed: u64) -> ipp::IppRenewal {
+    let m = Mmpp::validated(phi1, phi2, l1, l2).unwrap();
+    let (lambda, alpha, beta) = m.ipp().expect("one phase silent");
+    ipp::IppRenewal::new(lambda, alpha, beta, Stream::new(seed, 1))
+}
+
+/// The hyperexponential gap law against the transform of the time to the
+/// next arrival from the active phase, λ(β + s)/(s² + (λ + α + β)s + λβ),
+/// including rates far apart (the cancellation-free branches).
+#[test]
+fn ipp_gap_law_has_the_ipps_transform() {
+    for (lambda, alpha, beta) in [
+        (0.2, 1.0, 1.0),
+        (1.6, 0.25, 0.25),
+        (4.0, 0.5, 2.0),
+        (1e4, 1e-3, 2e-3),
+        (1e-3, 1e3, 5e2),
+        (1e-2, 1e-4, 1e3),
+    ] {
+        let src = ipp::IppRenewal::new(lambda, alpha, beta, Stream::new(1, 1));
+        let (r1, r2, p, q) = src.law();
+        assert!(r1 > r2 && r2 > 0.0 && p > 0.0 && q > 0.0);
+        assert!((p + q - 1.0).abs() < 1e-15, "p {p} q {q}");
+        assert!((r1 * r2 / (lambda * beta) - 1.0).abs() < 1e-14);
+        for s in [1e-3 * r2, r2, (r1 * r2).sqrt(), r1, 10.0 * r1] {
+            let h2 = p * r1 / (s + r1) + q * r2 / (s + r2);
+            let exact = lambda * (beta + s) / (s * s + (lambda + alpha + beta) * s + lambda * beta);
+            assert!(
+                (h2 / exact - 1.0).abs() < 1e-12,
+                "λ {lambda} α {alpha} β {beta} s {s}: {h2} vs {exact}"
+            );
+        }
+        // The mean gap is 1/λ̄ = (α + β)/(λβ).
+        let mean = p / r1 + q / r2;
+        assert!((mean * lambda * beta / (alpha + beta) - 1.0).abs() < 1e-12);
+    }
+}
+
+/// Counts of the IPP renewal source in windows of length t against the
+/// MMPP(2) closed forms (mean and `Mmpp2::var_count(t)`): the stationary
+/// start and the gap law together give the IPP's counting process.
+#[test]
+fn ipp_source_counts_match_the_mmpp2_closed_forms() {
+    for (phi1, phi2, l1, l2) in [
+        (0.25, 0.25, 0.2, 0.0),
+        (1.0, 1.0, 0.2, 0.0),
+        (0.05, 0.05, 1.6, 0.0),
+        (2.0, 0.5, 0.0, 4.0),
+    ] {
+        let m = crate::traffic::mmpp::Mmpp2::new(phi1, phi2, l1, l2).unwrap();
+        let t = 20.0;
+        let windows = 40_000usize;
+        let mut src = ipp(phi1, phi2, l1, l2, 3);
+        assert!((src.mean_rate() / m.mean_rate() - 1.0).abs() < 1e-14);
+        let mut counts = vec![0u64; windows];
+        loop {
+            let a = src.next_arrival();
+            let w = (a / t) as usize;
+            if w >= windows {
+                break;
+            }
+            counts[w] += 1;
+        }
+        let (s1, s2) = counts
+            .iter()
+            .fold((0u64, 0u64), |(a, b), &c| (a + c, b + c * c));
+        let n = windows as f64;
+        let mean = s1 as f64 / n;
+        let var = (s2 as f64 - s1 as f64 * mean) / (n - 1.0);
+        let (em, ev) = (m.mean_rate() * t, m.var_count(t));
+        assert!(
+            (mean - em).abs() < 0.02 * em,
+            "{phi1} {phi2} {l1} {l2}: mean {mean} vs {em}"
+        );
+        assert!(
+            (var - ev).abs() < 0.06 * ev,
+            "{phi1} {phi2} {l1} {l2}: var {var} vs {ev}"
+        );
+    }
+}
+
+/// The time to the first arrival from the stationary phase: with
+/// probability φ1/(φ1 + φ2) the source starts silent and waits out the rest
+/// of a silent period first, so E[first] = (p/r1 + q/r2) + π_silent/β.
+#[test]
+fn ipp_first_arrival_starts_from_the_stationary_phase() {
+    let (phi1, phi2, l1) = (0.3, 0.1, 2.0);
+    let n = 200_000;
+    let mut sum = 0.0;
+    for k in 0..n {
+        sum += ipp(phi1, phi2, l1, 0.0, k).next_arrival();
+    }
+    let (r1, r2, p, q) = ipp(phi1, phi2, l1, 0.0, 0).law();
+    let exact = p / r1 + q / r2 + phi1 / (phi1 + phi2) / phi2;
+    // The first arrival's sd is below 3 here; sd of the mean < 0.007.
+    assert!(
+        (sum / n as f64 - exact).abs() < 0.03,
+        "{} vs {exact}",
+        sum / n as f64
+    );
+}
+
+/// The simulators with an IPP source (the shipped manifests' case) against
+/// the brute-force (level, phase) chains.
+#[test]
+fn ipp_cases_match_brute_force_ctmcs() {
+    let (phi, lam, mu) = ([0.25, 0.25], [1.6, 0.0], 1.0);
+    let r = mmpp_m1_ctmc(phi, lam, mu, 1500);
+    let base = mmpp(phi[0], phi[1], lam[0], lam[1]);
+    let p = with(
+        &base,
+        json!({"mu": mu, "batch_len": 300_000, "warmup": 20_000}),
+    );
+    let out = MmppM1Sim.solve(&p, &ctx(12)).unwrap();
+    check(&out, "L", r.l, 0.1);
+    check(&out, "P_empty", r.p_empty, 0.03);
+    let k = 10usize;
+    let r = mmpp_m1k_ctmc(phi, [1.9, 0.0], mu, k);
+    let p = with(
+        &mmpp(phi[0], phi[1], 1.9, 0.0),
+        json!({"mu": mu, "K": k, "batch_len": 200_000, "warmup": 10_000}),
+    );
+    let out = MmppM1kSim.solve(&p, &ctx(13)).unwrap();
+    check(&out, "L", r.l, 0.03);
+    check(&out, "P_block", r.p_block, 0.05);
+    check(&out, "throughput", r.throughput, 0.02);
+    check(&out, "W", r.w, 0.03);
+    // Silent phase 1 (λ1 = 0): the other branch of `Mmpp::ipp`.
+    let r = mmpp_m1k_ctmc([0.5, 2.0], [0.0, 4.0], 2.0, 6);
+    let p = with(
+        &mmpp(0.5, 2.0, 0.0, 4.0),
+        json!({"mu": 2.0, "K": 6, "batch_len": 200_000, "warmup": 10_000}),
+    );
+    let out = MmppM1kSim.solve(&p, &ctx(14)).unwrap();
+    check(&out, "L", r.l, 0.03);
+    check(&out, "P_block", r.p_block, 0.05);
+}

@@ -733,36 +733,42 @@ fn clock_source_counts_match_the_mmpp2_closed_forms() {
         (0.25, 0.25, 0.2, 0.0),
         (2.0, 0.5, 0.0, 4.0),
     ] {
-        let m = crate::traffic::mmpp::Mmpp2::new(phi1, phi2, l1, l2).unwrap();
-        let t = 20.0;
-        let windows = 40_000usize;
-        let mut src = clock(phi1, phi2, l1, l2, 3);
-        let mut counts = vec![0u64; windows];
-        loop {
-            let a = src.next_arrival();
-            let w = (a / t) as usize;
-            if w >= windows {
-                break;
-            }
-            counts[w] += 1;
-        }
-        // Integer sums: exact, so the one-pass variance loses nothing.
-        let (s1, s2) = counts
-            .iter()
-            .fold((0u64, 0u64), |(a, b), &c| (a + c, b + c * c));
-        let n = windows as f64;
-        let mean = s1 as f64 / n;
-        let var = (s2 as f64 - s1 as f64 * mean) / (n - 1.0);
-        let (em, ev) = (m.mean_rate() * t, m.var_count(t));
-        assert!(
-            (mean - em).abs() < 0.02 * em,
-            "{phi1} {phi2} {l1} {l2}: mean {mean} vs {em}"
-        );
-        assert!(
-            (var - ev).abs() < 0.06 * ev,
-            "{phi1} {phi2} {l1} {l2}: var {var} vs {ev}"
-        );
+        counts_match_the_mmpp2(&mut clock(phi1, phi2, l1, l2, 3), [phi1, phi2, l1, l2]);
     }
+}
+
+/// Counts of `src` in 40,000 windows of length 20 against the MMPP(2)
+/// `[φ1, φ2, λ1, λ2]`: mean λ̄t within 2%, variance `Mmpp2::var_count(t)`
+/// within 6%.
+fn counts_match_the_mmpp2(src: &mut impl ArrivalSource, [phi1, phi2, l1, l2]: [f64; 4]) {
+    let m = crate::traffic::mmpp::Mmpp2::new(phi1, phi2, l1, l2).unwrap();
+    let t = 20.0;
+    let windows = 40_000usize;
+    let mut counts = vec![0u64; windows];
+    loop {
+        let a = src.next_arrival();
+        let w = (a / t) as usize;
+        if w >= windows {
+            break;
+        }
+        counts[w] += 1;
+    }
+    // Integer sums: exact, so the one-pass variance loses nothing.
+    let (s1, s2) = counts
+        .iter()
+        .fold((0u64, 0u64), |(a, b), &c| (a + c, b + c * c));
+    let n = windows as f64;
+    let mean = s1 as f64 / n;
+    let var = (s2 as f64 - s1 as f64 * mean) / (n - 1.0);
+    let (em, ev) = (m.mean_rate() * t, m.var_count(t));
+    assert!(
+        (mean - em).abs() < 0.02 * em,
+        "{phi1} {phi2} {l1} {l2}: mean {mean} vs {em}"
+    );
+    assert!(
+        (var - ev).abs() < 0.06 * ev,
+        "{phi1} {phi2} {l1} {l2}: var {var} vs {ev}"
+    );
 }
 
 /// Arrival times replayed from a list (then silent).
@@ -988,35 +994,10 @@ fn ipp_source_counts_match_the_mmpp2_closed_forms() {
         (0.05, 0.05, 1.6, 0.0),
         (2.0, 0.5, 0.0, 4.0),
     ] {
-        let m = crate::traffic::mmpp::Mmpp2::new(phi1, phi2, l1, l2).unwrap();
-        let t = 20.0;
-        let windows = 40_000usize;
         let mut src = ipp(phi1, phi2, l1, l2, 3);
+        let m = crate::traffic::mmpp::Mmpp2::new(phi1, phi2, l1, l2).unwrap();
         assert!((src.mean_rate() / m.mean_rate() - 1.0).abs() < 1e-14);
-        let mut counts = vec![0u64; windows];
-        loop {
-            let a = src.next_arrival();
-            let w = (a / t) as usize;
-            if w >= windows {
-                break;
-            }
-            counts[w] += 1;
-        }
-        let (s1, s2) = counts
-            .iter()
-            .fold((0u64, 0u64), |(a, b), &c| (a + c, b + c * c));
-        let n = windows as f64;
-        let mean = s1 as f64 / n;
-        let var = (s2 as f64 - s1 as f64 * mean) / (n - 1.0);
-        let (em, ev) = (m.mean_rate() * t, m.var_count(t));
-        assert!(
-            (mean - em).abs() < 0.02 * em,
-            "{phi1} {phi2} {l1} {l2}: mean {mean} vs {em}"
-        );
-        assert!(
-            (var - ev).abs() < 0.06 * ev,
-            "{phi1} {phi2} {l1} {l2}: var {var} vs {ev}"
-        );
+        counts_match_the_mmpp2(&mut src, [phi1, phi2, l1, l2]);
     }
 }
 

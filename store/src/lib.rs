@@ -47,6 +47,7 @@ mod runs;
 mod schema;
 mod status;
 mod time;
+mod write;
 
 use std::time::Duration;
 
@@ -67,7 +68,8 @@ pub use status::{QueueState, RunStatus, TaskStatus, UnknownName};
 pub use time::{now_rfc3339, rfc3339_utc};
 
 pub(crate) use connect::begin_write;
-pub(crate) use results::{validate_task, write_task};
+pub(crate) use results::validate_task;
+pub(crate) use write::write_tasks;
 
 /// Bound on the number of keys bound into one `IN (..)` list.
 const KEY_CHUNK: usize = 500;

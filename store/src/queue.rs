@@ -16,12 +16,13 @@
 //! row is still leased to that worker: a worker whose lease was taken over
 //! stores nothing, so a task is never stored twice and never lost.
 
+use std::collections::HashSet;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sqlx::QueryBuilder;
 
 use crate::{
-    begin_write, db, now_rfc3339, on_pool, push_keys, validate_task, write_task, Backend,
+    begin_write, db, now_rfc3339, on_pool, push_keys, validate_task, write_tasks, Backend,
     QueueState, Result, Store, StoreError, TaskRecord, TaskStatus, KEY_CHUNK, MAX_BINDS,
 };
 
@@ -301,32 +302,41 @@ impl Store {
         let finished = now_rfc3339();
         on_pool!(self, |pool, DB| {
             let mut tx = begin_write(pool, None).await?;
-            let mut stored = vec![false; items.len()];
-            for i in order {
-                let (claimed, remove, record) = items[i];
-                let state = match record.status {
-                    TaskStatus::Failed => QueueState::Failed,
-                    _ => QueueState::Done,
-                }
-                .as_str();
-                // The queue row first: on PostgreSQL this locks it, so a
-                // worker that reclaims the task meanwhile waits for this
-                // commit and then finds the row done (or gone).
-                let owned = if remove {
-                    sqlx::query(
-                        "DELETE FROM queue WHERE task_key = $1 AND worker = $2 AND state = 'running'",
-                    )
-                    .bind(&claimed.task_key)
-                    .bind(&worker.0)
-                    .execute(&mut *tx)
+            // The queue rows first: on PostgreSQL this locks them, so a
+            // worker that reclaims a task meanwhile waits for this commit
+            // and then finds its row done (or gone). Rows a claim inserted
+            // are removed with one statement per chunk, in key order.
+            let removed: Vec<usize> = order.iter().copied().filter(|&i| items[i].1).collect();
+            let mut owned: HashSet<String> = HashSet::new();
+            for chunk in removed.chunks(KEY_CHUNK) {
+                let mut qb = QueryBuilder::<DB>::new("DELETE FROM queue WHERE worker = ");
+                qb.push_bind(&worker.0);
+                qb.push(" AND state = 'running' AND task_key IN (");
+                push_keys!(qb, chunk.iter().map(|&i| &items[i].0.task_key));
+                qb.push(" RETURNING task_key");
+                let gone: Vec<String> = qb
+                    .build_query_scalar()
+                    .persistent(false)
+                    .fetch_all(&mut *tx)
                     .await
-                    .map_err(db("remove a finished task's row"))?
+                    .map_err(db("remove finished tasks' rows"))?;
+                owned.extend(gone);
+            }
+            let mut stored = vec![false; items.len()];
+            for &i in &order {
+                let (claimed, remove, record) = items[i];
+                stored[i] = if remove {
+                    owned.contains(&claimed.task_key)
                 } else {
+                    let state = match record.status {
+                        TaskStatus::Failed => QueueState::Failed,
+                        _ => QueueState::Done,
+                    };
                     sqlx::query(
                         "UPDATE queue SET state = $1, finished = $2, lease_until = NULL, error = $3 \
                          WHERE task_key = $4 AND worker = $5 AND state = 'running'",
                     )
-                    .bind(state)
+                    .bind(state.as_str())
                     .bind(&finished)
                     .bind(&record.error)
                     .bind(&claimed.task_key)
@@ -334,16 +344,18 @@ impl Store {
                     .execute(&mut *tx)
                     .await
                     .map_err(db("mark task done"))?
-                }
-                .rows_affected()
-                    == 1;
-                // A row lost to another worker: nothing of it is written.
-                if owned {
-                    let (run, t) = (claimed.run_id, record);
-                    write_task!(tx, DB, run, t);
-                    stored[i] = true;
-                }
+                    .rows_affected()
+                        == 1
+                };
             }
+            // A row lost to another worker: nothing of it is written. The
+            // others in key order, as their rows.
+            let write: Vec<(i64, &TaskRecord)> = order
+                .into_iter()
+                .filter(|&i| stored[i])
+                .map(|i| (items[i].0.run_id, items[i].2))
+                .collect();
+            write_tasks!(tx, DB, &write);
             tx.commit().await.map_err(db("commit task"))?;
             Ok(stored)
         })

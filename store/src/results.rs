@@ -6,114 +6,9 @@ use std::collections::{HashMap, HashSet};
 use sqlx::QueryBuilder;
 
 use crate::{
-    begin_write, db, now_rfc3339, on_pool, push_keys, ErrorMeasureRow, MetricRow, Result,
+    begin_write, db, on_pool, push_keys, write_tasks, ErrorMeasureRow, MetricRow, Result,
     SeriesPointRow, Store, StoreError, TaskRecord, KEY_CHUNK, MAX_BINDS,
 };
-
-/// Writes one task record (row, metrics, series, link to its run) inside
-/// the open write transaction `$tx`; shared by [`Store::record_task`] and the
-/// queue's completion, which must commit the result and the queue row together.
-///
-/// A key stored for the first time (nearly every task) costs one statement
-/// for its row: only a key already stored (`--force`, a failed task retried)
-/// has its row updated and its old metrics and series deleted.
-macro_rules! write_task {
-    ($tx:ident, $DB:ident, $run:expr, $t:expr) => {{
-        let created = now_rfc3339();
-        // The row's values as $1..$10, for the insert and the update alike.
-        let row = |sql| {
-            sqlx::query(sql)
-                .bind(&$t.key)
-                .bind(&$t.solver)
-                .bind($t.solver_version)
-                .bind(&$t.params)
-                .bind($t.seed)
-                .bind(&$t.fidelity)
-                .bind($t.status.as_str())
-                .bind($t.wall_ms)
-                .bind(&$t.error)
-                .bind(&created)
-        };
-        let new = row(
-            "INSERT INTO tasks \
-               (key, solver, solver_version, params, seed, fidelity, status, wall_ms, error, created) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) \
-             ON CONFLICT (key) DO NOTHING",
-        )
-        .execute(&mut *$tx)
-        .await
-        .map_err(db("record task"))?
-        .rows_affected()
-            == 1;
-
-        if !new {
-            row("UPDATE tasks SET solver = $2, solver_version = $3, params = $4, seed = $5, \
-                   fidelity = $6, status = $7, wall_ms = $8, error = $9, created = $10 \
-                 WHERE key = $1")
-            .execute(&mut *$tx)
-            .await
-            .map_err(db("record task"))?;
-            sqlx::query("DELETE FROM metrics WHERE task_key = $1")
-                .bind(&$t.key)
-                .execute(&mut *$tx)
-                .await
-                .map_err(db("delete old metrics"))?;
-            sqlx::query("DELETE FROM series WHERE task_key = $1")
-                .bind(&$t.key)
-                .execute(&mut *$tx)
-                .await
-                .map_err(db("delete old series"))?;
-        }
-
-        for chunk in $t.metrics.chunks(MAX_BINDS / 5) {
-            let mut qb = QueryBuilder::<$DB>::new(
-                "INSERT INTO metrics (task_key, name, value, half_width, n) ",
-            );
-            qb.push_values(chunk, |mut b, m| {
-                b.push_bind($t.key.as_str())
-                    .push_bind(m.name.as_str())
-                    .push_bind(m.value)
-                    .push_bind(m.half_width.filter(|h| !h.is_nan()))
-                    .push_bind(m.n);
-            });
-            qb.build()
-                .execute(&mut *$tx)
-                .await
-                .map_err(db("record metrics"))?;
-        }
-
-        for (c, chunk) in $t.series.chunks(MAX_BINDS / 5).enumerate() {
-            let base = c * (MAX_BINDS / 5);
-            let mut qb =
-                QueryBuilder::<$DB>::new("INSERT INTO series (task_key, idx, name, x, y) ");
-            qb.push_values(chunk.iter().enumerate(), |mut b, (i, p)| {
-                b.push_bind($t.key.as_str())
-                    .push_bind((base + i) as i64)
-                    .push_bind(p.name.as_str())
-                    .push_bind(p.x)
-                    .push_bind(p.y);
-            });
-            qb.build()
-                .execute(&mut *$tx)
-                .await
-                .map_err(db("record series"))?;
-        }
-
-        sqlx::query(
-            "INSERT INTO run_tasks (run_id, task_key) VALUES ($1, $2) \
-             ON CONFLICT (run_id, task_key) DO NOTHING",
-        )
-        .bind($run)
-        .bind(&$t.key)
-        .execute(&mut *$tx)
-        .await
-        .map_err(|source| StoreError::Db {
-            context: format!("link task {} to run {}", $t.key, $run),
-            source,
-        })?;
-    }};
-}
-pub(crate) use write_task;
 
 type TaskTuple = (
     String,
@@ -199,7 +94,7 @@ impl Store {
         validate_task(t)?;
         on_pool!(self, |pool, DB| {
             let mut tx = begin_write(pool, None).await?;
-            write_task!(tx, DB, run, t);
+            write_tasks!(tx, DB, &[(run, t)]);
             tx.commit().await.map_err(db("commit task"))?;
             Ok(())
         })

@@ -358,3 +358,137 @@ async fn a_batch_of_results_stores_those_whose_claim_holds() {
     let c = s.queue_counts(None).await.unwrap();
     assert_eq!((c.total(), c.running, c.failed), (2, 1, 1));
 }
+
+/// Issue 35: without `force`, a claim of a key whose result is stored (a
+/// run finished it since the claimant planned) is done and changes nothing;
+/// a failed result is claimed (failures are retried); with `force` every
+/// stored key is claimed.
+#[tokio::test]
+async fn a_key_whose_result_is_stored_is_done_and_left_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(&dir).await;
+    let run = s.begin_run("v", "h", "").await.unwrap();
+    let (a, _) = two_runs();
+    s.record_task(run, &record("stored", "done")).await.unwrap();
+    s.record_task(run, &record("undef", "undefined"))
+        .await
+        .unwrap();
+    s.record_task(run, &record("failed", "failed"))
+        .await
+        .unwrap();
+    // A queued key whose result came from elsewhere: stays pending.
+    s.enqueue(run, &[item("queued", 1.0)], false).await.unwrap();
+    s.record_task(run, &record("queued", "saturated"))
+        .await
+        .unwrap();
+    let batch = [
+        item("undef", 1.0),
+        item("new", 1.0),
+        item("stored", 1.0),
+        item("failed", 1.0),
+        item("queued", 1.0),
+    ];
+    let found = s
+        .claim_keys(run, &batch, &a, LONG, false, None)
+        .await
+        .unwrap();
+    let shape: Vec<String> = found
+        .iter()
+        .map(|f| match f {
+            KeyClaim::Claimed(c, inserted) => format!("{} {inserted}", c.task_key),
+            KeyClaim::Busy(w) => format!("busy {w}"),
+            KeyClaim::Done => "done".into(),
+        })
+        .collect();
+    assert_eq!(shape, ["done", "new true", "done", "failed true", "done"]);
+    let rows = s
+        .queue_rows(&[QueueState::Pending, QueueState::Running])
+        .await
+        .unwrap();
+    let rows: Vec<(&str, QueueState, i64)> = rows
+        .iter()
+        .map(|r| (r.task_key.as_str(), r.state, r.attempts))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("failed", QueueState::Running, 1),
+            ("new", QueueState::Running, 1),
+            ("queued", QueueState::Pending, 0),
+        ]
+    );
+    // With `force`, stored keys are claimed.
+    let again = s
+        .claim_keys(run, &batch[2..3], &a, LONG, true, None)
+        .await
+        .unwrap();
+    assert!(
+        matches!(again.as_slice(), [KeyClaim::Claimed(c, true)] if c.task_key == "stored"),
+        "{again:?}"
+    );
+}
+
+/// Issue 35: a batch of results written together (multi-row statements)
+/// reads back as each written alone would: metrics, series in their order,
+/// a key stored before replaced, every key linked to its run.
+#[tokio::test]
+async fn a_batch_of_results_reads_back_as_written_one_by_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = open(&dir).await;
+    let run = s.begin_run("v", "h", "").await.unwrap();
+    let (a, _) = two_runs();
+    let mut old = record("y", "failed");
+    old.series = vec![SeriesPointRow {
+        name: "old".into(),
+        x: 0.0,
+        y: 9.0,
+    }];
+    s.record_task(run, &old).await.unwrap();
+    let run2 = s.begin_run("v", "h", "").await.unwrap();
+    let recs: Vec<TaskRecord> = ["z", "x", "y"]
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let mut r = record(k, "done");
+            r.metrics.push(MetricRow {
+                name: format!("A{i}"),
+                value: i as f64 - 0.5,
+                half_width: Some(f64::NAN),
+                n: Some(10 + i as i64),
+            });
+            r.series = (0..=i)
+                .flat_map(|j| {
+                    ["pdf", "cdf"].map(|name| SeriesPointRow {
+                        name: name.into(),
+                        x: j as f64,
+                        y: (i * 10 + j) as f64,
+                    })
+                })
+                .collect();
+            r
+        })
+        .collect();
+    let mut claims = Vec::new();
+    for r in &recs {
+        claims.push(claim_new(&s, run2, &r.key, &a, LONG).await);
+    }
+    let items: Vec<(&Claimed, bool, &TaskRecord)> = claims
+        .iter()
+        .zip(&recs)
+        .map(|(c, r)| (c, true, r))
+        .collect();
+    assert_eq!(s.finish_keys(&items, &a).await.unwrap(), [true; 3]);
+    let got = s
+        .tasks(&["x".into(), "y".into(), "z".into()])
+        .await
+        .unwrap();
+    let mut want: Vec<TaskRecord> = recs.iter().map(|r| s.as_read_back(r.clone())).collect();
+    want.sort_by(|p, q| p.key.cmp(&q.key));
+    let mut got = got;
+    got.sort_by(|p, q| p.key.cmp(&q.key));
+    assert_eq!(format!("{got:?}"), format!("{want:?}"));
+    let mut linked = s.run_task_keys(run2).await.unwrap();
+    linked.sort();
+    assert_eq!(linked, ["x", "y", "z"]);
+    assert_eq!(s.queue_counts(None).await.unwrap().total(), 0);
+}

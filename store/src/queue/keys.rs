@@ -2,11 +2,15 @@
 //! store run each task once), through the queue's rows and leases: claimed
 //! and finished several at a time, each in one transaction (issue 35).
 
+use std::collections::HashSet;
 use std::time::Duration;
+
+use sqlx::QueryBuilder;
 
 use super::{now_ms, Claimed, Enqueue, KeyClaim, WorkerId};
 use crate::{
-    begin_write, db, now_rfc3339, on_pool, QueueState, Result, Store, StoreError, TaskRecord,
+    begin_write, db, now_rfc3339, on_pool, push_keys, QueueState, Result, Store, StoreError,
+    TaskRecord, KEY_CHUNK, MAX_BINDS,
 };
 
 impl Store {
@@ -17,7 +21,8 @@ impl Store {
     /// again); a pending or failed row, a running one whose lease expired or
     /// whose worker is `dead` (a process known to be gone), and with `force`
     /// a done one, is taken over. A row another live worker holds is
-    /// [`KeyClaim::Busy`]; a done one without `force` is [`KeyClaim::Done`].
+    /// [`KeyClaim::Busy`]; a done one without `force` is [`KeyClaim::Done`],
+    /// and so is, without `force`, a key whose result is stored.
     pub async fn claim_key(
         &self,
         run: i64,
@@ -41,7 +46,13 @@ impl Store {
     /// itself, under its own lease. The answers are in the order of `items`.
     /// The keys are visited in sorted order, so that claimants on PostgreSQL
     /// take the rows' locks in one order and never wait on each other in a
-    /// circle.
+    /// circle. Keys without a row (nearly all) get theirs from one multi-row
+    /// statement per chunk; only keys with a row cost statements of their own.
+    ///
+    /// Without `force`, a key whose result is stored (another process
+    /// finished it since the caller looked) is [`KeyClaim::Done`] and left
+    /// as it was: the cache is read in the same transaction, after the
+    /// claims, so a result committed before any of them is seen.
     pub async fn claim_keys(
         &self,
         run: i64,
@@ -69,8 +80,37 @@ impl Store {
         );
         on_pool!(self, |pool, DB| {
             let mut tx = begin_write(pool, None).await?;
-            let mut found: Vec<(usize, KeyClaim)> = Vec::with_capacity(items.len());
-            for i in order {
+            let mut inserted: HashSet<String> = HashSet::new();
+            const COLS: usize = 10;
+            for chunk in order.chunks(MAX_BINDS / COLS) {
+                let mut qb = QueryBuilder::<DB>::new(
+                    "INSERT INTO queue (task_key, spec, priority, state, run_id, worker, lease_until, \
+                       attempts, enqueued, started) ",
+                );
+                qb.push_values(chunk, |mut b, &i| {
+                    let item = &items[i];
+                    b.push_bind(item.task_key.as_str())
+                        .push_bind(item.spec.as_str())
+                        .push_bind(item.priority)
+                        .push_bind(QueueState::Running.as_str())
+                        .push_bind(run)
+                        .push_bind(worker.0.as_str())
+                        .push_bind(until)
+                        .push_bind(1i64)
+                        .push_bind(started.as_str())
+                        .push_bind(started.as_str());
+                });
+                qb.push(" ON CONFLICT (task_key) DO NOTHING RETURNING task_key");
+                let keys: Vec<String> = qb
+                    .build_query_scalar()
+                    .persistent(false)
+                    .fetch_all(&mut *tx)
+                    .await
+                    .map_err(db("claim task keys"))?;
+                inserted.extend(keys);
+            }
+            let mut found: Vec<Option<KeyClaim>> = vec![None; items.len()];
+            for &i in &order {
                 let item = &items[i];
                 let claimed = |run_id, attempt| Claimed {
                     task_key: item.task_key.clone(),
@@ -78,26 +118,11 @@ impl Store {
                     run_id,
                     attempt,
                 };
-                let inserted = sqlx::query(
-                    "INSERT INTO queue (task_key, spec, priority, state, run_id, worker, lease_until, \
-                       attempts, enqueued, started) \
-                     VALUES ($1, $2, $3, 'running', $4, $5, $6, 1, $7, $7) \
-                     ON CONFLICT (task_key) DO NOTHING",
-                )
-                .bind(&item.task_key)
-                .bind(&item.spec)
-                .bind(item.priority)
-                .bind(run)
-                .bind(&worker.0)
-                .bind(until)
-                .bind(&started)
-                .execute(&mut *tx)
-                .await
-                .map_err(db("claim a task key"))?
-                .rows_affected()
-                    == 1;
-                if inserted {
-                    found.push((i, KeyClaim::Claimed(claimed(run, 1), true)));
+                // A key given twice is inserted once: its second place
+                // finds the row this claim holds, as a claim of it alone
+                // after the first would.
+                if inserted.remove(&item.task_key) {
+                    found[i] = Some(KeyClaim::Claimed(claimed(run, 1), true));
                     continue;
                 }
                 let taken: Option<(i64, i64)> =
@@ -112,7 +137,7 @@ impl Store {
                         .await
                         .map_err(db("take over a task key"))?;
                 if let Some((run_id, attempt)) = taken {
-                    found.push((i, KeyClaim::Claimed(claimed(run_id, attempt), false)));
+                    found[i] = Some(KeyClaim::Claimed(claimed(run_id, attempt), false));
                     continue;
                 }
                 let row: Option<(String, Option<String>)> =
@@ -121,19 +146,65 @@ impl Store {
                         .fetch_optional(&mut *tx)
                         .await
                         .map_err(db("read a task key's row"))?;
-                found.push((
-                    i,
-                    match row {
-                        Some((state, _)) if state == QueueState::Done.as_str() => KeyClaim::Done,
-                        Some((_, worker)) => KeyClaim::Busy(worker.unwrap_or_default()),
-                        // Removed between the statements (its holder finished): look again.
-                        None => KeyClaim::Busy(String::new()),
-                    },
-                ));
+                found[i] = Some(match row {
+                    Some((state, _)) if state == QueueState::Done.as_str() => KeyClaim::Done,
+                    Some((_, worker)) => KeyClaim::Busy(worker.unwrap_or_default()),
+                    // Removed between the statements (its holder finished): look again.
+                    None => KeyClaim::Busy(String::new()),
+                });
+            }
+            let mut found: Vec<KeyClaim> = found.into_iter().flatten().collect();
+            if !force {
+                // Stored since the caller looked: given back in this
+                // transaction (an inserted row removed, a taken-over one
+                // pending again, as `release_key` does), and done.
+                let claimed: Vec<&String> = found
+                    .iter()
+                    .filter_map(|f| match f {
+                        KeyClaim::Claimed(c, _) => Some(&c.task_key),
+                        _ => None,
+                    })
+                    .collect();
+                let mut stored: HashSet<String> = HashSet::new();
+                for chunk in claimed.chunks(KEY_CHUNK) {
+                    let mut qb = QueryBuilder::<DB>::new(
+                        "SELECT key FROM tasks WHERE status IN ('done', 'saturated', 'undefined') \
+                         AND key IN (",
+                    );
+                    push_keys!(qb, chunk);
+                    let keys: Vec<String> = qb
+                        .build_query_scalar()
+                        .persistent(false)
+                        .fetch_all(&mut *tx)
+                        .await
+                        .map_err(db("look up cached tasks"))?;
+                    stored.extend(keys);
+                }
+                for f in found.iter_mut() {
+                    let KeyClaim::Claimed(c, inserted) = f else {
+                        continue;
+                    };
+                    if !stored.contains(&c.task_key) {
+                        continue;
+                    }
+                    let sql = if *inserted {
+                        "DELETE FROM queue WHERE task_key = $1 AND worker = $2 AND state = 'running'"
+                    } else {
+                        "UPDATE queue SET state = 'pending', worker = NULL, lease_until = NULL, \
+                           started = NULL, attempts = attempts - 1 \
+                         WHERE task_key = $1 AND worker = $2 AND state = 'running'"
+                    };
+                    sqlx::query(sql)
+                        .bind(&c.task_key)
+                        .bind(&worker.0)
+                        .execute(&mut *tx)
+                        .await
+                        .map_err(db("give back a stored task key"))?;
+                    *f = KeyClaim::Done;
+                }
             }
             tx.commit().await.map_err(db("commit task key claims"))?;
-            found.sort_by_key(|(i, _)| *i);
-            Ok(found.into_iter().map(|(_, c)| c).collect())
+            Ok(found)
         })
     }
 

@@ -6,11 +6,11 @@
 //! a killed run resumes where it stopped. Ctrl-C cancels the
 //! tasks in flight (they are not stored) and keeps everything finished.
 
-use super::shared::{Held, Sharing, Turn, BATCH};
+use super::shared::{Held, Lengths, Sharing, Turn, BATCH};
 use crate::plan::{Plan, Task};
 use anyhow::Context;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use solvers::{Fidelity, Kind, Outcome, Registry, SolveError, Status, TaskContext};
+use solvers::{Fidelity, Outcome, Registry, SolveError, Status, TaskContext};
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -196,11 +196,15 @@ pub async fn execute(
         let registry = registry.clone();
         let done_tx = tx.clone();
         let (run_cancel, run_registry) = (cancel.clone(), registry.clone());
+        let lengths = Arc::new(Lengths::default());
+        let run_lengths = lengths.clone();
         let start = move |task: Task, held, permit: tokio::sync::OwnedSemaphorePermit| {
             let (tx, cancel, registry) = (tx.clone(), run_cancel.clone(), run_registry.clone());
+            let lengths = run_lengths.clone();
             tokio::task::spawn_blocking(move || {
                 let (r, wall) = run_task(&registry, &task, cancel);
                 drop(permit);
+                lengths.record(&task.solver, wall);
                 let _ = tx.blocking_send(Finished::Ran(task, r, wall, held));
             });
         };
@@ -212,11 +216,11 @@ pub async fn execute(
                 if cancel.load(Ordering::Relaxed) {
                     return Ok(());
                 }
-                // Models in batches of consecutive models, simulations alone
-                // (shared.rs, BATCH).
+                // Models and short simulations in batches of consecutive
+                // ones, other simulations alone (shared.rs, BATCH, Lengths).
                 let mut batch = vec![first];
-                while batch[0].kind == Kind::Analytic && batch.len() < BATCH {
-                    match todo.next_if(|t| t.kind == Kind::Analytic) {
+                while lengths.batched(&batch[0]) && batch.len() < BATCH {
+                    match todo.next_if(|t| lengths.batched(t)) {
                         Some(t) => batch.push(t),
                         None => break,
                     }

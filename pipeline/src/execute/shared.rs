@@ -25,10 +25,45 @@ const LEASE: Duration = Duration::from_secs(30);
 
 /// At most this many tasks are claimed, or results stored, in one
 /// transaction; the local executor claims models (milliseconds each, about a
-/// claim's own cost) this many at a time and simulations one per free slot,
-/// so that runs sharing a store split the long tasks between them as evenly
-/// as before.
+/// claim's own cost) and short simulations ([`Lengths`]) this many at a time
+/// and other simulations one per free slot, so that runs sharing a store
+/// split the long tasks between them as evenly as before.
 pub(crate) const BATCH: usize = 64;
+
+/// A simulation that took at most this long is short: claiming it alone
+/// costs about as much as running it.
+const SHORT_MS: f64 = 20.0;
+
+/// How long the tasks of each simulation solver took in this run, so that
+/// short ones are claimed in batches like models (issue 35: 3,864 quick
+/// multicluster.sim sweep points outside their series' `loads` end at once,
+/// and a claim each cost about a millisecond). A solver's simulations are
+/// batched once most of its tasks that finished in this run were short;
+/// its first ones are claimed one per free slot, as every simulation was.
+#[derive(Default)]
+pub(crate) struct Lengths(Mutex<std::collections::HashMap<String, (u32, u32)>>);
+
+impl Lengths {
+    /// Notes that a task of `solver` took `wall_ms`.
+    pub(crate) fn record(&self, solver: &str, wall_ms: f64) {
+        let mut m = lock(&self.0);
+        let (short, long) = m.entry(solver.to_string()).or_default();
+        if wall_ms <= SHORT_MS {
+            *short += 1;
+        } else {
+            *long += 1;
+        }
+    }
+
+    /// Whether `task` is claimed with its neighbours: a model, or a
+    /// simulation of a solver whose tasks in this run were mostly short.
+    pub(crate) fn batched(&self, task: &Task) -> bool {
+        task.kind == Kind::Analytic
+            || lock(&self.0)
+                .get(&*task.solver)
+                .is_some_and(|(short, long)| short > long)
+    }
+}
 
 /// How often a run waiting for tasks another process runs looks at the store
 /// (`REPRO_SHARE_POLL_MS` overrides it, for tests).
@@ -151,29 +186,15 @@ impl Sharing {
                 found[i] = c;
             }
         }
-        let claimed: Vec<String> = found
-            .iter()
-            .filter_map(|f| match f {
-                KeyClaim::Claimed(c, _) => Some(c.task_key.clone()),
-                _ => None,
-            })
-            .collect();
-        lock(&self.held).extend(claimed.iter().cloned());
-        // Finished by another run since this one planned: its row is gone
-        // with the result stored. Looked at after claiming, so a result
-        // stored meanwhile is seen.
-        let stored = self.stored_among(&claimed).await?;
+        // A key whose result another run stored since this one planned is
+        // `Done` (the store reads the cache in the claim's transaction).
         let mut turns = Vec::with_capacity(found.len());
+        let mut held = lock(&self.held);
         for f in found {
             turns.push(match f {
                 KeyClaim::Claimed(claimed, inserted) => {
-                    let held = Held { claimed, inserted };
-                    if stored.contains(&held.claimed.task_key) {
-                        self.release(&held).await?;
-                        Turn::Done
-                    } else {
-                        Turn::Run(held)
-                    }
+                    held.insert(claimed.task_key.clone());
+                    Turn::Run(Held { claimed, inserted })
                 }
                 KeyClaim::Done => Turn::Done,
                 KeyClaim::Busy(w) => Turn::Busy(w),

@@ -91,7 +91,12 @@ struct Proc {
 struct Chains {
     procs: Vec<Proc>,
     nodes: Vec<(Stage, Option<u32>)>,
-    index: HashMap<(u64, usize, Option<u32>), u32>,
+    /// Per node, the nodes whose next node it is, as (shift bits, process,
+    /// id); `last` the same for the nodes without a next one. A node has a
+    /// handful of them (the distinct stages that can precede a suffix), so
+    /// a scan finds one sooner than hashing its key would.
+    before: Vec<Vec<(u64, usize, u32)>>,
+    last: Vec<(u64, usize, u32)>,
     /// Σ Wb from this node to the end (filled by `solve`).
     tail: Vec<f64>,
 }
@@ -110,7 +115,8 @@ impl Chains {
         Chains {
             procs: Vec::new(),
             nodes: Vec::new(),
-            index: HashMap::new(),
+            before: Vec::new(),
+            last: Vec::new(),
             tail: Vec::new(),
         }
     }
@@ -132,13 +138,18 @@ impl Chains {
     fn path(&mut self, stages: &[Stage]) -> u32 {
         let mut next: Option<u32> = None;
         for s in stages.iter().rev() {
-            let key = (s.shift.to_bits(), s.proc, next);
-            let id = match self.index.get(&key) {
-                Some(&id) => id,
+            let key = (s.shift.to_bits(), s.proc);
+            let list = match next {
+                Some(c) => &mut self.before[c as usize],
+                None => &mut self.last,
+            };
+            let id = match list.iter().find(|&&(b, p, _)| (b, p) == key) {
+                Some(&(_, _, id)) => id,
                 None => {
+                    let id = self.nodes.len() as u32;
+                    list.push((key.0, key.1, id));
                     self.nodes.push((*s, next));
-                    let id = (self.nodes.len() - 1) as u32;
-                    self.index.insert(key, id);
+                    self.before.push(Vec::new());
                     id
                 }
             };

@@ -76,6 +76,12 @@ impl Batches {
         self.ch_flits_at_warm[ch] -= n;
     }
 
+    /// Adds `n` sends to channel `ch`'s count at the end of the warm-up
+    /// (sends behind a train's header, made but not yet counted).
+    pub(super) fn warm_add(&mut self, ch: usize, n: u64) {
+        self.ch_flits_at_warm[ch] += n;
+    }
+
     /// A flit reached its destination.
     #[inline]
     pub(super) fn flit(&mut self, c: &mut Counters) {

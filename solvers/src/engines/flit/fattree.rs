@@ -709,6 +709,11 @@ impl Routing for MultiCluster {
         };
         free(port, 0).then_some((port, 0))
     }
+
+    /// The port is a function of the router, the leg's target and tag.
+    fn fixed_path(&self) -> bool {
+        true
+    }
 }
 
 impl LinkTiming for MultiCluster {

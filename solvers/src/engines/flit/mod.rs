@@ -60,6 +60,7 @@ pub(crate) fn run_flitwise<T: Topology, R: Routing, L: LinkTiming, D: Destinatio
     let mode = mode.unwrap_or(sim::Mode {
         general: false,
         worms: false,
+        trains: false,
         jumps: false,
     });
     sim::run_with(sc, topo, routing, timing, dests, ctx, mode)
@@ -116,6 +117,14 @@ pub trait Routing {
         rng: &mut Stream,
         free: F,
     ) -> Option<(u32, u32)>;
+
+    /// Whether the port chosen depends only on (`cur`, `dst`, `tag`) and
+    /// never on `free` or `rng` beyond waiting (a deterministic routing with
+    /// one VC): the engine may then follow a leg's channels before its
+    /// header takes them (legs moved as trains, `worm.rs`). Default: no.
+    fn fixed_path(&self) -> bool {
+        false
+    }
 }
 
 /// Per-channel timing in cycles, real-valued so that networks of different

@@ -349,6 +349,10 @@ pub(crate) struct Mode {
     /// Legs are advanced per message once their header is at the leg's
     /// target (`worm.rs`), instead of every flit one by one.
     pub(crate) worms: bool,
+    /// With `worms`, on a routing with fixed paths: a leg whose buffers
+    /// hold fewer than ω flits together moves as a train (`worm::Train`),
+    /// the flits behind its header scheduled when the header lands.
+    pub(crate) trains: bool,
     /// Cycles in which nothing is due are jumped over while messages exist.
     pub(crate) jumps: bool,
 }
@@ -357,6 +361,7 @@ impl Mode {
     pub(crate) const DEFAULT: Mode = Mode {
         general: false,
         worms: true,
+        trains: true,
         jumps: true,
     };
 }
@@ -375,6 +380,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     let Mode {
         general,
         worms,
+        trains: trains_mode,
         jumps,
     } = mode;
     let n_r = topo.routers();
@@ -639,6 +645,52 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
     let (mut s_buf, mut l_buf, mut c_buf) = (Vec::new(), Vec::new(), Vec::new());
     let mut src_buf: Vec<f64> = Vec::new();
     let mut warm_seen = batches.warm();
+    // Legs moved as trains (worm::Train): per message its train (NONE:
+    // none), the trains (an empty `chans`: a free slot) and their count.
+    let trains_on = sched_on && trains_mode && routing.fixed_path();
+    let mut trains: Vec<worm::Train> = Vec::new();
+    let mut trains_free: Vec<u32> = Vec::new();
+    let mut msg_train: Vec<u32> = Vec::new();
+    let mut n_trains = 0usize;
+    let mut path_rng = Stream::new(0, 0);
+    let mut tm_buf: Vec<worm::ChanTiming> = Vec::new();
+    let mut part_buf: Vec<f64> = Vec::new();
+    // The sends made behind each active train's header before cycle `e`
+    // (those before `e`, or at most `e` with `upto`), per channel, through
+    // `$f(channel index, channel, count, last such send)`.
+    macro_rules! train_sends {
+        ($e:expr, $upto:expr, $f:expr) => {{
+            let e = $e as f64;
+            for tr in trains.iter().filter(|t| !t.chans.is_empty()) {
+                tm_buf.clear();
+                tm_buf.extend(tr.chans.iter().map(|&o| {
+                    let o = o as usize;
+                    worm::ChanTiming {
+                        period: period[o],
+                        latency: lat[o],
+                        lat_cycles: lat_cycles[o] as u64,
+                        buf: cap_ov[o],
+                    }
+                }));
+                tr.partial_sends(omega, paced, &tm_buf, &mut part_buf);
+                let w = omega as usize;
+                for (j, &o) in tr.chans.iter().enumerate() {
+                    let row = &part_buf[j * w + 1..(j + 1) * w];
+                    let mut n = 0u64;
+                    let mut last = f64::NEG_INFINITY;
+                    for &x in row {
+                        if x < e || ($upto && x == e) {
+                            n += 1;
+                            if x > last {
+                                last = x;
+                            }
+                        }
+                    }
+                    ($f)(j, o as usize, n, last, tr.inj);
+                }
+            }
+        }};
+    }
 
     let mut next_min = arrivals.min();
     let mut cycle: u64 = 0;
@@ -766,7 +818,10 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 // A scheduled leg's last channel takes no credit: nothing
                 // reads its count before its release (cycle landing + 1
                 // for the tail), which sets it whole and marks its router.
-                if !scheduled {
+                // Nor does a train's header (its release does the same).
+                if !scheduled
+                    && !(trains_on && f & 2 != 0 && msg_train.get(m).is_some_and(|&t| t != NONE))
+                {
                     credit_next.push(up[i as usize]);
                 }
                 let mut st = relay::RelayState {
@@ -813,6 +868,10 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                                 batches.warm_sub(o as usize, leg.due_from(j, cycle));
                             }
                         }
+                        // Trains: the sends behind their headers made so far.
+                        if n_trains > 0 {
+                            train_sends!(cycle, false, |_, o, n, _, _| batches.warm_add(o, n));
+                        }
                     }
                 }
             } else {
@@ -838,120 +897,169 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         // Legs whose header reached the leg's target this cycle: advanced
         // per message from here on (worm.rs).
         for (m, it) in cand.drain(..) {
-            // The channels back to the injection VC that still sends this
-            // message (none of them released: its tail is at the source).
-            chain.clear();
-            let mut i = it as usize;
-            let inj = loop {
-                let o = up[i];
-                if o == NONE || owner[o as usize] == NONE {
-                    break NONE;
-                }
-                chain.push(o);
-                let own = owner[o as usize] as usize;
-                if own >= n_ivc {
-                    break (own - n_ivc) as u32;
-                }
-                i = own;
-            };
-            if inj == NONE || inj_msg[inj as usize] != m {
-                continue;
-            }
-            chain.reverse();
-            let h = chain.len();
-            let o0 = chain[0] as usize;
-            let r0 = ivc_router[o0];
             let mu = m as usize;
-            // Where the source's flits come from: all there, or landing at
-            // this relay from a scheduled earlier leg.
-            let here = relay::flits_here(&mut msgs, mu, r0, omega, cycle, &arr);
-            let (got, from) = if here == omega {
-                (omega, NONE)
+            let tid = if trains_on {
+                msg_train.get(mu).copied().unwrap_or(NONE)
             } else {
-                let s = relay::slot_of(&msgs[mu], r0);
-                let key = mu * 2 + s;
-                if s < 2 && arr_tag.get(key) == Some(&(r0, msgs[mu].gen)) {
-                    (here, key as u32)
-                } else {
+                NONE
+            };
+            let (inj, h, w) = if tid != NONE {
+                // A train: its header is here, every flit behind it is
+                // still to be scheduled, from the leg's start.
+                let tr = &trains[tid as usize];
+                chain.clear();
+                chain.extend_from_slice(&tr.chans);
+                let h = chain.len();
+                debug_assert!(tr.reached as usize == h && down[chain[h - 1] as usize] == it);
+                st_buf.clear();
+                for (j, &o) in chain.iter().enumerate() {
+                    let o = o as usize;
+                    st_buf.push(worm::ChanState {
+                        sent: 1,
+                        returned: 0,
+                        pending: 0,
+                        landed: 1,
+                        ready: if paced { ready[o] } else { 0.0 },
+                        first: tr.hsend[j] + 1.0,
+                        period: period[o],
+                        latency: lat[o],
+                        lat_cycles: lat_cycles[o] as u64,
+                        buf: cap_ov[o],
+                    });
+                }
+                worm::schedule_train(
+                    tr,
+                    omega,
+                    paced,
+                    &mut st_buf,
+                    &mut s_buf,
+                    &mut l_buf,
+                    &mut c_buf,
+                );
+                let inj = tr.inj;
+                trains[tid as usize].chans.clear();
+                trains_free.push(tid);
+                msg_train[mu] = NONE;
+                n_trains -= 1;
+                (inj, h, omega as usize)
+            } else {
+                // The channels back to the injection VC that still sends this
+                // message (none of them released: its tail is at the source).
+                chain.clear();
+                let mut i = it as usize;
+                let inj = loop {
+                    let o = up[i];
+                    if o == NONE || owner[o as usize] == NONE {
+                        break NONE;
+                    }
+                    chain.push(o);
+                    let own = owner[o as usize] as usize;
+                    if own >= n_ivc {
+                        break (own - n_ivc) as u32;
+                    }
+                    i = own;
+                };
+                if inj == NONE || inj_msg[inj as usize] != m {
                     continue;
                 }
-            };
-            // In flight on the leg's channels: their landing cycles.
-            if infl.len() < h {
-                infl.resize(h, Vec::new());
-            }
-            for (j, &o) in chain.iter().enumerate() {
-                gmap[down[o as usize] as usize] = j as u32;
-                infl[j].clear();
-            }
-            for (x, list) in wheel.iter().enumerate() {
-                let off = (x + wheel_len - slot) % wheel_len;
-                for &(iv, _, _) in list {
-                    let j = gmap[iv as usize];
-                    if j != NONE {
-                        infl[j as usize].push(cycle + off as u64);
+                chain.reverse();
+                let h = chain.len();
+                let o0 = chain[0] as usize;
+                let r0 = ivc_router[o0];
+                let mu = m as usize;
+                // Where the source's flits come from: all there, or landing at
+                // this relay from a scheduled earlier leg.
+                let here = relay::flits_here(&mut msgs, mu, r0, omega, cycle, &arr);
+                let (got, from) = if here == omega {
+                    (omega, NONE)
+                } else {
+                    let s = relay::slot_of(&msgs[mu], r0);
+                    let key = mu * 2 + s;
+                    if s < 2 && arr_tag.get(key) == Some(&(r0, msgs[mu].gen)) {
+                        (here, key as u32)
+                    } else {
+                        continue;
+                    }
+                };
+                // In flight on the leg's channels: their landing cycles.
+                if infl.len() < h {
+                    infl.resize(h, Vec::new());
+                }
+                for (j, &o) in chain.iter().enumerate() {
+                    gmap[down[o as usize] as usize] = j as u32;
+                    infl[j].clear();
+                }
+                for (x, list) in wheel.iter().enumerate() {
+                    let off = (x + wheel_len - slot) % wheel_len;
+                    for &(iv, _, _) in list {
+                        let j = gmap[iv as usize];
+                        if j != NONE {
+                            infl[j as usize].push(cycle + off as u64);
+                        }
                     }
                 }
-            }
-            st_buf.clear();
-            let mut sent = omega - inj_left[inj as usize];
-            let mut ok = true;
-            for (j, &o) in chain.iter().enumerate() {
-                let o = o as usize;
-                let iv = down[o] as usize;
-                gmap[iv] = NONE;
-                infl[j].sort_unstable();
-                let nf = infl[j].len() as u32;
-                let ret = (credits[o] + sent) as i64 - cap_ov[o] as i64;
-                let pending = if j + 1 == h {
-                    credit_next.iter().filter(|&&x| x as usize == o).count() as u32
-                } else {
-                    0
-                };
-                if nf > sent || ret < 0 {
-                    ok = false;
-                }
-                let landed = sent.saturating_sub(nf);
-                st_buf.push(worm::ChanState {
-                    sent,
-                    returned: ret.max(0) as u32,
-                    pending,
-                    landed,
-                    ready: if paced { ready[o] } else { 0.0 },
-                    period: period[o],
-                    latency: lat[o],
-                    lat_cycles: lat_cycles[o] as u64,
-                    buf: cap_ov[o],
-                });
-                if j + 1 < h {
-                    if fl_len[iv] > landed {
+                st_buf.clear();
+                let mut sent = omega - inj_left[inj as usize];
+                let mut ok = true;
+                for (j, &o) in chain.iter().enumerate() {
+                    let o = o as usize;
+                    let iv = down[o] as usize;
+                    gmap[iv] = NONE;
+                    infl[j].sort_unstable();
+                    let nf = infl[j].len() as u32;
+                    let ret = (credits[o] + sent) as i64 - cap_ov[o] as i64;
+                    let pending = if j + 1 == h {
+                        credit_next.iter().filter(|&&x| x as usize == o).count() as u32
+                    } else {
+                        0
+                    };
+                    if nf > sent || ret < 0 {
                         ok = false;
                     }
-                    sent = landed.saturating_sub(fl_len[iv]);
+                    let landed = sent.saturating_sub(nf);
+                    st_buf.push(worm::ChanState {
+                        sent,
+                        returned: ret.max(0) as u32,
+                        pending,
+                        landed,
+                        ready: if paced { ready[o] } else { 0.0 },
+                        first: 0.0,
+                        period: period[o],
+                        latency: lat[o],
+                        lat_cycles: lat_cycles[o] as u64,
+                        buf: cap_ov[o],
+                    });
+                    if j + 1 < h {
+                        if fl_len[iv] > landed {
+                            ok = false;
+                        }
+                        sent = landed.saturating_sub(fl_len[iv]);
+                    }
                 }
-            }
-            debug_assert!(ok, "inconsistent leg state at cycle {cycle}");
-            if !ok {
-                continue;
-            }
-            let w = omega as usize;
-            src_buf.clear();
-            src_buf.resize(w, cycle as f64);
-            if from != NONE {
-                let g = got as usize;
-                src_buf[g..].copy_from_slice(&arr[from as usize][g..w]);
-            }
-            worm::schedule(
-                cycle,
-                omega,
-                paced,
-                &mut st_buf,
-                &infl[..h],
-                &src_buf,
-                &mut s_buf,
-                &mut l_buf,
-                &mut c_buf,
-            );
+                debug_assert!(ok, "inconsistent leg state at cycle {cycle}");
+                if !ok {
+                    continue;
+                }
+                let w = omega as usize;
+                src_buf.clear();
+                src_buf.resize(w, cycle as f64);
+                if from != NONE {
+                    let g = got as usize;
+                    src_buf[g..].copy_from_slice(&arr[from as usize][g..w]);
+                }
+                worm::schedule(
+                    cycle,
+                    omega,
+                    paced,
+                    &mut st_buf,
+                    &infl[..h],
+                    &src_buf,
+                    &mut s_buf,
+                    &mut l_buf,
+                    &mut c_buf,
+                );
+                (inj, h, w)
+            };
             let lw = (h - 1) * w;
             debug_assert!(
                 l_buf[lw..lw + w].iter().all(|x| !x.is_nan())
@@ -1284,7 +1392,15 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                                 };
                                 fl_len[i] -= 1;
                                 work[r] -= 1;
-                                credit_next.push(up[i]);
+                                // A train's header returns no credit: the
+                                // channel behind it is its train's until the
+                                // release, which sets its credits whole.
+                                if !(trains_on
+                                    && f & 2 != 0
+                                    && msg_train.get((f >> 2) as usize).is_some_and(|&t| t != NONE))
+                                {
+                                    credit_next.push(up[i]);
+                                }
                                 f
                             } else {
                                 let j = i - n_ivc;
@@ -1320,6 +1436,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                                 (m << 2) | (u32::from(head) << 1) | u32::from(tail)
                             };
                             credits[o] -= 1;
+                            let ready_before = if paced { ready[ch] } else { 0.0 };
                             let ahead = if paced {
                                 let s = ready[ch].max(now);
                                 ready[ch] = s + period[ch];
@@ -1335,6 +1452,97 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                             ch_flits[ch] += 1;
                             if f & 2 != 0 {
                                 msgs[(f >> 2) as usize].hops += 1;
+                            }
+                            if trains_on && f & 2 != 0 {
+                                let mu = (f >> 2) as usize;
+                                // A leg starts: a train if its source's flits
+                                // are known and its buffers hold fewer than ω.
+                                if i >= n_ivc {
+                                    let sl = relay::slot_of(&msgs[mu], r32);
+                                    let key = mu * 2 + sl;
+                                    if sl == 2
+                                        || (msgs[mu].lazy_in[sl]
+                                            && arr_tag.get(key) == Some(&(r32, msgs[mu].gen)))
+                                    {
+                                        let (dst, tag) = (msgs[mu].dst, msgs[mu].tag);
+                                        chain.clear();
+                                        chain.push(o as u32);
+                                        let mut sum = cap_ov[o] as u64;
+                                        let mut cur = ivc_router[down[o] as usize];
+                                        let mut ok = true;
+                                        while cur != dst {
+                                            if sum >= omega as u64 || chain.len() > n_r {
+                                                ok = false;
+                                                break;
+                                            }
+                                            let cu = cur as usize;
+                                            match routing.route(cur, dst, tag, &mut path_rng, |_, _| true) {
+                                                Some((p, vv)) => {
+                                                    let o2 = (base[cu] + p as usize) * v_n + vv as usize;
+                                                    if down[o2] == NONE {
+                                                        ok = false;
+                                                        break;
+                                                    }
+                                                    chain.push(o2 as u32);
+                                                    sum += cap_ov[o2] as u64;
+                                                    cur = ivc_router[down[o2] as usize];
+                                                }
+                                                None => {
+                                                    ok = false;
+                                                    break;
+                                                }
+                                            }
+                                        }
+                                        if ok && sum < omega as u64 {
+                                            let id = match trains_free.pop() {
+                                                Some(x) => x,
+                                                None => {
+                                                    trains.push(worm::Train::default());
+                                                    (trains.len() - 1) as u32
+                                                }
+                                            };
+                                            let tr = &mut trains[id as usize];
+                                            let h = chain.len();
+                                            tr.chans.clear();
+                                            tr.chans.extend_from_slice(&chain);
+                                            tr.hsend.clear();
+                                            tr.hsend.resize(h, f64::INFINITY);
+                                            tr.hland.clear();
+                                            tr.hland.resize(h, f64::INFINITY);
+                                            tr.ready0.clear();
+                                            tr.ready0.resize(h, 0.0);
+                                            tr.reached = 0;
+                                            tr.src.clear();
+                                            if sl == 2 {
+                                                tr.src.resize(omega as usize, 0.0);
+                                            } else {
+                                                tr.src.extend_from_slice(&arr[key][..omega as usize]);
+                                            }
+                                            tr.inj = (i - n_ivc) as u32;
+                                            if msg_train.len() < msgs.len() {
+                                                msg_train.resize(msgs.len(), NONE);
+                                            }
+                                            msg_train[mu] = id;
+                                            n_trains += 1;
+                                        }
+                                    }
+                                }
+                                // A train's header took this channel: the
+                                // flits behind it wait for the schedule.
+                                let t = msg_train.get(mu).copied().unwrap_or(NONE);
+                                if t != NONE {
+                                    let tr = &mut trains[t as usize];
+                                    let j = tr.reached as usize;
+                                    debug_assert_eq!(tr.chans[j], o as u32);
+                                    tr.hsend[j] = cycle as f64;
+                                    tr.hland[j] = (cycle + ahead as u64) as f64;
+                                    tr.ready0[j] = ready_before;
+                                    tr.reached += 1;
+                                    owned[ch] &= !(1 << v);
+                                    if owned[ch] == 0 {
+                                        ch_owned[ch >> 6] &= !(1u64 << (ch & 63));
+                                    }
+                                }
                             }
                             if f & 1 != 0 {
                                 owner[o] = NONE;
@@ -1383,11 +1591,19 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         if moved || in_net == 0 {
             last_progress = cycle;
         } else if n_active == 0 && cycle - last_progress > sc.stall_cycles {
-            c.finish = Finish::Stalled {
-                cycle,
-                flits_in_network: in_net,
-            };
-            break;
+            // Trains: the last send behind a header, made by now.
+            if n_trains > 0 {
+                let mut lp = last_progress as f64;
+                train_sends!(cycle, true, |_, _, _, last: f64, _| lp = lp.max(last));
+                last_progress = lp as u64;
+            }
+            if cycle - last_progress > sc.stall_cycles {
+                c.finish = Finish::Stalled {
+                    cycle,
+                    flits_in_network: in_net,
+                };
+                break;
+            }
         }
         c.stepped_cycles += 1;
         // Nothing anywhere (every message delivered, so no flit in a buffer,
@@ -1493,6 +1709,18 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 }
             }
         }
+    }
+    // Trains still running: the sends behind their headers made before
+    // this cycle.
+    if n_trains > 0 {
+        train_sends!(cycle, false, |j, o, n, _, inj: u32| {
+            ch_flits[o] += n;
+            if j == 0 {
+                c.flits_injected += n;
+                in_net += n;
+                inj_left[inj as usize] = omega - 1 - n as u32;
+            }
+        });
     }
     batches.finish(&ch_flits, &mut c);
     c.flits_in_network = in_net;

@@ -96,6 +96,10 @@ pub(super) struct ChanState {
     /// in the cycles of the caller's list).
     pub(super) landed: u32,
     pub(super) ready: f64,
+    /// Earliest send of flit `sent` from the channel's own previous send
+    /// (that send + 1; a leg scheduled at t0 has none after t0, so 0; a
+    /// train's header was sent, [`Train`]).
+    pub(super) first: f64,
     pub(super) period: f64,
     pub(super) latency: f64,
     pub(super) lat_cycles: u64,
@@ -194,6 +198,51 @@ pub(super) fn schedule(
     }
 }
 
+/// [`schedule`] for a leg moved as a train ([`Train`]), when its header
+/// lands at the target: every flit behind the header from the leg's start,
+/// with the header's send and landing cycles as the loop made them. `st`:
+/// the channels in path order with one flit sent and landed, their pacing
+/// after the header and `first` = the header's send + 1.
+pub(super) fn schedule_train(
+    tr: &Train,
+    omega: u32,
+    paced: bool,
+    st: &mut [ChanState],
+    send: &mut Vec<f64>,
+    land: &mut Vec<f64>,
+    credit: &mut Vec<f64>,
+) {
+    let h = st.len();
+    let w = omega as usize;
+    debug_assert!(tr.reached as usize == h && tr.chans.len() == h && w >= 2);
+    let n = h * w;
+    for v in [&mut *send, &mut *land, &mut *credit] {
+        if cfg!(debug_assertions) {
+            v.clear();
+        }
+        if v.len() < n {
+            v.resize(n, f64::NAN);
+        }
+    }
+    for j in 0..h {
+        let row = j * w;
+        send[row] = tr.hsend[j];
+        land[row] = tr.hland[j];
+        // The header's credit: it left the next buffer, or landed at the
+        // target.
+        credit[row] = if j + 1 < h {
+            tr.hsend[j + 1] + 1.0
+        } else {
+            tr.hland[j] + 1.0
+        };
+    }
+    if paced {
+        waves::<true>(0.0, w, st, &tr.src, send, land, credit);
+    } else {
+        waves::<false>(0.0, w, st, &tr.src, send, land, credit);
+    }
+}
+
 /// The steps of [`schedule`] by wavefronts, compiled once for paced and
 /// once for unpaced channels (the test is then outside the loop).
 fn waves<const PACED: bool>(
@@ -222,11 +271,13 @@ fn waves<const PACED: bool>(
             let a = if j == 0 { src[k] } else { land[row - w + k] };
             debug_assert!(!a.is_nan(), "flit {k} of channel {j}: unset arrival");
             let mut c = max(t0f, a);
-            // The channel's previous send (none after the flits sent before
-            // t0, whose next cycle is at most t0).
+            // The channel's previous send (of the flits sent before t0, the
+            // last one's next cycle: `first`).
             if k > sent {
                 debug_assert!(!send[row + k - 1].is_nan());
                 c = max(c, send[row + k - 1] + 1.0);
+            } else {
+                c = max(c, s.first);
             }
             let b = s.buf as usize;
             if k >= b {
@@ -236,15 +287,7 @@ fn waves<const PACED: bool>(
                 );
                 c = max(c, credit[row + k - b]);
             }
-            let l = if PACED {
-                let r = s.ready;
-                c = max(c, floor(r));
-                let v = max(r, c);
-                s.ready = v + s.period;
-                max(ceil(v + s.latency), c + 1.0)
-            } else {
-                c + s.lat_cycles as f64
-            };
+            let l = step::<PACED>(s, &mut c);
             send[row + k] = c;
             land[row + k] = l;
             if j > 0 {
@@ -254,6 +297,24 @@ fn waves<const PACED: bool>(
                 credit[row + k] = l + 1.0;
             }
         }
+    }
+}
+
+/// One send of a flit that may start in cycle `c` at the earliest (it is
+/// in the buffer, the channel holds a credit and its previous send is
+/// past): `c` becomes the send cycle (paced: the first cycle whose interval
+/// holds the channel's ready time, if later), the channel's ready time
+/// advances; returns the landing cycle. The router visit's arithmetic.
+#[inline(always)]
+fn step<const PACED: bool>(s: &mut ChanState, c: &mut f64) -> f64 {
+    if PACED {
+        let r = s.ready;
+        *c = max(*c, floor(r));
+        let v = max(r, *c);
+        s.ready = v + s.period;
+        max(ceil(v + s.latency), *c + 1.0)
+    } else {
+        *c + s.lat_cycles as f64
     }
 }
 
@@ -311,4 +372,129 @@ pub(super) enum Release {
     },
     /// The source's injection VC `inj` (index among injection VCs) is free.
     Source { inj: u32 },
+}
+
+/// A leg moved as a train (issue 35, session 10): the header goes flit by
+/// flit through the cycle loop, as every header does, and the flits behind
+/// it are not moved at all until the header lands at the leg's target,
+/// where the whole leg is scheduled ([`schedule`] from the header's own
+/// send and landing cycles) and continues as a scheduled leg.
+///
+/// Why nothing changes: with one VC per channel a channel the header has
+/// taken is owned by the message until its tail passes, and the header's
+/// own moves depend only on its buffer, the next channel's owner, credits
+/// and pacing, never on the flits behind it. The flits behind it are seen
+/// by nobody else before the tail leaves a channel (the release) or the
+/// source (the injection VC freed). On a leg whose buffers hold fewer than
+/// ω flits together (Σ b_j ≤ ω − 1 over its channels) the tail cannot leave
+/// any of its channels before some flit has landed at the target, so not
+/// before the header: a train is used only on such legs, whose channels
+/// the routing fixes in advance ([`super::Routing::fixed_path`]). What is
+/// read of the flits behind the header before it lands (the channels'
+/// counts at the end of the warm-up and of the run, the deadlock
+/// detector's last progress) is computed from [`Train::partial_sends`].
+#[derive(Debug, Clone, Default)]
+pub(super) struct Train {
+    /// The leg's channels (output VC = channel, one VC), in path order.
+    pub(super) chans: Vec<u32>,
+    /// Per channel: the header's send and landing cycles (for the first
+    /// `reached` channels) and the channel's ready time before the header.
+    pub(super) hsend: Vec<f64>,
+    pub(super) hland: Vec<f64>,
+    pub(super) ready0: Vec<f64>,
+    pub(super) reached: u32,
+    /// The cycle from which each flit is at the source (0: there; a
+    /// cut-through relay: its landing there).
+    pub(super) src: Vec<f64>,
+    /// The source's injection VC.
+    pub(super) inj: u32,
+}
+
+/// A channel's timing and buffer, as [`ChanState`] holds them.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct ChanTiming {
+    pub(super) period: f64,
+    pub(super) latency: f64,
+    pub(super) lat_cycles: u64,
+    pub(super) buf: u32,
+}
+
+impl Train {
+    /// The send cycles of the flits behind the header (row per channel,
+    /// index k ≥ 1; index 0 the header's), as far as they are decided by
+    /// the header's moves so far: a flit whose send waits for a header move
+    /// not yet made (a channel the header has not reached, or a credit of
+    /// it) is infinite, and every finite one is the cycle the flit-by-flit
+    /// loop sends it in (the same steps as [`schedule`], row by row). `tm`:
+    /// the channels' timing in path order.
+    pub(super) fn partial_sends(
+        &self,
+        omega: u32,
+        paced: bool,
+        tm: &[ChanTiming],
+        send: &mut Vec<f64>,
+    ) {
+        let h = self.chans.len();
+        let w = omega as usize;
+        let reached = self.reached as usize;
+        send.clear();
+        send.resize(h * w, f64::INFINITY);
+        let mut land = vec![f64::INFINITY; h * w];
+        let mut st: Vec<ChanState> = (0..h)
+            .map(|j| ChanState {
+                sent: 1,
+                returned: 0,
+                pending: 0,
+                landed: 1,
+                ready: self.ready0[j],
+                first: 0.0,
+                period: tm[j].period,
+                latency: tm[j].latency,
+                lat_cycles: tm[j].lat_cycles,
+                buf: tm[j].buf,
+            })
+            .collect();
+        for j in 0..reached {
+            send[j * w] = self.hsend[j];
+            land[j * w] = self.hland[j];
+            // The channel's pacing after the header, as its send left it.
+            let mut c = self.hsend[j];
+            step_any(paced, &mut st[j], &mut c);
+            debug_assert_eq!(c, self.hsend[j]);
+        }
+        for k in 1..w {
+            for j in 0..reached {
+                let a = if j == 0 {
+                    self.src[k]
+                } else {
+                    land[(j - 1) * w + k]
+                };
+                let mut c = max(a, send[j * w + k - 1] + 1.0);
+                let b = st[j].buf as usize;
+                if k >= b {
+                    let x = k - b;
+                    let credit = if j + 1 < h {
+                        send[(j + 1) * w + x] + 1.0
+                    } else {
+                        land[j * w + x] + 1.0
+                    };
+                    c = max(c, credit);
+                }
+                if c.is_infinite() {
+                    continue;
+                }
+                let l = step_any(paced, &mut st[j], &mut c);
+                send[j * w + k] = c;
+                land[j * w + k] = l;
+            }
+        }
+    }
+}
+
+fn step_any(paced: bool, s: &mut ChanState, c: &mut f64) -> f64 {
+    if paced {
+        step::<true>(s, c)
+    } else {
+        step::<false>(s, c)
+    }
 }

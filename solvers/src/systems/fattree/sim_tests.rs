@@ -662,6 +662,13 @@ fn worms_advanced_per_message_change_no_counter() {
             ..Mode::DEFAULT
         }));
         assert_eq!(format!("{a:?}"), format!("{b:?}"), "{p} (cycle jumps)");
+        // Legs advanced per message once their header lands, none as a
+        // train (worm::Train).
+        let b = flitwise(Some(Mode {
+            trains: false,
+            ..Mode::DEFAULT
+        }));
+        assert_eq!(format!("{a:?}"), format!("{b:?}"), "{p} (no trains)");
     }
 }
 

@@ -819,9 +819,9 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                 // reads its count before its release (cycle landing + 1
                 // for the tail), which sets it whole and marks its router.
                 // Nor does a train's header (its release does the same).
-                if !scheduled
-                    && !(trains_on && f & 2 != 0 && msg_train.get(m).is_some_and(|&t| t != NONE))
-                {
+                let silent = scheduled
+                    || (trains_on && f & 2 != 0 && msg_train.get(m).is_some_and(|&t| t != NONE));
+                if !silent {
                     credit_next.push(up[i as usize]);
                 }
                 let mut st = relay::RelayState {

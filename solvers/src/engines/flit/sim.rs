@@ -1152,13 +1152,10 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             let mut leg = legs_pool.pop().unwrap_or_default();
             leg.chans.clear();
             leg.chans.extend_from_slice(&chain);
-            leg.land.clear();
-            leg.land.extend(l_buf[lw..lw + w].iter().map(|&x| x as u64));
-            leg.send_last.clear();
-            leg.send_last
-                .extend(s_buf[lw..lw + w].iter().map(|&x| x as u64));
-            // The sends move to the leg; its old vector is the next buffer.
+            // The sends and landings move to the leg; its old vectors are
+            // the next buffers.
             std::mem::swap(&mut leg.send, &mut s_buf);
+            std::mem::swap(&mut leg.land, &mut l_buf);
             leg.inj = inj;
             leg.omega = omega;
             leg.msg = m;

@@ -30,21 +30,20 @@
 
 /// A scheduled leg: its channels (output VC = channel with one VC) in path
 /// order and, per channel, the send cycle of each flit (row j, index k;
-/// infinite for flits sent before the leg was scheduled), and those of the
-/// last channel as integers.
+/// infinite for flits sent before the leg was scheduled).
 #[derive(Debug, Clone, Default)]
 pub(super) struct Leg {
     pub(super) chans: Vec<u32>,
     pub(super) send: Vec<f64>,
-    pub(super) send_last: Vec<u64>,
     /// The source's injection VC (index among injection VCs).
     pub(super) inj: u32,
     pub(super) omega: u32,
-    /// The message, the input VC at the leg's target, the landing cycle
-    /// there of each flit and the next flit to land.
+    /// The message, the input VC at the leg's target, the landing cycles
+    /// of [`schedule`] (the last row's: at the target, of each flit) and the
+    /// next flit to land.
     pub(super) msg: u32,
     pub(super) target: u32,
-    pub(super) land: Vec<u64>,
+    pub(super) land: Vec<f64>,
     pub(super) next: u32,
     /// The target is a relay absorbing the message's flits (else its final
     /// node). Only the tail's landing at the target is an event; the flits
@@ -74,8 +73,10 @@ impl Leg {
     pub(super) fn landed_before(&self, t: u64, s: u64, ch: u32) -> u32 {
         let w = self.omega as usize;
         let last = *self.chans.last().expect("a leg has a channel");
+        let lw = (self.chans.len() - 1) * w;
+        let (land, send) = (&self.land[lw..lw + w], &self.send[lw..lw + w]);
         let mut k = self.next as usize;
-        while k + 1 < w && (self.land[k], self.send_last[k], last) < (t, s, ch) {
+        while k + 1 < w && (land[k] as u64, send[k] as u64, last) < (t, s, ch) {
             k += 1;
         }
         (k - self.next as usize) as u32

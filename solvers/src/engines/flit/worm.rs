@@ -238,9 +238,49 @@ pub(super) fn schedule_train(
         };
     }
     if paced {
-        waves::<true>(0.0, w, st, &tr.src, send, land, credit);
+        rows::<true>(w, st, &tr.src, send, land, credit);
     } else {
-        waves::<false>(0.0, w, st, &tr.src, send, land, credit);
+        rows::<false>(w, st, &tr.src, send, land, credit);
+    }
+}
+
+/// The steps of [`schedule_train`], flit by flit (each flit through every
+/// channel): flit k on channel j needs flit k on channel j − 1, flit k − 1
+/// on channel j and flit k − b_j on channel j + 1, all computed before it
+/// in this order. Every channel has sent the header (flit 0).
+fn rows<const PACED: bool>(
+    w: usize,
+    st: &mut [ChanState],
+    src: &[f64],
+    send: &mut [f64],
+    land: &mut [f64],
+    credit: &mut [f64],
+) {
+    let h = st.len();
+    for k in 1..w {
+        let mut a = src[k];
+        for j in 0..h {
+            let s = &mut st[j];
+            let row = j * w;
+            debug_assert!(!a.is_nan() && !send[row + k - 1].is_nan());
+            let mut c = max(a, send[row + k - 1] + 1.0);
+            let b = s.buf as usize;
+            if k >= b {
+                debug_assert!(
+                    !credit[row + k - b].is_nan(),
+                    "flit {k} of channel {j}: unset credit"
+                );
+                c = max(c, credit[row + k - b]);
+            }
+            let l = step::<PACED>(s, &mut c);
+            send[row + k] = c;
+            land[row + k] = l;
+            if j > 0 {
+                credit[row - w + k] = c + 1.0;
+            }
+            a = l;
+        }
+        credit[(h - 1) * w + k] = a + 1.0;
     }
 }
 

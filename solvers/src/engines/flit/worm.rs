@@ -259,8 +259,7 @@ fn rows<const PACED: bool>(
     let h = st.len();
     for k in 1..w {
         let mut a = src[k];
-        for j in 0..h {
-            let s = &mut st[j];
+        for (j, s) in st.iter_mut().enumerate() {
             let row = j * w;
             debug_assert!(!a.is_nan() && !send[row + k - 1].is_nan());
             let mut c = max(a, send[row + k - 1] + 1.0);

@@ -50,8 +50,15 @@ async fn task_roundtrip_keeps_every_field() {
     let got = s.tasks(&["k1".to_string()]).await.unwrap();
     let mut expected = t.clone();
     expected.metrics.sort_by(|a, b| a.name.cmp(&b.name));
-    assert_eq!(got, vec![expected]);
+    assert_eq!(got, vec![expected.clone()]);
     assert_eq!(s.run_task_keys(run).await.unwrap(), vec!["k1".to_string()]);
+    // Read without its series: everything else the same.
+    let bare = s
+        .tasks_without_series(&["k1".to_string(), "none".to_string()])
+        .await
+        .unwrap();
+    expected.series.clear();
+    assert_eq!(bare, vec![expected]);
 }
 
 /// What a command keeps of the records it wrote (`as_read_back`) is what

@@ -17,11 +17,11 @@ pub use records::Records;
 
 pub use stored::{code_versions, collect_at, collect_fidelity, stored_manifest, stored_manifests};
 
-use crate::manifest::{Manifest, Point};
+use crate::manifest::{FigureKind, Manifest, Point};
 use anyhow::Context;
 use serde_json::Value as Json;
 use solvers::des::ci95;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 use store::{ErrorMeasureRow, PlanRow, Store, TaskRecord, TaskStatus};
 use verdicts::PointVerdict;
@@ -78,7 +78,9 @@ pub struct ExperimentResults {
     pub status: BTreeMap<(usize, String), PointStatus>,
     /// (point index, series) -> why it is undefined or failed (first replication's reason).
     pub reasons: BTreeMap<(usize, String), String>,
-    /// Task records used, by key (shared with the [`Records`] they were read through).
+    /// Task records used, by key (shared with the [`Records`] they were read
+    /// through); their `series` are sure to be read only for the tasks a
+    /// timeseries figure draws (the first replication at point 0).
     pub tasks: BTreeMap<String, Arc<TaskRecord>>,
     /// (point index, series) -> task keys (one per replication).
     pub keys: BTreeMap<(usize, String), Vec<String>>,
@@ -169,7 +171,6 @@ pub async fn collect_plan_with(
         k.dedup();
         k
     };
-    let tasks = records.read(store, &keys).await?;
     let mut by_cell: BTreeMap<(usize, String), Vec<String>> = BTreeMap::new();
     for p in plan {
         by_cell
@@ -177,6 +178,17 @@ pub async fn collect_plan_with(
             .or_default()
             .push(p.task_key.clone());
     }
+    // Series are drawn only by timeseries figures, from the first
+    // replication at point 0 (`render::timeseries`): only those tasks'
+    // series are read.
+    let series_of: HashSet<&String> = manifest
+        .figures
+        .iter()
+        .filter(|f| f.kind == FigureKind::Timeseries)
+        .flat_map(|f| &f.series)
+        .filter_map(|s| by_cell.get(&(0, s.clone())).and_then(|k| k.first()))
+        .collect();
+    let tasks = records.read(store, &keys, &series_of).await?;
     let mut values = BTreeMap::new();
     let mut status = BTreeMap::new();
     let mut reasons = BTreeMap::new();

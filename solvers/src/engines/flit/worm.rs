@@ -262,22 +262,8 @@ fn rows<const PACED: bool>(
         for (j, s) in st.iter_mut().enumerate() {
             let row = j * w;
             debug_assert!(!a.is_nan() && !send[row + k - 1].is_nan());
-            let mut c = max(a, send[row + k - 1] + 1.0);
-            let b = s.buf as usize;
-            if k >= b {
-                debug_assert!(
-                    !credit[row + k - b].is_nan(),
-                    "flit {k} of channel {j}: unset credit"
-                );
-                c = max(c, credit[row + k - b]);
-            }
-            let l = step::<PACED>(s, &mut c);
-            send[row + k] = c;
-            land[row + k] = l;
-            if j > 0 {
-                credit[row - w + k] = c + 1.0;
-            }
-            a = l;
+            let c = max(a, send[row + k - 1] + 1.0);
+            a = send_flit::<PACED>(s, c, j, k, w, send, land, credit);
         }
         credit[(h - 1) * w + k] = a + 1.0;
     }
@@ -319,25 +305,47 @@ fn waves<const PACED: bool>(
             } else {
                 c = max(c, s.first);
             }
-            let b = s.buf as usize;
-            if k >= b {
-                debug_assert!(
-                    !credit[row + k - b].is_nan(),
-                    "flit {k} of channel {j}: unset credit"
-                );
-                c = max(c, credit[row + k - b]);
-            }
-            let l = step::<PACED>(s, &mut c);
-            send[row + k] = c;
-            land[row + k] = l;
-            if j > 0 {
-                credit[row - w + k] = c + 1.0;
-            }
+            let l = send_flit::<PACED>(s, c, j, k, w, send, land, credit);
             if j + 1 == h {
                 credit[row + k] = l + 1.0;
             }
         }
     }
+}
+
+/// Flit `k` on channel `j` (row `j · w`), free to go from cycle `c` but for
+/// its credit: it waits for the credit of flit `k − b_j`, is sent
+/// ([`step`]), its send and landing cycles are recorded and the previous
+/// channel gets its credit back; returns the landing cycle. The common
+/// step of [`rows`] and [`waves`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn send_flit<const PACED: bool>(
+    s: &mut ChanState,
+    mut c: f64,
+    j: usize,
+    k: usize,
+    w: usize,
+    send: &mut [f64],
+    land: &mut [f64],
+    credit: &mut [f64],
+) -> f64 {
+    let row = j * w;
+    let b = s.buf as usize;
+    if k >= b {
+        debug_assert!(
+            !credit[row + k - b].is_nan(),
+            "flit {k} of channel {j}: unset credit"
+        );
+        c = max(c, credit[row + k - b]);
+    }
+    let l = step::<PACED>(s, &mut c);
+    send[row + k] = c;
+    land[row + k] = l;
+    if j > 0 {
+        credit[row - w + k] = c + 1.0;
+    }
+    l
 }
 
 /// One send of a flit that may start in cycle `c` at the earliest (it is

@@ -121,6 +121,7 @@ impl PhaseChain {
 pub struct Mmpp2Source {
     phi: [f64; 2],
     lambda: [f64; 2],
+    mean: f64,
     chain: PhaseChain,
 }
 
@@ -133,12 +134,13 @@ impl Mmpp2Source {
         lambda2: f64,
         rng: Stream,
     ) -> Result<Self, SolveError> {
-        // One validation for the analytic and the simulated MMPP.
-        crate::traffic::mmpp::Mmpp2::new(phi1, phi2, lambda1, lambda2)?;
+        // One validation (and mean rate) for the analytic and the simulated MMPP.
+        let mean = crate::traffic::mmpp::Mmpp2::new(phi1, phi2, lambda1, lambda2)?.mean_rate();
         let phi = [phi1, phi2];
         Ok(Mmpp2Source {
             phi,
             lambda: [lambda1, lambda2],
+            mean,
             chain: PhaseChain::start(phi1, phi2, rng, |r, ph| r.exp(phi[ph])),
         })
     }
@@ -178,8 +180,7 @@ impl ArrivalSource for Mmpp2Source {
     }
 
     fn mean_rate(&self) -> f64 {
-        let [p1, p2] = self.phi;
-        (self.lambda[0] * p2 + self.lambda[1] * p1) / (p1 + p2)
+        self.mean
     }
 
     fn internal_events(&self) -> u64 {
@@ -219,7 +220,7 @@ impl Mmpp2Clock {
         lambda2: f64,
         rng: Stream,
     ) -> Result<Self, SolveError> {
-        crate::traffic::mmpp::Mmpp2::new(phi1, phi2, lambda1, lambda2)?;
+        let mean = crate::traffic::mmpp::Mmpp2::new(phi1, phi2, lambda1, lambda2)?.mean_rate();
         let ln = FastLn::new();
         let mean_phase = [1.0 / phi1, 1.0 / phi2];
         let mut chain = PhaseChain::start(phi1, phi2, rng, |r, ph| ln.exp(r, mean_phase[ph]));
@@ -228,7 +229,7 @@ impl Mmpp2Clock {
             lambda: [lambda1, lambda2],
             inv_lambda: [1.0 / lambda1, 1.0 / lambda2],
             mean_phase,
-            mean: (lambda1 * phi2 + lambda2 * phi1) / (phi1 + phi2),
+            mean,
             chain,
             need,
             ln,

@@ -4,6 +4,7 @@
 use crate::Registry;
 
 pub mod ge;
+pub mod ipp;
 pub mod mmpp;
 pub mod sources;
 

@@ -5,20 +5,20 @@
 //! They simulate customers (their departure times, in arrival order), one
 //! server and an MMPP(2) source (`Mmpp2Clock`: the modulating chain's phases
 //! and the arrivals they drive; an IPP, one phase silent, as its
-//! hyperexponential renewal process, `ipp::IppRenewal`); they never build
+//! hyperexponential renewal process, `traffic::ipp::IppRenewal`); they never build
 //! the generator matrix of the queue. Statistics: batch means over arriving
 //! customers after warm-up deletion, 95% Student-t CIs widened by the lag-1
 //! correlation of the batch means (see `docs/models/queueing-sim.md`).
 
 use crate::des::{RunLength, Stream};
 use crate::params::{parse, positive};
+use crate::traffic::ipp;
 use crate::traffic::sources::Mmpp2Clock;
 use crate::{Kind, Outcome, ParamDoc, Registry, SolveError, Solver, SolverDoc, TaskContext};
 use engine::{batch_outcome, run_fifo, Plan, RunResult, ServiceComponent, ServiceLaw};
 use serde::Deserialize;
 
 pub mod engine;
-pub mod ipp;
 #[cfg(test)]
 mod tests;
 
@@ -37,7 +37,7 @@ const STREAM_SERVICE: u64 = 2;
 /// away at a phase change, so another random stream) and departures in
 /// Lindley form (`engine::run_fifo`: the same times, integrals summed in
 /// another order); docs/models/queueing-sim.md. 4: an IPP source (one
-/// phase silent) as its hyperexponential renewal process (`ipp.rs`: one
+/// phase silent) as its hyperexponential renewal process (`traffic/ipp.rs`: one
 /// uniform per arrival, no phase changes stepped; another random stream).
 const VERSION: u32 = 4;
 

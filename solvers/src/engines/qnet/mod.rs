@@ -104,6 +104,98 @@ pub struct Scenario {
     pub sources: Vec<Source>,
     pub groups: usize,
     pub classes: usize,
+    /// A split warm-up, or `None`: the whole network runs from time 0.
+    pub split: Option<Split>,
+}
+
+/// A split warm-up: before `start` only the `upstream` entities are
+/// simulated, from `start` on the whole network (the other entities start
+/// empty then). A packet that an upstream entity routes to an entity
+/// outside `upstream` before `start` is discarded and counted
+/// ([`Counters::discarded`]).
+///
+/// The system declares the set; [`run`] checks it ([`check_split`]): every
+/// source feeds an upstream entity, and no routing edge leads from an entity
+/// outside the set into it (closed under predecessors), so the upstream
+/// part's sample path does not depend on the rest of the network. `start`
+/// must lie in [0, warm-up], so the statistics (reset at the warm-up's end)
+/// see the whole network only.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Split {
+    pub upstream: Vec<EntityId>,
+    pub start: f64,
+}
+
+/// Why a scenario's [`Split`] is refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SplitError {
+    #[error("upstream entity {entity} does not exist (the network has {entities})")]
+    NoSuchEntity { entity: u32, entities: usize },
+    #[error("source {source_index} feeds entity {entity}, which is not upstream")]
+    SourceDownstream { source_index: usize, entity: u32 },
+    #[error("entity {from} (not upstream) routes to upstream entity {to}: the upstream set is not closed under predecessors")]
+    NotClosed { from: u32, to: u32 },
+    #[error("the whole network starts at {start} s, which is not in [0, warm-up = {warmup} s]")]
+    Start { start: f64, warmup: f64 },
+}
+
+impl From<SplitError> for SolveError {
+    fn from(e: SplitError) -> Self {
+        SolveError::BadParams(format!("qnet split warm-up: {e}"))
+    }
+}
+
+/// Checks `sc.split` against the scenario, its routing and the warm-up
+/// (see [`Split`]). Returns, per entity, whether it is upstream (all false
+/// without a split).
+pub fn check_split<R: Routing>(
+    sc: &Scenario,
+    routing: &R,
+    warmup: f64,
+) -> Result<Vec<bool>, SplitError> {
+    let n = sc.entities.len();
+    let mut up = vec![false; n];
+    let Some(split) = &sc.split else {
+        return Ok(up);
+    };
+    if !(split.start >= 0.0 && split.start <= warmup) {
+        return Err(SplitError::Start {
+            start: split.start,
+            warmup,
+        });
+    }
+    for e in &split.upstream {
+        match up.get_mut(e.0 as usize) {
+            Some(u) => *u = true,
+            None => {
+                return Err(SplitError::NoSuchEntity {
+                    entity: e.0,
+                    entities: n,
+                })
+            }
+        }
+    }
+    for (i, s) in sc.sources.iter().enumerate() {
+        if !up.get(s.entity.0 as usize).copied().unwrap_or(false) {
+            return Err(SplitError::SourceDownstream {
+                source_index: i,
+                entity: s.entity.0,
+            });
+        }
+    }
+    for from in (0..n).filter(|&e| !up[e]) {
+        for hop in routing.hops(EntityId(from as u32)) {
+            if let Hop::To(to) = hop {
+                if up.get(to.0 as usize).copied().unwrap_or(false) {
+                    return Err(SplitError::NotClosed {
+                        from: from as u32,
+                        to: to.0,
+                    });
+                }
+            }
+        }
+    }
+    Ok(up)
 }
 
 /// Length of one replication, in simulated seconds, and the memory bound.
@@ -119,6 +211,9 @@ pub struct RunLength {
 /// Next-hop choice on departure (a plug-in).
 pub trait Routing {
     fn next(&self, from: EntityId, rng: &mut Stream) -> Hop;
+    /// Every hop `next` may return from `from` (the routing edges, for
+    /// [`check_split`]).
+    fn hops(&self, from: EntityId) -> Vec<Hop>;
 }
 
 /// Service law and link delay (a plug-in).
@@ -305,6 +400,11 @@ impl Routing for Markov {
         }
         self.hops[k]
     }
+    /// Every hop listed in the row, including those of weight 0.
+    fn hops(&self, from: EntityId) -> Vec<Hop> {
+        let r = self.rows[from.0 as usize];
+        self.hops[r.start as usize..(r.start + r.len) as usize].to_vec()
+    }
 }
 
 /// Statistics of one group of entities, over the measurement window.
@@ -344,6 +444,9 @@ pub struct Counters {
     pub generated: u64,
     pub delivered: u64,
     pub dropped: u64,
+    /// Packets an upstream entity routed out of the upstream set before the
+    /// whole network started ([`Split`]); 0 without a split.
+    pub discarded: u64,
     /// Packets in queues plus packets on links at the end.
     pub inside: u64,
     pub events: u64,
@@ -439,7 +542,10 @@ struct Net<'a, R, S> {
     generated: u64,
     delivered: u64,
     dropped: u64,
+    discarded: u64,
     on_links: u64,
+    /// Per entity, whether it is upstream of the split ([`Split`]).
+    upstream: Vec<bool>,
 }
 
 impl<R: Routing, S: Service> Net<'_, R, S> {
@@ -549,9 +655,11 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
         }
     }
 
-    /// Entity e (the root of `ent`) finished serving its head packet.
+    /// Entity e (the root of `ent`) finished serving its head packet. `CUT`:
+    /// before the split's start, where a packet routed out of the upstream
+    /// set is discarded.
     #[inline]
-    fn on_done(&mut self, e: usize) {
+    fn on_done<const CUT: bool>(&mut self, e: usize) {
         let now = self.now;
         let en = &mut self.ents[e];
         let p = en.head;
@@ -572,6 +680,15 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
             g.sojourn_sum += now - pk.arrived;
         }
         let hop = self.routing.next(EntityId(e as u32), &mut en.rng);
+        if CUT {
+            if let Hop::To(next) = hop {
+                if !self.upstream[next.0 as usize] {
+                    self.discarded += 1;
+                    self.release(p);
+                    return;
+                }
+            }
+        }
         if self.delays_used {
             let d = self.delays[e];
             if d > 0.0 {
@@ -625,6 +742,63 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
         }
     }
 
+    /// Runs the events up to `until`: those at times < `until` with only
+    /// the upstream entities (`CUT`, before a split's start), else those at
+    /// times ≤ `until`. True when the packet pool filled up.
+    #[inline(always)]
+    fn advance<const CUT: bool>(
+        &mut self,
+        until: f64,
+        warmup: f64,
+        events: &mut u64,
+        ctx: &TaskContext,
+    ) -> Result<bool, SolveError> {
+        let land0 = self.land0;
+        loop {
+            // The earliest of the three heaps' roots (+∞ when empty); on a
+            // tie the fast entities first, the sources last.
+            let (ts, i) = self.src.top();
+            let (t0, e0) = self.ent[0].top();
+            let (t1, e1) = self.ent[1].top();
+            let (te, e) = if t1 < t0 { (t1, e1) } else { (t0, e0) };
+            let (now, id, source) = if ts < te {
+                (ts, i, true)
+            } else {
+                (te, e, false)
+            };
+            if CUT {
+                if now >= until || now.is_nan() {
+                    return Ok(false);
+                }
+            } else if !(now <= until && now < f64::INFINITY) {
+                return Ok(false);
+            }
+            self.now = now;
+            if !self.measuring && now >= warmup {
+                self.measuring = true;
+            }
+            *events += 1;
+            if *events & 0xFFFF == 0 {
+                ctx.check_cancel()?;
+            }
+            if source {
+                if !self.on_source(id as usize) {
+                    return Ok(true);
+                }
+            } else {
+                if id < land0 {
+                    self.on_done::<CUT>(id as usize);
+                } else {
+                    self.on_land((id - land0) as usize);
+                }
+                if self.vacant != NIL {
+                    self.ent[self.vacant as usize & 1].pop();
+                    self.vacant = NIL;
+                }
+            }
+        }
+    }
+
     #[inline]
     fn leave(&mut self, p: u32) {
         self.delivered += 1;
@@ -668,6 +842,7 @@ pub fn run<R: Routing, S: Service>(
     replication: u32,
     ctx: &TaskContext,
 ) -> Result<Counters, SolveError> {
+    let upstream = check_split(sc, routing, len.warmup)?;
     let n = sc.entities.len();
     let ns = sc.sources.len();
     let slow = speed_classes(sc, service);
@@ -732,7 +907,9 @@ pub fn run<R: Routing, S: Service>(
         generated: 0,
         delivered: 0,
         dropped: 0,
+        discarded: 0,
         on_links: 0,
+        upstream,
     };
     // Initial phases from the stationary law pi = (phi2, phi1) / (phi1 + phi2).
     for (i, s) in sc.sources.iter().enumerate() {
@@ -749,48 +926,18 @@ pub fn run<R: Routing, S: Service>(
     }
     let end = len.warmup + len.horizon;
     let mut events: u64 = 0;
-    let mut stop = Stop::Completed;
-    let land0 = net.land0;
-    loop {
-        // The earliest of the three heaps' roots (+∞ when empty); on a tie
-        // the fast entities first, the sources last.
-        let (ts, i) = net.src.top();
-        let (t0, e0) = net.ent[0].top();
-        let (t1, e1) = net.ent[1].top();
-        let (te, e) = if t1 < t0 { (t1, e1) } else { (t0, e0) };
-        let (now, id, source) = if ts < te {
-            (ts, i, true)
-        } else {
-            (te, e, false)
-        };
-        if !(now <= end && now < f64::INFINITY) {
-            break;
-        }
-        net.now = now;
-        if !net.measuring && now >= len.warmup {
-            net.measuring = true;
-        }
-        events += 1;
-        if events & 0xFFFF == 0 {
-            ctx.check_cancel()?;
-        }
-        if source {
-            if !net.on_source(id as usize) {
-                stop = Stop::PoolFull;
-                break;
-            }
-        } else {
-            if id < land0 {
-                net.on_done(id as usize);
-            } else {
-                net.on_land((id - land0) as usize);
-            }
-            if net.vacant != NIL {
-                net.ent[net.vacant as usize & 1].pop();
-                net.vacant = NIL;
-            }
-        }
+    let mut full = false;
+    if let Some(split) = &sc.split {
+        full = net.advance::<true>(split.start, len.warmup, &mut events, ctx)?;
     }
+    if !full {
+        full = net.advance::<false>(end, len.warmup, &mut events, ctx)?;
+    }
+    let stop = if full {
+        Stop::PoolFull
+    } else {
+        Stop::Completed
+    };
     let queued: u64 = net.ents.iter().map(|e| u64::from(e.len)).sum();
     let window = (net.now.min(end) - len.warmup).max(0.0);
     Ok(Counters {
@@ -805,6 +952,7 @@ pub fn run<R: Routing, S: Service>(
         generated: net.generated,
         delivered: net.delivered,
         dropped: net.dropped,
+        discarded: net.discarded,
         inside: queued + net.on_links,
         events,
     })

@@ -65,6 +65,7 @@ fn single_mm1_matches_closed_form() {
         sources: vec![poisson(0, 0.7)],
         groups: 1,
         classes: 1,
+        split: None,
     };
     let r = Markov::new(&[vec![(Hop::Exit, 1.0)]]);
     let (m, h) = across(8, 1, |rep| {
@@ -88,6 +89,7 @@ fn single_mmpp_m1_matches_the_matrix_geometric_solution() {
         sources: vec![mmpp(0, &p)],
         groups: 1,
         classes: 1,
+        split: None,
     };
     let r = Markov::new(&[vec![(Hop::Exit, 1.0)]]);
     let (m, h) = across(10, 2, |rep| {
@@ -112,6 +114,7 @@ fn single_mmpp_m1k_matches_the_finite_chain() {
         sources: vec![mmpp(0, &p)],
         groups: 1,
         classes: 1,
+        split: None,
     };
     let r = Markov::new(&[vec![(Hop::Exit, 1.0)]]);
     let runs: Vec<Counters> = (0..10)
@@ -154,6 +157,7 @@ fn jackson_network_with_feedback() {
         sources: vec![poisson(0, g0), poisson(1, g1)],
         groups: 3,
         classes: 1,
+        split: None,
     };
     let r = Markov::new(&[
         vec![(Hop::To(EntityId(1)), 0.5), (Hop::To(EntityId(2)), 0.5)],
@@ -196,6 +200,7 @@ fn zero_load_delay_of_a_slotted_tandem() {
         sources: vec![poisson(0, 0.01)],
         groups: 3,
         classes: 1,
+        split: None,
     };
     let r = Markov::new(&[
         vec![(Hop::To(EntityId(1)), 1.0)],
@@ -227,6 +232,7 @@ fn packets_are_conserved_with_losses_and_links() {
         sources: vec![mmpp(0, &p), mmpp(1, &p), poisson(2, 0.5)],
         groups: 4,
         classes: 1,
+        split: None,
     };
     let r = Markov::new(&[
         vec![(Hop::To(EntityId(1)), 0.6), (Hop::To(EntityId(3)), 0.4)],
@@ -250,6 +256,7 @@ fn pool_limit_stops_an_overloaded_network() {
         sources: vec![poisson(0, 2.0)],
         groups: 1,
         classes: 1,
+        split: None,
     };
     let r = Markov::new(&[vec![(Hop::Exit, 1.0)]]);
     let l = RunLength {
@@ -281,6 +288,7 @@ fn same_seed_same_counters_other_seed_differs() {
         sources: vec![mmpp(0, &p), poisson(1, 0.3)],
         groups: 2,
         classes: 1,
+        split: None,
     };
     let r = Markov::new(&[
         vec![(Hop::To(EntityId(1)), 0.5), (Hop::Exit, 0.5)],
@@ -418,6 +426,7 @@ fn speed_classes_split_fast_from_slow_entities() {
         sources: vec![],
         groups: 1,
         classes: 1,
+        split: None,
     };
     let mixed = sc(vec![
         ent(1.48e-4, 6e-2),
@@ -427,4 +436,207 @@ fn speed_classes_split_fast_from_slow_entities() {
     assert_eq!(speed_classes(&mixed, &Slotted), vec![false, true, true]);
     let alike = sc(vec![ent(1.0, 0.5), ent(1.0, 0.3)]);
     assert_eq!(speed_classes(&alike, &Slotted), vec![false, false]);
+}
+
+/// A station (0, slow, fed by an MMPP source) in front of a small mesh:
+/// 1 and 2 (fast, 2 with a finite buffer) route between each other and out;
+/// 3 is a second upstream entity with a Poisson source that exits at once.
+fn split_network(start: Option<f64>) -> (Scenario, Markov) {
+    let p = Mmpp2::new(0.05, 0.05, 1.4, 0.2).unwrap();
+    let mut ents: Vec<Entity> = vec![
+        exp_entity(1.0, 0),
+        exp_entity(1.5, 1),
+        exp_entity(1.2, 2),
+        exp_entity(2.0, 3),
+    ];
+    ents[2].capacity = 2;
+    for e in &mut ents {
+        e.slot = 0.01;
+        e.p = 0.05;
+    }
+    let sc = Scenario {
+        entities: ents,
+        sources: vec![mmpp(0, &p), poisson(3, 0.3)],
+        groups: 4,
+        classes: 1,
+        split: start.map(|start| Split {
+            upstream: vec![EntityId(0), EntityId(3)],
+            start,
+        }),
+    };
+    let r = Markov::new(&[
+        vec![(Hop::To(EntityId(1)), 0.7), (Hop::To(EntityId(2)), 0.3)],
+        vec![(Hop::To(EntityId(2)), 0.5), (Hop::Exit, 0.5)],
+        vec![(Hop::To(EntityId(1)), 0.4), (Hop::Exit, 0.6)],
+        vec![(Hop::Exit, 1.0)],
+    ]);
+    (sc, r)
+}
+
+/// generated = delivered + dropped + discarded + inside, with packets
+/// discarded before the split's start, dropped by a finite buffer and in
+/// flight on links (exponential service) or not (slotted).
+#[test]
+fn split_conserves_packets_with_discards() {
+    let (sc, r) = split_network(Some(60.0));
+    let c = run(&sc, &r, &Exponential, len(80.0, 400.0), 21, 0, &ctx()).unwrap();
+    assert!(c.discarded > 0 && c.dropped > 0 && c.delivered > 0 && c.inside > 0);
+    assert_eq!(
+        c.generated,
+        c.delivered + c.dropped + c.discarded + c.inside
+    );
+    let c = run(&sc, &r, &Slotted, len(80.0, 400.0), 21, 0, &ctx()).unwrap();
+    assert!(c.discarded > 0 && c.dropped > 0);
+    assert_eq!(
+        c.generated,
+        c.delivered + c.dropped + c.discarded + c.inside
+    );
+    // Without a split nothing is discarded.
+    let (sc, r) = split_network(None);
+    let c = run(&sc, &r, &Exponential, len(80.0, 400.0), 21, 0, &ctx()).unwrap();
+    assert_eq!(c.discarded, 0);
+    assert_eq!(c.generated, c.delivered + c.dropped + c.inside);
+}
+
+/// The engine refuses an upstream set with an edge into it from outside,
+/// one that leaves a source downstream, an entity that does not exist and
+/// a start outside [0, warm-up].
+#[test]
+fn split_refuses_a_bad_upstream_set() {
+    let (mut sc, r) = split_network(Some(10.0));
+    let with = |sc: &mut Scenario, up: &[u32], start: f64| {
+        sc.split = Some(Split {
+            upstream: up.iter().map(|&e| EntityId(e)).collect(),
+            start,
+        });
+    };
+    // 2 -> 1 with 2 outside: not closed under predecessors.
+    with(&mut sc, &[0, 1, 3], 10.0);
+    assert_eq!(
+        check_split(&sc, &r, 20.0),
+        Err(SplitError::NotClosed { from: 2, to: 1 })
+    );
+    let e = run(&sc, &r, &Exponential, len(20.0, 10.0), 1, 0, &ctx()).unwrap_err();
+    assert!(
+        matches!(&e, SolveError::BadParams(m) if m.contains("not closed")),
+        "{e}"
+    );
+    with(&mut sc, &[0], 10.0);
+    assert_eq!(
+        check_split(&sc, &r, 20.0),
+        Err(SplitError::SourceDownstream {
+            source_index: 1,
+            entity: 3
+        })
+    );
+    with(&mut sc, &[0, 3, 7], 10.0);
+    assert_eq!(
+        check_split(&sc, &r, 20.0),
+        Err(SplitError::NoSuchEntity {
+            entity: 7,
+            entities: 4
+        })
+    );
+    for start in [25.0, -1.0, f64::NAN] {
+        with(&mut sc, &[0, 3], start);
+        assert!(matches!(
+            check_split(&sc, &r, 20.0),
+            Err(SplitError::Start { .. })
+        ));
+    }
+    // The whole network, and 1 and 2 together with the upstream part, are
+    // closed.
+    with(&mut sc, &[0, 1, 2, 3], 10.0);
+    assert!(check_split(&sc, &r, 20.0).is_ok());
+    with(&mut sc, &[0, 3], 20.0);
+    assert_eq!(
+        check_split(&sc, &r, 20.0),
+        Ok(vec![true, false, false, true])
+    );
+}
+
+/// A split whose upstream set is the whole network, or which starts at 0,
+/// discards nothing and runs the very events of a run without a split.
+#[test]
+fn split_that_cuts_nothing_is_the_run_without_one() {
+    let (plain, r) = split_network(None);
+    for service in [false, true] {
+        let go = |sc: &Scenario| {
+            if service {
+                run(sc, &r, &Slotted, len(50.0, 200.0), 22, 1, &ctx()).unwrap()
+            } else {
+                run(sc, &r, &Exponential, len(50.0, 200.0), 22, 1, &ctx()).unwrap()
+            }
+        };
+        let want = go(&plain);
+        let mut all = plain.clone();
+        all.split = Some(Split {
+            upstream: (0..4).map(EntityId).collect(),
+            start: 30.0,
+        });
+        assert_eq!(go(&all), want);
+        let (at0, _) = split_network(Some(0.0));
+        assert_eq!(go(&at0), want);
+    }
+}
+
+/// The upstream entities follow the same sample path with and without the
+/// split (their streams and events do not depend on the rest), so their
+/// statistics are equal to the bit; downstream ones differ.
+#[test]
+fn split_leaves_the_upstream_path_unchanged() {
+    let (plain, r) = split_network(None);
+    let (split, _) = split_network(Some(70.0));
+    let a = run(&plain, &r, &Exponential, len(80.0, 300.0), 23, 2, &ctx()).unwrap();
+    let b = run(&split, &r, &Exponential, len(80.0, 300.0), 23, 2, &ctx()).unwrap();
+    assert_eq!(a.groups[0], b.groups[0]);
+    assert_eq!(a.groups[3], b.groups[3]);
+    assert_eq!(a.generated, b.generated);
+    assert_ne!(a.groups[1], b.groups[1]);
+}
+
+/// With the downstream part warmed up for X = 150 s (more than ten of its
+/// relaxation times, 10 E[S]/(1 − √ρ)² ≈ 100 s at ρ ≈ 0.55) of a 400 s
+/// warm-up, the split run's statistics over short horizons (200 s, where a
+/// bias left by the split would show) agree with the whole network's within
+/// their combined 95% CI (200 replications each).
+#[test]
+fn split_and_whole_network_agree_within_ci() {
+    let (plain, r) = split_network(None);
+    let (split, _) = split_network(Some(250.0));
+    let reps = |sc: &Scenario| -> Vec<Counters> {
+        (0..200)
+            .map(|rep| run(sc, &r, &Exponential, len(400.0, 200.0), 24, rep, &ctx()).unwrap())
+            .collect()
+    };
+    let (a, b) = (reps(&plain), reps(&split));
+    // The downstream statistics, whose CIs are narrow enough (< 10%) for
+    // the check to mean something, and the end-to-end delay, whose CI is
+    // wide (the slowly modulated station dominates it).
+    type Stat = (&'static str, fn(&Counters) -> f64, bool);
+    let stats: [Stat; 4] = [
+        (
+            "e2e delay",
+            |c| c.classes[0].delay_sum / c.classes[0].delivered as f64,
+            false,
+        ),
+        ("sojourn 1", |c| sojourn(c, 1), true),
+        ("sojourn 2", |c| sojourn(c, 2), true),
+        (
+            "loss 2",
+            |c| c.groups[2].drops as f64 / c.groups[2].arrivals as f64,
+            true,
+        ),
+    ];
+    for (name, f, narrow) in stats {
+        let (ma, ha) = crate::des::ci95(&a.iter().map(f).collect::<Vec<_>>());
+        let (mb, hb) = crate::des::ci95(&b.iter().map(f).collect::<Vec<_>>());
+        let h = (ha * ha + hb * hb).sqrt();
+        assert!(
+            (ma - mb).abs() <= h,
+            "{name}: {ma} ± {ha} against {mb} ± {hb}"
+        );
+        assert!(!narrow || h < 0.1 * ma, "{name}: CI {h} too wide");
+    }
+    assert!(b.iter().all(|c| c.discarded > 0));
 }

@@ -185,6 +185,7 @@ pub fn access_layout(a: &Access, routing: TreeRouting) -> Result<AccessLayout, S
             sources,
             groups: 2 + a.rings,
             classes: a.rings,
+            split: None,
         },
         routing: Markov::new(&table),
     })

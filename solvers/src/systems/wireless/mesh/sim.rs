@@ -111,6 +111,7 @@ pub fn mesh_layout(m: &Mesh, service: ServiceKind) -> Result<MeshLayout, SolveEr
             sources,
             groups: 4,
             classes: 1,
+            split: None,
         },
         routing: Markov::new(&table),
         max_rho,

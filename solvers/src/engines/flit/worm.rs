@@ -204,6 +204,13 @@ pub(super) fn schedule(
 /// with the header's send and landing cycles as the loop made them. `st`:
 /// the channels in path order with one flit sent and landed, their pacing
 /// after the header and `first` = the header's send + 1.
+///
+/// Fills what the caller reads: every send (`send`, h × ω), the landings
+/// at the target (the last row of `land`; the other rows are not written)
+/// and the cycle each channel's tail credit is back (`credit[j·ω + ω − 1]`,
+/// the only entries of `credit` written). A train's credits need no array
+/// of their own: the credit of flit x at channel j is the cycle after its
+/// send on channel j + 1, or after its landing at the target.
 pub(super) fn schedule_train(
     tr: &Train,
     omega: u32,
@@ -226,46 +233,72 @@ pub(super) fn schedule_train(
         }
     }
     for j in 0..h {
-        let row = j * w;
-        send[row] = tr.hsend[j];
-        land[row] = tr.hland[j];
-        // The header's credit: it left the next buffer, or landed at the
-        // target.
-        credit[row] = if j + 1 < h {
-            tr.hsend[j + 1] + 1.0
-        } else {
-            tr.hland[j] + 1.0
-        };
+        send[j * w] = tr.hsend[j];
     }
+    let lw = (h - 1) * w;
+    land[lw] = tr.hland[h - 1];
     if paced {
-        rows::<true>(w, st, &tr.src, send, land, credit);
+        rows::<true>(w, st, &tr.src, send, &mut land[lw..lw + w]);
     } else {
-        rows::<false>(w, st, &tr.src, send, land, credit);
+        rows::<false>(w, st, &tr.src, send, &mut land[lw..lw + w]);
+    }
+    // The tail's credit at each channel: the cycle after it left the next
+    // buffer, or after it landed at the target.
+    for j in 0..h {
+        credit[j * w + w - 1] = if j + 1 < h {
+            send[(j + 1) * w + w - 1] + 1.0
+        } else {
+            land[lw + w - 1] + 1.0
+        };
     }
 }
 
 /// The steps of [`schedule_train`], flit by flit (each flit through every
-/// channel): flit k on channel j needs flit k on channel j − 1, flit k − 1
-/// on channel j and flit k − b_j on channel j + 1, all computed before it
-/// in this order. Every channel has sent the header (flit 0).
+/// channel): flit k on channel j needs flit k on channel j − 1 (its
+/// landing, carried from the previous step), flit k − 1 on channel j (its
+/// send + 1, kept in `first`) and the credit of flit k − b_j: the cycle
+/// after that flit's send on channel j + 1 (row j + 1 of `send`), or, on
+/// the last channel, after its landing at the target (`land`, the target's
+/// row). All are computed before it in this order. Every channel has sent
+/// the header (flit 0).
 fn rows<const PACED: bool>(
     w: usize,
     st: &mut [ChanState],
     src: &[f64],
     send: &mut [f64],
     land: &mut [f64],
-    credit: &mut [f64],
 ) {
     let h = st.len();
+    let (body, last) = st.split_at_mut(h - 1);
+    let last = &mut last[0];
+    let lrow = (h - 1) * w;
     for k in 1..w {
         let mut a = src[k];
-        for (j, s) in st.iter_mut().enumerate() {
+        for (j, s) in body.iter_mut().enumerate() {
             let row = j * w;
-            debug_assert!(!a.is_nan() && !send[row + k - 1].is_nan());
-            let c = max(a, send[row + k - 1] + 1.0);
-            a = send_flit::<PACED>(s, c, j, k, w, send, land, credit);
+            let mut c = max(a, s.first);
+            let b = s.buf as usize;
+            if k >= b {
+                let x = row + w + k - b;
+                debug_assert!(!send[x].is_nan(), "flit {k} of channel {j}: unset credit");
+                c = max(c, send[x] + 1.0);
+            }
+            a = step::<PACED>(s, &mut c);
+            send[row + k] = c;
+            s.first = c + 1.0;
         }
-        credit[(h - 1) * w + k] = a + 1.0;
+        let mut c = max(a, last.first);
+        let b = last.buf as usize;
+        if k >= b {
+            debug_assert!(
+                !land[k - b].is_nan(),
+                "flit {k} of the last channel: unset credit"
+            );
+            c = max(c, land[k - b] + 1.0);
+        }
+        land[k] = step::<PACED>(last, &mut c);
+        send[lrow + k] = c;
+        last.first = c + 1.0;
     }
 }
 
@@ -316,8 +349,9 @@ fn waves<const PACED: bool>(
 /// Flit `k` on channel `j` (row `j · w`), free to go from cycle `c` but for
 /// its credit: it waits for the credit of flit `k − b_j`, is sent
 /// ([`step`]), its send and landing cycles are recorded and the previous
-/// channel gets its credit back; returns the landing cycle. The common
-/// step of [`rows`] and [`waves`].
+/// channel gets its credit back; returns the landing cycle. The step of
+/// [`waves`] ([`rows`] takes the same steps with the credits read off the
+/// sends).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 fn send_flit<const PACED: bool>(

@@ -137,6 +137,11 @@ pub struct Scenario {
     /// Simulated seconds; throughput bin width (s).
     pub duration: f64,
     pub bin: f64,
+    /// Sample the CC level of every flow and the input buffers of every
+    /// switch at the end of each bin (`Counters::level`,
+    /// `Counters::occupancy`); without, both are left empty and the
+    /// samples are not events (they are still counted in `Counters::events`).
+    pub samples: bool,
     /// Windows [from, to) over which the mean throughput of every flow is kept.
     pub windows: Vec<(f64, f64)>,
     /// Refuse runs needing more events than this.
@@ -179,15 +184,18 @@ pub struct Counters {
     /// Per flow, (time, level) at the start and at every change, when the
     /// plug-in asks for it (`CongestionControl::trace_level`); else empty.
     pub level_trace: Vec<Vec<(f64, f64)>>,
-    /// CC level (CCTI) per flow at the end of each bin.
+    /// CC level (CCTI) per flow at the end of each bin (empty without
+    /// `Scenario::samples`).
     pub level: Vec<f64>,
-    /// Input-buffer bytes per switch at the end of each bin.
+    /// Input-buffer bytes per switch at the end of each bin (empty without
+    /// `Scenario::samples`).
     pub occupancy: Vec<f64>,
     pub sim_time: f64,
 }
 
 impl Counters {
-    fn new(flows: usize, switches: usize, nbins: usize, windows: usize) -> Self {
+    fn new(flows: usize, switches: usize, nbins: usize, windows: usize, samples: bool) -> Self {
+        let sampled = if samples { nbins } else { 0 };
         Counters {
             events: 0,
             generated: 0,
@@ -211,8 +219,8 @@ impl Counters {
             window_bytes: vec![0.0; flows * windows],
             window_sent: vec![0; flows * windows],
             level_trace: vec![Vec::new(); flows],
-            level: vec![0.0; flows * nbins],
-            occupancy: vec![0.0; switches * nbins],
+            level: vec![0.0; flows * sampled],
+            occupancy: vec![0.0; switches * sampled],
             sim_time: 0.0,
         }
     }

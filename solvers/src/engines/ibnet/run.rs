@@ -643,7 +643,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 .collect(),
             win_delivered: vec![WindowCache::EMPTY; nflows],
             win_sent: vec![WindowCache::EMPTY; nflows],
-            out: Counters::new(nflows, switches, nbins, sc.windows.len()),
+            out: Counters::new(nflows, switches, nbins, sc.windows.len(), sc.samples),
             sample_k: 0,
         }
     }
@@ -657,7 +657,17 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 self.trace(st);
             }
         }
-        self.cal.schedule(self.sc.bin, Ev::Sample);
+        if self.sc.samples {
+            self.cal.schedule(self.sc.bin, Ev::Sample);
+        } else {
+            // Counted as the events they would have been (`sample`
+            // schedules the next one a bin after each).
+            let mut t = self.sc.bin;
+            while t <= self.sc.duration {
+                self.out.events += 1;
+                t += self.sc.bin;
+            }
+        }
     }
 
     fn handle(&mut self, ev: Ev) {

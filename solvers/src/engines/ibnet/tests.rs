@@ -47,6 +47,7 @@ pub(super) fn on(fabric: Fabric, flows: Vec<Flow>, duration: f64) -> Scenario {
         cc_per_sl: false,
         duration,
         bin: duration / 10.0,
+        samples: true,
         windows: vec![(duration * 0.2, duration)],
         max_events: 100_000_000,
     }

@@ -659,6 +659,7 @@ impl RawParams {
             cc_per_sl,
             duration,
             bin,
+            samples: true,
             windows,
             max_events: 1_000_000_000,
         };
@@ -791,6 +792,7 @@ pub(crate) fn clos_scenario(duration: f64) -> Scenario {
         cc_per_sl: false,
         duration,
         bin: duration / 50.0,
+        samples: true,
         windows: vec![(0.0, duration)],
         max_events: u64::MAX,
     }

@@ -92,17 +92,27 @@ fn measure(s: &Setup, sc: &Scenario, c: Counters) -> Replication {
         out.delivered
             .push(u * c.window_bytes[f] / sc.mtu as f64 / (b - a));
         let series = bin_averages(tr, nbins, s.bin, sc.duration, u);
-        // The bins wholly inside the window.
-        let inside: Vec<f64> = (0..nbins)
-            .filter(|&k| k as f64 * s.bin >= a - 1e-12 && (k + 1) as f64 * s.bin <= b + 1e-12)
-            .map(|k| series[k])
-            .collect();
-        let (peak, cv) = peak_and_cv(&inside);
+        let (peak, cv) = peak_and_cv(&series[bins_inside(nbins, s.bin, a, b)]);
         out.peak.push(peak);
         out.cv.push(cv);
         out.series.push(series);
     }
     out
+}
+
+/// The bins wholly inside the window [a, b] (to 1e-12 s), as a range:
+/// `k * bin` and `(k + 1) * bin` do not decrease with k (rounding keeps the
+/// order), so the bins whose start is at or after `a` and whose end is at or
+/// before `b` are consecutive, and only the bins at the two ends are tested.
+fn bins_inside(nbins: usize, bin: f64, a: f64, b: f64) -> std::ops::Range<usize> {
+    let starts_in = |k: usize| k as f64 * bin >= a - 1e-12;
+    let ends_in = |k: usize| (k + 1) as f64 * bin <= b + 1e-12;
+    let first = (0..nbins).find(|&k| starts_in(k)).unwrap_or(nbins);
+    let end = (first..nbins)
+        .rev()
+        .find(|&k| ends_in(k))
+        .map_or(first, |k| k + 1);
+    first..end
 }
 
 /// Time average of `u` x level in each of `nbins` bins of width `bin` up to

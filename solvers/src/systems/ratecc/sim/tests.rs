@@ -118,6 +118,7 @@ fn star(flows: Vec<(u32, u32)>, duration: f64) -> (Scenario, YanEcn) {
         cc_per_sl: false,
         duration,
         bin: duration / 10.0,
+        samples: false,
         windows: vec![(0.0, duration)],
         max_events: u64::MAX,
     };
@@ -292,6 +293,40 @@ fn bin_averages_equal_the_integral_of_each_bin() {
     assert!(bin_averages(&[], 3, bin, end, 1.0)
         .iter()
         .all(|&x| x == 0.0));
+}
+
+/// The range of bins inside a window is the set the test of every bin gives.
+#[test]
+fn bins_inside_are_the_bins_each_tested_alone() {
+    let by_filter = |nbins: usize, bin: f64, a: f64, b: f64| -> Vec<usize> {
+        (0..nbins)
+            .filter(|&k| k as f64 * bin >= a - 1e-12 && (k + 1) as f64 * bin <= b + 1e-12)
+            .collect()
+    };
+    let mut rng = crate::des::Stream::new(11, 2);
+    for case in 0..2000 {
+        let bin = [1e-5, 1e-6, 3e-7, 0.1][case % 4] * (1.0 + rng.uniform());
+        let nbins = (rng.uniform() * 300.0) as usize;
+        let span = nbins as f64 * bin;
+        let (mut a, mut b) = (rng.uniform() * span, rng.uniform() * span * 1.2);
+        if case % 5 == 0 {
+            // On a bin boundary, as the manifests' windows are.
+            a = (a / bin).floor() * bin;
+            b = (b / bin).ceil() * bin;
+        }
+        if case % 17 == 0 {
+            std::mem::swap(&mut a, &mut b);
+        }
+        let got: Vec<usize> = bins_inside(nbins, bin, a, b).collect();
+        assert_eq!(got, by_filter(nbins, bin, a, b), "{nbins} {bin} {a} {b}");
+    }
+    // The quick and full windows: 1 ms of warm-up, 10 us bins.
+    for ms in [0.5f64, 50.0, 51.0, 200.0] {
+        let (bin, end) = (1e-5, ms * 1e-3);
+        let nbins = ((end / bin) * (1.0 - 1e-12)).ceil() as usize;
+        let got: Vec<usize> = bins_inside(nbins, bin, 1e-3, end).collect();
+        assert_eq!(got, by_filter(nbins, bin, 1e-3, end));
+    }
 }
 
 /// Snapshot of a tiny deterministic run: Fig. 3.1 with PIPD, 0.5 ms, one

@@ -737,8 +737,12 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     if skip != NONE {
                         skipv[skip as usize] = false;
                     }
+                    // Its router can act on the release only by allocating
+                    // it to a waiting header (or a queued message's).
                     let r = ivc_router[o] as usize;
-                    act.mark(r);
+                    if hdr_wait[r] > 0 || queued[r] > 0 {
+                        act.mark(r);
+                    }
                     if last != NONE {
                         let (leg, s_last) = legs[last as usize].take().expect("active leg");
                         legs_free.push(last);

@@ -237,10 +237,17 @@ pub(super) fn schedule_train(
     }
     let lw = (h - 1) * w;
     land[lw] = tr.hland[h - 1];
+    // Whole-cycle timing and every flit at the source from the start: the
+    // steps are then sums and maxima of whole numbers, exact in f64, and
+    // the train may be extrapolated once it repeats ([`rows`]).
+    let whole = tr.src.iter().all(|&x| x == 0.0)
+        && st
+            .iter()
+            .all(|s| s.period.fract() == 0.0 && s.latency.fract() == 0.0);
     if paced {
-        rows::<true>(w, st, &tr.src, send, &mut land[lw..lw + w]);
+        rows::<true>(w, st, &tr.src, send, &mut land[lw..lw + w], whole);
     } else {
-        rows::<false>(w, st, &tr.src, send, &mut land[lw..lw + w]);
+        rows::<false>(w, st, &tr.src, send, &mut land[lw..lw + w], whole);
     }
     // The tail's credit at each channel: the cycle after it left the next
     // buffer, or after it landed at the target.
@@ -261,14 +268,33 @@ pub(super) fn schedule_train(
 /// the last channel, after its landing at the target (`land`, the target's
 /// row). All are computed before it in this order. Every channel has sent
 /// the header (flit 0).
+///
+/// `whole`: every period and latency is a whole number of cycles and every
+/// flit is at the source from the start (`src` all 0). Every value is then
+/// a whole number (a paced step reduces to c = max(c, r), ready = c +
+/// period, landing = c + max(latency, 1)), so each step commutes exactly
+/// with adding a whole number Δ to all its inputs, and what the steps of
+/// flits k + 1, k + 2, … read is flit k's sends and pacing (ready = send +
+/// period) and the last b_j sends of each next channel (the landings at
+/// the target for the last), the source never binding (0 below every
+/// send). Once every channel's send and the target's landing have grown by
+/// the same Δ from flit to flit over the last max b_j flits, that state is
+/// the previous flit's plus Δ, and by induction every later flit is the
+/// one before it plus Δ: those are then written directly, the same
+/// values the steps would give.
 fn rows<const PACED: bool>(
     w: usize,
     st: &mut [ChanState],
     src: &[f64],
     send: &mut [f64],
     land: &mut [f64],
+    whole: bool,
 ) {
     let h = st.len();
+    let bmax = st.iter().map(|s| s.buf as usize).max().unwrap_or(1);
+    // Consecutive flits (up to the last computed) whose every send and
+    // landing at the target grew by `delta`.
+    let (mut run, mut delta) = (0usize, 0.0f64);
     let (body, last) = st.split_at_mut(h - 1);
     let last = &mut last[0];
     let lrow = (h - 1) * w;
@@ -299,7 +325,52 @@ fn rows<const PACED: bool>(
         land[k] = step::<PACED>(last, &mut c);
         send[lrow + k] = c;
         last.first = c + 1.0;
+        if whole && k + 1 < w {
+            let d = land[k] - land[k - 1];
+            let same = (0..h).all(|j| send[j * w + k] - send[j * w + k - 1] == d);
+            run = match (same, d == delta) {
+                (false, _) => 0,
+                (true, true) => run + 1,
+                (true, false) => 1,
+            };
+            delta = d;
+            if run >= bmax {
+                extrapolate::<PACED>(w, k, d, body, last, send, land);
+                return;
+            }
+        }
     }
+}
+
+/// Flits k + 1 .. ω of [`rows`] once they repeat flit k's plus Δ each:
+/// sends, landings at the target, and each channel's pacing and `first`
+/// as the steps would leave them after the tail (whole numbers, so exact).
+fn extrapolate<const PACED: bool>(
+    w: usize,
+    k: usize,
+    d: f64,
+    body: &mut [ChanState],
+    last: &mut ChanState,
+    send: &mut [f64],
+    land: &mut [f64],
+) {
+    let fill = |v: &mut [f64]| {
+        let base = v[k];
+        for (n, x) in v[k + 1..w].iter_mut().enumerate() {
+            *x = base + (n + 1) as f64 * d;
+        }
+    };
+    for (j, s) in body.iter_mut().chain(std::iter::once(last)).enumerate() {
+        let row = &mut send[j * w..(j + 1) * w];
+        fill(row);
+        let tail = row[w - 1];
+        if PACED {
+            debug_assert_eq!(s.ready, row[k] + s.period);
+            s.ready = tail + s.period;
+        }
+        s.first = tail + 1.0;
+    }
+    fill(land);
 }
 
 /// The steps of [`schedule`] by wavefronts, compiled once for paced and

@@ -137,10 +137,12 @@ pub struct Scenario {
     /// Simulated seconds; throughput bin width (s).
     pub duration: f64,
     pub bin: f64,
-    /// Sample the CC level of every flow and the input buffers of every
-    /// switch at the end of each bin (`Counters::level`,
-    /// `Counters::occupancy`); without, both are left empty and the
-    /// samples are not events (they are still counted in `Counters::events`).
+    /// Keep the per-bin records: each flow's delivered bytes per bin
+    /// (`Counters::bin_bytes`), and samples of the CC level of every flow and
+    /// of the input buffers of every switch at the end of each bin
+    /// (`Counters::level`, `Counters::occupancy`). Without, the three are
+    /// left empty and the samples are not events (they are still counted in
+    /// `Counters::events`).
     pub samples: bool,
     /// Windows [from, to) over which the mean throughput of every flow is kept.
     pub windows: Vec<(f64, f64)>,
@@ -175,7 +177,8 @@ pub struct Counters {
     pub credit_overflow: bool,
     pub bookkeeping_ok: bool,
     pub nbins: usize,
-    /// Payload bytes per flow per bin: `bin_bytes[f * nbins + b]`.
+    /// Payload bytes per flow per bin: `bin_bytes[f * nbins + b]` (empty
+    /// without `Scenario::samples`).
     pub bin_bytes: Vec<f64>,
     /// Payload bytes per flow per window: `window_bytes[f * windows + j]`.
     pub window_bytes: Vec<f64>,
@@ -215,7 +218,7 @@ impl Counters {
             credit_overflow: false,
             bookkeeping_ok: true,
             nbins,
-            bin_bytes: vec![0.0; flows * nbins],
+            bin_bytes: vec![0.0; flows * sampled],
             window_bytes: vec![0.0; flows * windows],
             window_sent: vec![0; flows * windows],
             level_trace: vec![Vec::new(); flows],

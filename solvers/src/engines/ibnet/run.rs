@@ -1242,8 +1242,10 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
         self.out.delivered += 1;
         self.out.delivered_bytes += self.sc.mtu as u64;
         let f = pk.flow as usize;
-        let b = ((now / self.sc.bin) as usize).min(self.out.nbins - 1);
-        self.out.bin_bytes[f * self.out.nbins + b] += self.sc.mtu as f64;
+        if self.sc.samples {
+            let b = ((now / self.sc.bin) as usize).min(self.out.nbins - 1);
+            self.out.bin_bytes[f * self.out.nbins + b] += self.sc.mtu as f64;
+        }
         let sc = self.sc;
         let bytes = &mut self.out.window_bytes[f * sc.windows.len()..];
         self.win_delivered[f].each(&sc.windows, now, |j| bytes[j] += sc.mtu as f64);

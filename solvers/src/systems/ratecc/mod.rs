@@ -488,7 +488,8 @@ pub(crate) fn fig_3_1(s: FabricSpec) -> Scenario {
         cc_per_sl: false,
         duration: s.duration,
         bin: s.bin,
-        // The measures read the level trace, not the samples.
+        // The measures read the level trace and the window counts, not the
+        // per-bin records.
         samples: false,
         windows: vec![(s.warmup, s.duration)],
         max_events: u64::MAX,

@@ -166,13 +166,15 @@ impl Routing for Duato<'_> {
     ) -> Option<(u32, u32)> {
         let t = self.topo;
         // Free adaptive VCs on minimal directions, in a fixed order (the
-        // first CAP of them count). Walked twice when there are several: to
-        // count them, then to find the one drawn, which costs less than
-        // filling a candidate list on every attempt of a blocked header.
+        // first CAP of them count). The first walk counts them and keeps
+        // the first KEEP; a draw beyond those walks again to find it, which
+        // costs less than filling a list of CAP on every attempt of a
+        // blocked header. (`free` reads state only: checking a VC twice
+        // changes nothing.)
         const CAP: usize = 128;
-        let walk = |stop: usize| -> (usize, (u32, u32)) {
+        const KEEP: usize = 16;
+        let walk = |stop: usize, kept: &mut [(u32, u32); KEEP]| -> usize {
             let mut n = 0;
-            let mut first = (0, 0);
             for d in 0..t.n {
                 let (x, y) = (t.coord(cur, d), t.coord(dst, d));
                 if x == y {
@@ -185,11 +187,11 @@ impl Routing for Duato<'_> {
                     if ok {
                         for v in 2..self.vcs {
                             if n < CAP && free(port, v) {
-                                if n == stop {
-                                    return (n + 1, (port, v));
-                                }
-                                if n == 0 {
-                                    first = (port, v);
+                                if n < KEEP {
+                                    kept[n] = (port, v);
+                                } else if n == stop {
+                                    kept[0] = (port, v);
+                                    return n + 1;
                                 }
                                 n += 1;
                             }
@@ -197,14 +199,20 @@ impl Routing for Duato<'_> {
                     }
                 }
             }
-            (n, first)
+            n
         };
-        let (n, first) = walk(usize::MAX);
+        let mut kept = [(0u32, 0u32); KEEP];
+        let n = walk(usize::MAX, &mut kept);
         if n == 1 {
-            return Some(first);
+            return Some(kept[0]);
         }
         if n > 1 {
-            return Some(walk(below(rng, n)).1);
+            let i = below(rng, n);
+            if i < KEEP {
+                return Some(kept[i]);
+            }
+            walk(i, &mut kept);
+            return Some(kept[0]);
         }
         let (port, class) = t.dor_hop(cur, dst);
         free(port, class).then_some((port, class))

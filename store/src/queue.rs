@@ -22,8 +22,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use sqlx::QueryBuilder;
 
 use crate::{
-    begin_write, db, now_rfc3339, on_pool, push_keys, validate_task, write_tasks, Backend,
-    QueueState, Result, Store, StoreError, TaskRecord, TaskStatus, KEY_CHUNK, MAX_BINDS,
+    begin_write, db, keep_prepared, now_rfc3339, on_pool, push_keys, validate_task, write_tasks,
+    Backend, QueueState, Result, Store, StoreError, TaskRecord, TaskStatus, KEY_CHUNK, MAX_BINDS,
 };
 
 mod keys;
@@ -316,7 +316,7 @@ impl Store {
                 qb.push(" RETURNING task_key");
                 let gone: Vec<String> = qb
                     .build_query_scalar()
-                    .persistent(false)
+                    .persistent(keep_prepared(chunk.len(), KEY_CHUNK))
                     .fetch_all(&mut *tx)
                     .await
                     .map_err(db("remove finished tasks' rows"))?;

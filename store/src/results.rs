@@ -6,8 +6,8 @@ use std::collections::{HashMap, HashSet};
 use sqlx::QueryBuilder;
 
 use crate::{
-    begin_write, db, on_pool, push_keys, write_tasks, ErrorMeasureRow, MetricRow, Result,
-    SeriesPointRow, Store, StoreError, TaskRecord, KEY_CHUNK, MAX_BINDS,
+    begin_write, db, keep_prepared, on_pool, push_keys, write_tasks, ErrorMeasureRow, MetricRow,
+    Result, SeriesPointRow, Store, StoreError, TaskRecord, KEY_CHUNK, MAX_BINDS,
 };
 
 type TaskTuple = (
@@ -52,7 +52,7 @@ impl Store {
                 push_keys!(qb, chunk);
                 let found: Vec<String> = qb
                     .build_query_scalar()
-                    .persistent(false)
+                    .persistent(keep_prepared(chunk.len(), KEY_CHUNK))
                     .fetch_all(pool)
                     .await
                     .map_err(db("look up cached tasks"))?;
@@ -74,7 +74,7 @@ impl Store {
                 push_keys!(qb, chunk);
                 let found: Vec<(String, f64)> = qb
                     .build_query_as()
-                    .persistent(false)
+                    .persistent(keep_prepared(chunk.len(), KEY_CHUNK))
                     .fetch_all(pool)
                     .await
                     .map_err(db("look up wall times"))?;
@@ -146,7 +146,7 @@ impl Store {
                 push_keys!(qb, chunk);
                 let rows: Vec<TaskTuple> = qb
                     .build_query_as()
-                    .persistent(false)
+                    .persistent(keep_prepared(chunk.len(), KEY_CHUNK))
                     .fetch_all(pool)
                     .await
                     .map_err(db("read tasks"))?;
@@ -180,7 +180,7 @@ impl Store {
                 push_keys!(qb, chunk);
                 let rows: Vec<MetricTuple> = qb
                     .build_query_as()
-                    .persistent(false)
+                    .persistent(keep_prepared(chunk.len(), KEY_CHUNK))
                     .fetch_all(pool)
                     .await
                     .map_err(db("read metrics"))?;
@@ -205,7 +205,7 @@ impl Store {
                 qb.push(" ORDER BY task_key, idx");
                 let rows: Vec<(String, String, f64, f64)> = qb
                     .build_query_as()
-                    .persistent(false)
+                    .persistent(keep_prepared(chunk.len(), KEY_CHUNK))
                     .fetch_all(pool)
                     .await
                     .map_err(db("read series"))?;

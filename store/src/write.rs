@@ -31,7 +31,8 @@ macro_rules! write_tasks {
             .collect();
 
         let mut new = std::collections::HashSet::new();
-        for chunk in records.chunks($crate::MAX_BINDS / 10) {
+        let rows = $crate::MAX_BINDS / 10;
+        for chunk in records.chunks(rows) {
             let mut qb = sqlx::QueryBuilder::<$DB>::new(
                 "INSERT INTO tasks \
                    (key, solver, solver_version, params, seed, fidelity, status, wall_ms, error, created) ",
@@ -51,7 +52,7 @@ macro_rules! write_tasks {
             qb.push(" ON CONFLICT (key) DO NOTHING RETURNING key");
             let inserted: Vec<String> = qb
                 .build_query_scalar()
-                .persistent(false)
+                .persistent($crate::keep_prepared(chunk.len(), rows))
                 .fetch_all(&mut *$tx)
                 .await
                 .map_err($crate::db("record tasks"))?;
@@ -93,7 +94,8 @@ macro_rules! write_tasks {
             .iter()
             .flat_map(|t| t.metrics.iter().map(move |m| (t.key.as_str(), m)))
             .collect();
-        for chunk in metrics.chunks($crate::MAX_BINDS / 5) {
+        let rows = $crate::MAX_BINDS / 5;
+        for chunk in metrics.chunks(rows) {
             let mut qb = sqlx::QueryBuilder::<$DB>::new(
                 "INSERT INTO metrics (task_key, name, value, half_width, n) ",
             );
@@ -105,7 +107,7 @@ macro_rules! write_tasks {
                     .push_bind(m.n);
             });
             qb.build()
-                .persistent(false)
+                .persistent($crate::keep_prepared(chunk.len(), rows))
                 .execute(&mut *$tx)
                 .await
                 .map_err($crate::db("record metrics"))?;
@@ -120,7 +122,7 @@ macro_rules! write_tasks {
                     .map(move |(i, p)| (t.key.as_str(), i as i64, p))
             })
             .collect();
-        for chunk in series.chunks($crate::MAX_BINDS / 5) {
+        for chunk in series.chunks(rows) {
             let mut qb =
                 sqlx::QueryBuilder::<$DB>::new("INSERT INTO series (task_key, idx, name, x, y) ");
             qb.push_values(chunk, |mut b, (key, idx, p)| {
@@ -131,20 +133,21 @@ macro_rules! write_tasks {
                     .push_bind(p.y);
             });
             qb.build()
-                .persistent(false)
+                .persistent($crate::keep_prepared(chunk.len(), rows))
                 .execute(&mut *$tx)
                 .await
                 .map_err($crate::db("record series"))?;
         }
 
-        for chunk in given.chunks($crate::MAX_BINDS / 2) {
+        let rows = $crate::MAX_BINDS / 2;
+        for chunk in given.chunks(rows) {
             let mut qb = sqlx::QueryBuilder::<$DB>::new("INSERT INTO run_tasks (run_id, task_key) ");
             qb.push_values(chunk, |mut b, (run, t)| {
                 b.push_bind(*run).push_bind(t.key.as_str());
             });
             qb.push(" ON CONFLICT (run_id, task_key) DO NOTHING");
             qb.build()
-                .persistent(false)
+                .persistent($crate::keep_prepared(chunk.len(), rows))
                 .execute(&mut *$tx)
                 .await
                 .map_err(|source| $crate::StoreError::Db {

@@ -9,8 +9,8 @@ use sqlx::QueryBuilder;
 
 use super::{now_ms, Claimed, Enqueue, KeyClaim, WorkerId};
 use crate::{
-    begin_write, db, now_rfc3339, on_pool, push_keys, QueueState, Result, Store, StoreError,
-    TaskRecord, KEY_CHUNK, MAX_BINDS,
+    begin_write, db, keep_prepared, now_rfc3339, on_pool, push_keys, QueueState, Result, Store,
+    StoreError, TaskRecord, KEY_CHUNK, MAX_BINDS,
 };
 
 impl Store {
@@ -103,7 +103,7 @@ impl Store {
                 qb.push(" ON CONFLICT (task_key) DO NOTHING RETURNING task_key");
                 let keys: Vec<String> = qb
                     .build_query_scalar()
-                    .persistent(false)
+                    .persistent(keep_prepared(chunk.len(), MAX_BINDS / COLS))
                     .fetch_all(&mut *tx)
                     .await
                     .map_err(db("claim task keys"))?;
@@ -174,7 +174,7 @@ impl Store {
                     push_keys!(qb, chunk);
                     let keys: Vec<String> = qb
                         .build_query_scalar()
-                        .persistent(false)
+                        .persistent(keep_prepared(chunk.len(), KEY_CHUNK))
                         .fetch_all(&mut *tx)
                         .await
                         .map_err(db("look up cached tasks"))?;

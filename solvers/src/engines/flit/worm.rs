@@ -146,19 +146,10 @@ pub(super) fn schedule(
     let w = omega as usize;
     let t0f = t0 as f64;
     debug_assert!(t0f < TWO52 / 4.0);
-    // Not filled whole: every value a step reads is one written here (a
-    // flit sent or landed before t0, in flight, or a credit counted) or
-    // by an earlier step, and so is every value the caller reads. Debug
-    // builds fill them with NaN first, and the steps check what they read.
-    let n = h * w;
-    for v in [&mut *send, &mut *land, &mut *credit] {
-        if cfg!(debug_assertions) {
-            v.clear();
-        }
-        if v.len() < n {
-            v.resize(n, f64::NAN);
-        }
-    }
+    // Every value a step reads is one written here (a flit sent or landed
+    // before t0, in flight, or a credit counted) or by an earlier step, and
+    // so is every value the caller reads (the rows are not filled whole).
+    size_rows(h * w, send, land, credit);
     for (j, s) in st.iter().enumerate() {
         let row = j * w;
         let (sent, landed) = (s.sent as usize, s.landed as usize);
@@ -199,6 +190,21 @@ pub(super) fn schedule(
     }
 }
 
+/// Makes `send`, `land` and `credit` hold at least `n` values each, for
+/// [`schedule`] and [`schedule_train`]. Not filled whole: every value a
+/// step reads is one the schedule writes first; debug builds fill them
+/// with NaN first, and the steps check what they read.
+fn size_rows(n: usize, send: &mut Vec<f64>, land: &mut Vec<f64>, credit: &mut Vec<f64>) {
+    for v in [send, land, credit] {
+        if cfg!(debug_assertions) {
+            v.clear();
+        }
+        if v.len() < n {
+            v.resize(n, f64::NAN);
+        }
+    }
+}
+
 /// [`schedule`] for a leg moved as a train ([`Train`]), when its header
 /// lands at the target: every flit behind the header from the leg's start,
 /// with the header's send and landing cycles as the loop made them. `st`:
@@ -223,15 +229,7 @@ pub(super) fn schedule_train(
     let h = st.len();
     let w = omega as usize;
     debug_assert!(tr.reached as usize == h && tr.chans.len() == h && w >= 2);
-    let n = h * w;
-    for v in [&mut *send, &mut *land, &mut *credit] {
-        if cfg!(debug_assertions) {
-            v.clear();
-        }
-        if v.len() < n {
-            v.resize(n, f64::NAN);
-        }
-    }
+    size_rows(h * w, send, land, credit);
     for j in 0..h {
         send[j * w] = tr.hsend[j];
     }

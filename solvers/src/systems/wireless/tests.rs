@@ -1115,3 +1115,94 @@ fn a_fit_failure_names_the_inputs_that_shape_the_traffic() {
         other => panic!("{other:?}"),
     }
 }
+
+/// The split warm-up of ch.6 (docs/models/wireless.md, "Split warm-up,
+/// second attempt"): the upstream part (stations and AP uplinks) is closed
+/// under predecessors and holds every source, so the engine accepts it; the
+/// mesh's relaxation time uses the routing equations' loads; and X on the
+/// shipped wu-6.3b/6.4b/6.4c points is the one pre-registered there.
+#[test]
+fn split_warmup_follows_the_pre_registered_rule() {
+    use super::mesh::{mesh_relaxation, mesh_split, mesh_whole_warmup, rbm_relaxation};
+    use crate::engines::qnet::check_split;
+    // M/M/1: 2(λ + μ)/(μ − λ)², → 4/(μ(1 − ρ)²) at ρ → 1.
+    assert!(rel(rbm_relaxation(0.999, 0.999, 1.0, 1.0), 4.0 / 1e-6) < 1e-3);
+    assert_eq!(rbm_relaxation(1.0, 1.0, 1.0, 1.0), f64::INFINITY);
+    let m = Mesh::bench_case1(4.8).unwrap();
+    let mut lay = mesh_layout(&m, ServiceKind::Slotted).unwrap();
+    let x = mesh_whole_warmup(&lay, 5.0);
+    assert_eq!(x, (10.0 * lay.relax).max(5.0));
+    assert!(mesh_split(&lay, x, 5.0).is_none());
+    lay.scenario.split = mesh_split(&lay, 100.0, 5.0);
+    let split = lay.scenario.split.clone().unwrap();
+    assert_eq!(split.start, 100.0 - x);
+    assert_eq!(split.upstream.len(), m.total_stations() + m.total_aps());
+    let up = check_split(&lay.scenario, &lay.routing, 100.0).unwrap();
+    let g = |e: usize| lay.scenario.entities[e].group as usize;
+    for (e, &u) in up.iter().enumerate() {
+        assert_eq!(u, g(e) == mesh::G_STATION || g(e) == mesh::G_AP_UP, "{e}");
+    }
+    // Poisson sources: the MRs' arrivals are the routing equations' loads
+    // with IDC E[V²]/E[V] per origin; with σ = 1 every packet visits its own
+    // MR once (V = 1) and an AP downlink at most once, so the busiest MR
+    // is an M/G/1 input with IDC 1.
+    let mut p = m.clone();
+    p.source = SourceKind::Poisson;
+    p.sigma = 1.0;
+    let (mu, scv) = (p.p_mr / p.t_mesh, 1.0 - p.p_mr);
+    let lam = 15.0 * p.mmpp.mean_rate();
+    let (mud, scvd) = (p.p_ap_down / p.t_wlan, 1.0 - p.p_ap_down);
+    let want =
+        rbm_relaxation(lam, lam, mu, scv).max(rbm_relaxation(lam / 3.0, lam / 3.0, mud, scvd));
+    // A downlink's Bernoulli visits: Var V + E[V]² = q per packet, so IDC 1.
+    assert!(rel(mesh_relaxation(&p, [mu, mud], [scv, scvd]), want) < 1e-12);
+
+    // X at the pre-registered points (quick: default 5 s), rounded to 0.1 s.
+    let case = |two: bool, phi: (f64, f64), sigma: f64, l1: f64| {
+        let mrs = if two {
+            let mut v = vec![
+                MrConf {
+                    aps: 3,
+                    stations: 4
+                };
+                40
+            ];
+            v.extend(vec![
+                MrConf {
+                    aps: 2,
+                    stations: 6
+                };
+                41
+            ]);
+            v
+        } else {
+            vec![
+                MrConf {
+                    aps: 3,
+                    stations: 5
+                };
+                81
+            ]
+        };
+        let m = Mesh::with_table_6_2_radio(
+            9,
+            sigma,
+            mrs,
+            Mmpp2::new(phi.0, phi.1, l1, 0.0).unwrap(),
+            SourceKind::Mmpp,
+        );
+        let lay = mesh_layout(&m, ServiceKind::Slotted).unwrap();
+        (mesh_whole_warmup(&lay, 5.0) * 10.0).round() / 10.0
+    };
+    assert_eq!(case(false, (0.08, 0.02), 0.1, 8.428), 44.8);
+    assert_eq!(case(false, (0.08, 0.02), 0.15, 10.84), 23.6);
+    assert_eq!(case(true, (0.06, 0.02), 0.1, 8.428), 52.2);
+    assert_eq!(case(true, (0.06, 0.02), 0.15, 10.84), 27.5);
+    assert_eq!(case(true, (0.04, 0.01), 0.1, 10.54), 109.7);
+    assert_eq!(case(true, (0.04, 0.01), 0.15, 13.55), 57.9);
+    assert_eq!(case(false, (0.08, 0.02), 0.1, 0.602), 5.0);
+    // The top three σ = 0.1 loads are not split (X ≥ W = 60, 100, 150 s).
+    assert_eq!(case(false, (0.08, 0.02), 0.1, 9.632), 146.5);
+    assert!(case(true, (0.06, 0.02), 0.1, 9.632) > 150.0);
+    assert!(case(true, (0.04, 0.01), 0.1, 12.04) > 250.0);
+}

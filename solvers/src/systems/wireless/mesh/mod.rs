@@ -30,7 +30,10 @@ mod sim;
 
 pub use config::MeshConfigSolver;
 pub use model::{mesh_model, MeshModelSolver, MeshResult};
-pub use sim::{mesh_layout, MeshLayout, MeshSimSolver, G_AP_DOWN, G_AP_UP, G_MR, G_STATION};
+pub use sim::{
+    mesh_layout, mesh_relaxation, mesh_split, mesh_whole_warmup, rbm_relaxation, MeshLayout,
+    MeshSimSolver, G_AP_DOWN, G_AP_UP, G_MR, G_STATION,
+};
 
 /// Largest grid side: the visit ratios come from a dense LU of order n²
 /// (441 at n = 21, a few ms). The same bound as ch.7 (`access::MAX_GRID`):

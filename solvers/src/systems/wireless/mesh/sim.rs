@@ -9,6 +9,7 @@ use crate::systems::wireless::{
     SimLength, SourceKind,
 };
 use crate::{Kind, Outcome, ParamDoc, SolveError, Solver, SolverDoc, TaskContext};
+use nalgebra::DMatrix;
 
 /// Entity layout of the simulated network: stations, AP uplinks, MRs, AP downlinks.
 pub struct MeshLayout {
@@ -16,6 +17,98 @@ pub struct MeshLayout {
     pub routing: Markov,
     /// Offered load of the busiest entity (slotted capacity P/t; exponential mu).
     pub max_rho: f64,
+    /// Relaxation time of the mesh (the largest over the MRs and AP
+    /// downlinks), [`mesh_relaxation`].
+    pub relax: f64,
+    /// Stations and AP uplinks: the entities no packet returns to, which a
+    /// split warm-up runs alone ([`mesh_split`]).
+    pub upstream: Vec<EntityId>,
+}
+
+/// The split warm-up of a ch.6 run with warm-up `warmup`
+/// (docs/models/wireless.md, "Split warm-up, second attempt"): the whole
+/// network runs for the last X seconds of it, X = [`mesh_whole_warmup`];
+/// before, only the stations and AP uplinks. `None` (no split) when X ≥
+/// `warmup`.
+pub fn mesh_split(layout: &MeshLayout, warmup: f64, default_warmup: f64) -> Option<qnet::Split> {
+    let x = mesh_whole_warmup(layout, default_warmup);
+    (x < warmup).then(|| qnet::Split {
+        upstream: layout.upstream.clone(),
+        start: warmup - x,
+    })
+}
+
+/// X of [`mesh_split`]: how long the whole network runs before measurement,
+/// max(`default_warmup`, the solver's default at the task's fidelity, and
+/// ten relaxation times of the mesh, [`MeshLayout::relax`]).
+pub fn mesh_whole_warmup(layout: &MeshLayout, default_warmup: f64) -> f64 {
+    default_warmup.max(10.0 * layout.relax)
+}
+
+/// Heavy-traffic relaxation time of a single-server queue: its content as
+/// a reflected Brownian motion with drift λ − μ and variance rate
+/// `var_rate` + μc² (`var_rate` = λ × the input's IDC(∞)) approaches
+/// stationarity at the rate (μ − λ)²/(2σ²). Infinite when λ ≥ μ.
+pub fn rbm_relaxation(lambda: f64, var_rate: f64, mu: f64, scv: f64) -> f64 {
+    if lambda < mu {
+        2.0 * (var_rate + mu * scv) / ((mu - lambda) * (mu - lambda))
+    } else {
+        f64::INFINITY
+    }
+}
+
+/// The mesh's relaxation time (docs/models/wireless.md, "Split warm-up,
+/// second attempt"): the largest [`rbm_relaxation`] over the MRs and AP
+/// downlinks, each with the exact asymptotic variance rate of its arrivals.
+/// A packet entering the mesh at MR m visits MR i V times, E[V] = G_mi and
+/// E[V²] = G_mi (2 G_ii − 1), G = (I − P)⁻¹ of the routing walk (first visit
+/// counted); the stations' packets leave their AP uplinks with the source's
+/// IDC(∞) I_s (a stable queue keeps it); stations are independent, so the
+/// arrivals at MR i have variance rate Σ_s λ̄ (Var V_s + I_s E[V_s]²). An AP
+/// downlink of MR i receives a packet at most once, with probability
+/// G_mi σ / N_i^a. `mu`, `scv`: capacity and squared coefficient of
+/// variation of the service of an MR and of an AP downlink. Infinite (no
+/// split) when something cannot be computed.
+pub fn mesh_relaxation(m: &Mesh, mu: [f64; 2], scv: [f64; 2]) -> f64 {
+    let c = m.mrs.len();
+    let mut a = DMatrix::<f64>::identity(c, c);
+    for i in 0..c {
+        let nb = m.neighbours(i);
+        let w = (1.0 - m.sigma) / nb.len() as f64;
+        for j in nb {
+            a[(i, j)] -= w;
+        }
+    }
+    let Some(g) = a.try_inverse() else {
+        return f64::INFINITY;
+    };
+    let lam_bar = m.mmpp.mean_rate();
+    let idc = match m.source {
+        SourceKind::Mmpp => m.mmpp.idc_inf(),
+        SourceKind::Poisson => 1.0,
+    };
+    let mut tau: f64 = 0.0;
+    for i in 0..c {
+        let (mut lam, mut var, mut lam_d, mut var_d) = (0.0, 0.0, 0.0, 0.0);
+        let down = m.sigma / m.mrs[i].aps as f64;
+        for k in 0..c {
+            let rate = m.stations_at(k) as f64 * lam_bar;
+            let q = g[(k, i)];
+            lam += rate * q;
+            var += rate * (q * (2.0 * g[(i, i)] - 1.0) - q * q + idc * q * q);
+            let qd = q * down;
+            lam_d += rate * qd;
+            var_d += rate * (qd * (1.0 - qd) + idc * qd * qd);
+        }
+        tau = tau
+            .max(rbm_relaxation(lam, var, mu[0], scv[0]))
+            .max(rbm_relaxation(lam_d, var_d, mu[1], scv[1]));
+    }
+    if tau.is_finite() {
+        tau
+    } else {
+        f64::INFINITY
+    }
 }
 
 pub const G_STATION: usize = 0;
@@ -105,6 +198,15 @@ pub fn mesh_layout(m: &Mesh, service: ServiceKind) -> Result<MeshLayout, SolveEr
             .max(eps[i] * total / cap(m.p_mr, m.t_mesh))
             .max(m.sigma * eps[i] * total / mr.aps as f64 / cap(m.p_ap_down, m.t_wlan));
     }
+    let scv = |p: f64| match service {
+        ServiceKind::Slotted => 1.0 - p,
+        ServiceKind::Exponential => 1.0,
+    };
+    let relax = mesh_relaxation(
+        m,
+        [cap(m.p_mr, m.t_mesh), cap(m.p_ap_down, m.t_wlan)],
+        [scv(m.p_mr), scv(m.p_ap_down)],
+    );
     Ok(MeshLayout {
         scenario: qnet::Scenario {
             entities,
@@ -115,6 +217,8 @@ pub fn mesh_layout(m: &Mesh, service: ServiceKind) -> Result<MeshLayout, SolveEr
         },
         routing: Markov::new(&table),
         max_rho,
+        relax,
+        upstream: (0..mr0).map(|e| EntityId(e as u32)).collect(),
     })
 }
 
@@ -143,14 +247,23 @@ impl Solver for MeshSimSolver {
         // 5: a mean over no packets is undefined with a note (was 0), and a
         // horizon expecting no packet is refused (issue 32); every run in
         // which each metric saw a packet gives the results of version 4.
-        5
+        // 6: split warm-up (mesh_split): the stations and AP uplinks run
+        // alone until the last X seconds of the warm-up; a run with X >=
+        // warm-up (every run at the default warm-up) gives the results of
+        // version 5.
+        6
     }
     fn kind(&self) -> Kind {
         Kind::Simulation
     }
     fn doc(&self) -> SolverDoc {
         let mut params = common_docs();
-        params.extend(sim_length_docs());
+        params.extend(sim_length_docs().into_iter().map(|mut d| {
+            if d.name == "warmup" {
+                d.doc = "simulated seconds discarded at the start of each replication (default 10, quick 5). Split warm-up: the stations and AP uplinks run all of it, the MRs and AP downlinks only its last X = max(default warm-up, 10 tau) seconds, tau = 2(lambda I + mu c^2)/(mu - lambda)^2 the largest heavy-traffic relaxation time of an MR or AP downlink with I its input's IDC(inf), starting empty (all of it when X >= warmup)";
+            }
+            d
+        }));
         params.push(ParamDoc {
             name: "max_load",
             doc: "simulate only if the busiest queue's offered load (from the routing equations) is <= max_load, in (0, 1]; default 1. Above 1 the outcome is `saturated`; between max_load and 1 it is `undefined` (outside the simulated range)",
@@ -165,11 +278,7 @@ impl Solver for MeshSimSolver {
         let p: SimParams = parse(params)?;
         let m = p.mesh()?;
         let service = service_kind(p.service.as_deref())?;
-        let len = SimLength::resolve(
-            p.replications,
-            p.warmup,
-            p.horizon,
-            ctx.fidelity,
+        let (full, quick) = (
             SimLength {
                 replications: 5,
                 warmup: 10.0,
@@ -180,6 +289,18 @@ impl Solver for MeshSimSolver {
                 warmup: 5.0,
                 horizon: 15.0,
             },
+        );
+        let default_warmup = match ctx.fidelity {
+            crate::Fidelity::Full => full.warmup,
+            crate::Fidelity::Quick => quick.warmup,
+        };
+        let len = SimLength::resolve(
+            p.replications,
+            p.warmup,
+            p.horizon,
+            ctx.fidelity,
+            full,
+            quick,
         )?;
         let max_load = match p.max_load {
             Some(x) if x.is_finite() && x > 0.0 && x <= 1.0 => x,
@@ -191,7 +312,7 @@ impl Solver for MeshSimSolver {
             }
             None => 1.0,
         };
-        let layout = mesh_layout(&m, service)?;
+        let mut layout = mesh_layout(&m, service)?;
         if layout.max_rho >= 1.0 {
             return Ok(Outcome::saturated());
         }
@@ -204,6 +325,7 @@ impl Solver for MeshSimSolver {
         let offered = m.total_stations() as f64 * m.mmpp.mean_rate();
         len.check_work(offered)?;
         len.check_not_empty(offered)?;
+        layout.scenario.split = mesh_split(&layout, len.warmup, default_warmup);
         simulate(&layout, service, len, ctx)
     }
 }

@@ -65,7 +65,7 @@ pub fn state_bytes<T: Topology, L: LinkTiming, D: Destinations>(
                 depth += buf;
             } else {
                 depth += topo.buffer_of(r, q, sc.buffer, sc.msg_len) as f64;
-                let (l, t) = (timing.latency(r, q), timing.period(r, q));
+                let (l, t) = timing.timing(r, q);
                 if l.is_finite() {
                     max_lat = max_lat.max(l);
                 }

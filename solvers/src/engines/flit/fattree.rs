@@ -718,18 +718,21 @@ impl Routing for MultiCluster {
 
 impl LinkTiming for MultiCluster {
     fn latency(&self, r: u32, p: u32) -> f64 {
-        let (lat, _) = self.timing(r, p);
+        let (lat, _) = self.channel_timing(r, p);
         lat
     }
     fn period(&self, r: u32, p: u32) -> f64 {
-        let (_, per) = self.timing(r, p);
+        let (_, per) = self.channel_timing(r, p);
         per
+    }
+    fn timing(&self, r: u32, p: u32) -> (f64, f64) {
+        self.channel_timing(r, p)
     }
 }
 
 impl MultiCluster {
     /// (latency, period) of channel (r, p) in cycles.
-    fn timing(&self, r: u32, p: u32) -> (f64, f64) {
+    fn channel_timing(&self, r: u32, p: u32) -> (f64, f64) {
         let i = self.clu[r as usize];
         let both = |t: f64| (t, t);
         match self.kind[r as usize] {

@@ -336,3 +336,34 @@ fn refuses_inconsistent_shapes() {
     s.icn_cs = 0.5;
     assert!(MultiCluster::new(s).is_err());
 }
+
+/// `LinkTiming::timing` (one look-up, used by the engine's walks over every
+/// channel) gives the same pair as `latency` and `period` asked apart, on
+/// every channel, with distinct times per network so a mix-up would show.
+#[test]
+fn timing_together_equals_latency_and_period_apart() {
+    for cd in [CdQueue::Fifo, CdQueue::Output] {
+        let mut sp = spec(4, 3, 8, 4, 2, Locality::Uniform);
+        sp.cd_queue = cd;
+        sp.ecn = NetTiming {
+            t_cn: 3.5,
+            t_cs: 2.25,
+        };
+        sp.clusters[1].acn = NetTiming {
+            t_cn: 8.0,
+            t_cs: 5.125,
+        };
+        sp.icn_cs = 6.75;
+        let mc = MultiCluster::new(sp).unwrap();
+        let mut seen = std::collections::HashSet::new();
+        for r in 0..mc.routers() as u32 {
+            for p in 0..mc.ports_of(r) as u32 {
+                let (l, t) = LinkTiming::timing(&mc, r, p);
+                assert_eq!(l.to_bits(), mc.latency(r, p).to_bits(), "({r}, {p})");
+                assert_eq!(t.to_bits(), mc.period(r, p).to_bits(), "({r}, {p})");
+                seen.insert((l.to_bits(), t.to_bits()));
+            }
+        }
+        assert!(seen.len() >= 6, "{} distinct timings", seen.len());
+    }
+}

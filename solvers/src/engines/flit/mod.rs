@@ -146,6 +146,12 @@ pub trait LinkTiming {
     fn period(&self, _router: u32, _port: u32) -> f64 {
         1.0
     }
+    /// Latency and period together (the engine's walks over every channel
+    /// ask for both; a plug-in that finds both in one look-up says so here).
+    #[inline]
+    fn timing(&self, router: u32, port: u32) -> (f64, f64) {
+        (self.latency(router, port), self.period(router, port))
+    }
 }
 
 /// Every channel takes the same whole number of cycles and carries one flit

@@ -464,7 +464,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
                     down[o] = i as u32;
                     up[i] = o as u32;
                 }
-                let (l, t) = (timing.latency(r, p), timing.period(r, p));
+                let (l, t) = timing.timing(r, p);
                 if !(l.is_finite()
                     && l > 0.0
                     && l <= 1e6

@@ -566,7 +566,9 @@ pub(crate) fn outcome(task: &SimTask, c: &Counters) -> Result<Outcome, SolveErro
 /// Flit utilisations (flits × period / measured cycles) of the channels
 /// around the ICN, averaged over clusters: `U_c` C_i → ICN, `U_d` ICN → D_i,
 /// `U_icn_max` the busiest ICN switch-to-switch channel, and `U_max` the
-/// busiest channel anywhere.
+/// busiest channel anywhere. A channel that carried no flit adds nothing
+/// (its utilisation is +0.0, and the sums and maxima start at +0.0), so
+/// only the others are looked up.
 fn with_utilisations(o: Outcome, mc: &MultiCluster, c: &Counters) -> Outcome {
     use crate::engines::flit::{LinkTiming, Topology};
     if c.measured_cycles == 0 {
@@ -581,6 +583,10 @@ fn with_utilisations(o: Outcome, mc: &MultiCluster, c: &Counters) -> Outcome {
     let mut ch = 0usize;
     for r in 0..mc.routers() as u32 {
         for p in 0..mc.ports_of(r) as u32 {
+            if c.channel_flits[ch] == 0 {
+                ch += 1;
+                continue;
+            }
             if let Some((r2, _)) = mc.link(r, p) {
                 let u = c.channel_flits[ch] as f64 * mc.period(r, p) / c.measured_cycles as f64;
                 all_max = all_max.max(u);

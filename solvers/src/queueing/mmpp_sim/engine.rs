@@ -33,6 +33,9 @@ pub struct ServiceLaw {
     means: Vec<f64>,
     /// Cumulative weights, the last forced to +inf so rounding never falls through.
     cum: Vec<f64>,
+    /// (shift, 1/rate) of a law of one component with an exponential part:
+    /// the common case, drawn without looking at the vectors.
+    single: Option<(f64, f64)>,
 }
 
 impl ServiceLaw {
@@ -58,17 +61,40 @@ impl ServiceLaw {
         if let Some(last) = cum.last_mut() {
             *last = f64::INFINITY;
         }
-        let means = comps
+        let means: Vec<f64> = comps
             .iter()
             .map(|c| c.rate.map_or(0.0, |r| 1.0 / r))
             .collect();
-        ServiceLaw { comps, means, cum }
+        let single = match comps[..] {
+            [ServiceComponent {
+                shift,
+                rate: Some(_),
+                ..
+            }] => Some((shift, means[0])),
+            _ => None,
+        };
+        ServiceLaw {
+            comps,
+            means,
+            cum,
+            single,
+        }
     }
 
     /// One service time: the component by one uniform (if there are
     /// several), then its shift plus an exponential by [`FastLn::exp`].
-    #[inline]
+    #[inline(always)]
     pub fn sample(&self, rng: &mut Stream, ln: &FastLn) -> f64 {
+        match self.single {
+            Some((shift, mean)) => shift + ln.exp(rng, mean),
+            None => self.sample_mixture(rng, ln),
+        }
+    }
+
+    /// [`ServiceLaw::sample`] of a law with several components or without
+    /// an exponential part.
+    #[inline(never)]
+    fn sample_mixture(&self, rng: &mut Stream, ln: &FastLn) -> f64 {
         let k = if self.comps.len() == 1 {
             0
         } else {
@@ -141,8 +167,6 @@ pub struct RunResult {
     pub events: u64,
 }
 
-const WARMUP: u32 = u32::MAX;
-
 /// The error of a source that reports no further arrival (its time no longer
 /// advances: see `Mmpp2Clock::next_arrival` in `traffic/sources.rs`).
 fn silent_source(now: f64) -> SolveError {
@@ -180,6 +204,21 @@ impl Departures {
             self.ring[(i & self.mask) as usize]
         } else {
             f64::NEG_INFINITY
+        }
+    }
+
+    /// Whether the `k`-th last accepted customer is still in the system at
+    /// `now` (`get` without its range test when the ring holds k entries).
+    #[inline(always)]
+    fn kth_last_after(&self, k: u64, now: f64) -> bool {
+        if self.len < k {
+            return false;
+        }
+        let i = self.len - k;
+        if k <= self.ring.len() as u64 {
+            self.ring[(i & self.mask) as usize] > now
+        } else {
+            self.get(i) > now
         }
     }
 
@@ -227,6 +266,106 @@ impl Departures {
     }
 }
 
+/// The state of a run between two arrivals: the clock, the queue and the
+/// counters of the cancel and budget checks.
+struct Fifo<'a, S> {
+    source: &'a mut S,
+    service: &'a ServiceLaw,
+    svc_rng: &'a mut Stream,
+    ln: FastLn,
+    ctx: &'a TaskContext,
+    budget: u64,
+    cap: Option<u64>,
+    deps: Departures,
+    /// The epoch of the last arrival handled.
+    now: f64,
+    /// Departure time of the last accepted customer (the system is empty
+    /// from then until the next arrival).
+    d_last: f64,
+    /// The epoch of the next arrival (not yet handled).
+    t_arr: f64,
+    /// Arrivals handled so far.
+    arrivals: u64,
+    next_check: u64,
+}
+
+impl<S: ArrivalSource> Fifo<'_, S> {
+    /// Moves the clock to the next arrival; with `COUNT`, the interval
+    /// since the previous one goes to `a`: unfinished work v − (t − now)
+    /// while positive, the system empty after.
+    #[inline(always)]
+    fn advance<const COUNT: bool>(&mut self, a: &mut BatchAcc) {
+        let t = self.t_arr;
+        if COUNT {
+            let dt = t - self.now;
+            let v = (self.d_last - self.now).max(0.0);
+            let x = v.min(dt);
+            a.area_work += x * (v - 0.5 * x);
+            a.empty_time += dt - x;
+        }
+        self.now = t;
+    }
+
+    /// Handles the arrival at `now` (admitted or lost; with `COUNT`, counted
+    /// in `a`) and draws the next one.
+    #[inline(always)]
+    fn arrive<const COUNT: bool>(&mut self, a: &mut BatchAcc) -> Result<(), SolveError> {
+        let now = self.now;
+        self.arrivals += 1;
+        // Cancel and budget checks every 65,536 events, counting the
+        // source's phase changes (a source may change phase thousands of
+        // times per arrival) and each accepted customer's departure.
+        let events = self.arrivals + self.deps.len + self.source.internal_events();
+        if events >= self.next_check {
+            self.check(events)?;
+        }
+        // Full when the K-th last accepted customer is still in the system.
+        let full = match self.cap {
+            Some(k) => self.deps.kth_last_after(k, now),
+            None => false,
+        };
+        if COUNT {
+            a.arrived += 1;
+            if full {
+                a.lost += 1;
+            }
+        }
+        if !full {
+            let s = self.service.sample(self.svc_rng, &self.ln);
+            let (start, wait) = if self.d_last > now {
+                (self.d_last, self.d_last - now)
+            } else {
+                (now, 0.0)
+            };
+            let d = start + s;
+            self.deps.push(d, now);
+            self.d_last = d;
+            if COUNT {
+                let sojourn = d - now;
+                a.sojourn.add(sojourn);
+                a.wait.add(wait);
+                a.area_n += sojourn;
+            }
+        }
+        self.t_arr = self.source.next_arrival();
+        if !self.t_arr.is_finite() {
+            return Err(silent_source(now));
+        }
+        Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn check(&mut self, events: u64) -> Result<(), SolveError> {
+        self.ctx.check_cancel()?;
+        if events > self.budget {
+            return Err(crate::params::over_budget(self.budget));
+        }
+        self.next_check = events + 0x10000;
+        Ok(())
+    }
+}
+
 /// Simulates the FIFO single-server queue fed by `source`.
 ///
 /// Departures in Lindley form: a customer accepted at time A starts service
@@ -239,6 +378,9 @@ impl Departures {
 /// batch is the sojourn sum of its customers, minus what the customers in
 /// the system at its end spend after it, plus what those in the system at
 /// its start spend in it (the ring of departure times holds them).
+///
+/// The warm-up and each batch are loops of their own (the warm-up's without
+/// any accounting), each batch summing into its own accumulator.
 pub fn run_fifo<S: ArrivalSource>(
     source: &mut S,
     service: &ServiceLaw,
@@ -246,113 +388,63 @@ pub fn run_fifo<S: ArrivalSource>(
     plan: Plan,
     ctx: &TaskContext,
 ) -> Result<RunResult, SolveError> {
-    let ln = FastLn::new();
-    let nb = plan.batches as usize;
-    let mut acc = vec![BatchAcc::default(); nb];
-    let cap = plan.capacity.map(|k| k as u64);
-    let mut deps = Departures::new(plan.capacity.unwrap_or(1024).clamp(1, 1024));
-
-    let end_index = plan.warmup + plan.batches as u64 * plan.batch_len;
-    let mut next_boundary = plan.warmup;
-    let mut cur: u32 = WARMUP;
-    let mut batch_start = 0.0;
-
-    let mut now = 0.0f64;
-    // Departure time of the last accepted customer (the system is empty
-    // from then until the next arrival).
-    let mut d_last = 0.0f64;
-    let mut next_check: u64 = 0x10000;
-    let mut t_arr = source.next_arrival();
+    let t_arr = source.next_arrival();
     if !t_arr.is_finite() {
-        return Err(silent_source(now));
+        return Err(silent_source(0.0));
     }
-    let mut arrivals: u64 = 0;
-
-    loop {
-        // The interval since the previous arrival: unfinished work
-        // v − (t − now) while positive, the system empty after.
-        let t = t_arr;
-        if cur != WARMUP {
-            let a = &mut acc[cur as usize];
-            let dt = t - now;
-            let v = (d_last - now).max(0.0);
-            let x = v.min(dt);
-            a.area_work += x * (v - 0.5 * x);
-            a.empty_time += dt - x;
-        }
-        now = t;
-        if arrivals == next_boundary {
-            // What the customers in the system spend after `now` moves from
-            // the batch that ends to the one that starts.
-            let e = deps.excess(now);
-            if cur != WARMUP {
-                let a = &mut acc[cur as usize];
-                a.duration = now - batch_start;
-                a.area_n -= e;
-            }
-            if arrivals == end_index {
-                break;
-            }
-            cur = if cur == WARMUP { 0 } else { cur + 1 };
-            acc[cur as usize].area_n += e;
-            batch_start = now;
-            next_boundary += plan.batch_len;
-        }
-        arrivals += 1;
-        // Cancel and budget checks every 65,536 events, counting the
-        // source's phase changes (a source may change phase thousands of
-        // times per arrival) and each accepted customer's departure.
-        let events = arrivals + deps.len + source.internal_events();
-        if events >= next_check {
-            ctx.check_cancel()?;
-            if events > plan.budget {
-                return Err(crate::params::over_budget(plan.budget));
-            }
-            next_check = events + 0x10000;
-        }
-        // Full when the K-th last accepted customer is still in the system.
-        let full = match cap {
-            Some(k) => deps.len >= k && deps.get(deps.len - k) > now,
-            None => false,
+    let mut q = Fifo {
+        source,
+        service,
+        svc_rng,
+        ln: FastLn::new(),
+        ctx,
+        budget: plan.budget,
+        cap: plan.capacity.map(|k| k as u64),
+        deps: Departures::new(plan.capacity.unwrap_or(1024).clamp(1, 1024)),
+        now: 0.0,
+        d_last: 0.0,
+        t_arr,
+        arrivals: 0,
+        next_check: 0x10000,
+    };
+    // The warm-up's arrivals are handled and not counted.
+    let mut scratch = BatchAcc::default();
+    for _ in 0..plan.warmup {
+        q.advance::<false>(&mut scratch);
+        q.arrive::<false>(&mut scratch)?;
+    }
+    q.advance::<false>(&mut scratch);
+    let mut acc = Vec::with_capacity(plan.batches as usize);
+    // What the customers in the system at a batch's first arrival spend
+    // after it moves from the batch that ends to the one that starts.
+    let mut e = q.deps.excess(q.now);
+    for _ in 0..plan.batches {
+        let mut a = BatchAcc {
+            area_n: e,
+            ..BatchAcc::default()
         };
-        if cur != WARMUP {
-            let a = &mut acc[cur as usize];
-            a.arrived += 1;
-            if full {
-                a.lost += 1;
-            }
+        let batch_start = q.now;
+        q.arrive::<true>(&mut a)?;
+        for _ in 1..plan.batch_len {
+            q.advance::<true>(&mut a);
+            q.arrive::<true>(&mut a)?;
         }
-        if !full {
-            let s = service.sample(svc_rng, &ln);
-            let (start, wait) = if d_last > now {
-                (d_last, d_last - now)
-            } else {
-                (now, 0.0)
-            };
-            let d = start + s;
-            deps.push(d, now);
-            d_last = d;
-            if cur != WARMUP {
-                let a = &mut acc[cur as usize];
-                let sojourn = d - now;
-                a.sojourn.add(sojourn);
-                a.wait.add(wait);
-                a.area_n += sojourn;
-            }
-        }
-        t_arr = source.next_arrival();
-        if !t_arr.is_finite() {
-            return Err(silent_source(now));
-        }
+        // The interval up to the first arrival of the next batch (after
+        // the last batch: the end marker, which is not admitted).
+        q.advance::<true>(&mut a);
+        e = q.deps.excess(q.now);
+        a.duration = q.now - batch_start;
+        a.area_n -= e;
+        acc.push(a);
     }
 
     // Every accepted customer departs (the queue drains after the end).
-    let departures = deps.len;
+    let departures = q.deps.len;
     Ok(RunResult {
         batches: acc,
-        arrivals: arrivals + 1,
+        arrivals: q.arrivals + 1,
         departures,
-        events: arrivals + 1 + departures + source.internal_events(),
+        events: q.arrivals + 1 + departures + q.source.internal_events(),
     })
 }
 

@@ -13,18 +13,15 @@
 //! active one with probability β/(α + β), else after the rest of a silent
 //! period, Exp(β), and then a gap.
 //!
-//! A gap costs one uniform u: u < p picks Exp(r1) and u/p, uniform on
-//! (0, 1) given the branch, is its uniform; otherwise (1 − u)/q serves
-//! Exp(r2). Stepping the chain instead costs a draw per phase change, of
-//! which there are 2/(arrivals per cycle) per arrival (10 at λ = 0.2,
-//! α = β = 1). Exponentials by [`FastLn`].
+//! A gap costs one uniform u, which picks the branch (u below the smaller of
+//! p and q picks that one, so a tiny branch probability keeps its
+//! digits), and one unit exponential ([`Stream::exp1`], a ziggurat) times
+//! the branch's mean. Stepping the chain instead costs a draw per phase
+//! change, of which there are 2/(arrivals per cycle) per arrival (10 at
+//! λ = 0.2, α = β = 1).
 
-use crate::des::{FastLn, Stream};
+use crate::des::Stream;
 use crate::traffic::sources::ArrivalSource;
-
-/// Below this branch probability a second uniform draws the exponential:
-/// u/p of one uniform takes only about p·2^53 values.
-const ONE_UNIFORM_MIN: f64 = 1.0 / (1u64 << 20) as f64;
 
 /// Hyperexponential renewal process of an IPP (see the module doc).
 #[derive(Debug, Clone)]
@@ -33,11 +30,14 @@ pub struct IppRenewal {
     q: f64,
     /// Means 1/r1, 1/r2.
     mean: [f64; 2],
-    one_uniform: bool,
+    /// The smaller of p and q, and the means of a uniform below it and
+    /// above it.
+    below: f64,
+    mean_below: f64,
+    mean_above: f64,
     rate: f64,
     t: f64,
     rng: Stream,
-    ln: FastLn,
 }
 
 /// x + √(x² + 4c) for c > 0, without cancellation when x < 0.
@@ -53,7 +53,6 @@ impl IppRenewal {
     /// Active phase with arrival rate `lambda` > 0, left at rate `alpha` > 0;
     /// silent phase left at rate `beta` > 0 (the caller validated them).
     pub fn new(lambda: f64, alpha: f64, beta: f64, mut rng: Stream) -> Self {
-        let ln = FastLn::new();
         // δ² = (λ + α + β)² − 4λβ = (λ + α − β)² + 4αβ = (α + β − λ)² + 4αλ.
         let x = lambda + alpha - beta;
         let delta = (x * x + 4.0 * alpha * beta).sqrt();
@@ -65,25 +64,27 @@ impl IppRenewal {
         let p = lambda * 0.5 * plus_root(x, alpha * beta, delta) / (r1 * delta);
         let q = 0.5 * plus_root(y, alpha * lambda, delta) / delta;
         let active = rng.uniform() < beta / (alpha + beta);
-        let t = if active {
-            0.0
+        let t = if active { 0.0 } else { rng.exp1() / beta };
+        let mean = [1.0 / r1, 1.0 / r2];
+        let (below, mean_below, mean_above) = if p <= q {
+            (p, mean[0], mean[1])
         } else {
-            ln.exp(&mut rng, 1.0 / beta)
+            (q, mean[1], mean[0])
         };
         IppRenewal {
             p,
             q,
-            mean: [1.0 / r1, 1.0 / r2],
-            one_uniform: p.min(q) >= ONE_UNIFORM_MIN,
+            mean,
+            below,
+            mean_below,
+            mean_above,
             rate: lambda * beta / (alpha + beta),
             t,
             rng,
-            ln,
         }
     }
 
     /// The two rates r1 > r2 and their probabilities p, q.
-    #[cfg(test)]
     pub fn law(&self) -> (f64, f64, f64, f64) {
         (1.0 / self.mean[0], 1.0 / self.mean[1], self.p, self.q)
     }
@@ -92,18 +93,12 @@ impl IppRenewal {
 impl ArrivalSource for IppRenewal {
     #[inline]
     fn next_arrival(&mut self) -> f64 {
-        let u = self.rng.uniform();
-        let (v, mean) = if u < self.p {
-            (u / self.p, self.mean[0])
+        let mean = if self.rng.uniform() < self.below {
+            self.mean_below
         } else {
-            ((1.0 - u) / self.q, self.mean[1])
+            self.mean_above
         };
-        let v = if self.one_uniform {
-            v.min(1.0)
-        } else {
-            self.rng.uniform()
-        };
-        self.t += -self.ln.ln(v) * mean;
+        self.t += self.rng.exp1() * mean;
         self.t
     }
 

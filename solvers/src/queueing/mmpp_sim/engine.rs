@@ -12,7 +12,7 @@
 //! FIFO a customer's departure does not depend on later arrivals, so this
 //! completes the measured customers without bias.
 
-use crate::des::{ci95, FastLn, Stream, Tally};
+use crate::des::{ci95, Stream, Tally};
 use crate::traffic::sources::ArrivalSource;
 use crate::{Outcome, SolveError, TaskContext};
 
@@ -82,19 +82,20 @@ impl ServiceLaw {
     }
 
     /// One service time: the component by one uniform (if there are
-    /// several), then its shift plus an exponential by [`FastLn::exp`].
+    /// several), then its shift plus a unit exponential ([`Stream::exp1`],
+    /// a ziggurat) times the component's mean.
     #[inline(always)]
-    pub fn sample(&self, rng: &mut Stream, ln: &FastLn) -> f64 {
+    pub fn sample(&self, rng: &mut Stream) -> f64 {
         match self.single {
-            Some((shift, mean)) => shift + ln.exp(rng, mean),
-            None => self.sample_mixture(rng, ln),
+            Some((shift, mean)) => shift + rng.exp1() * mean,
+            None => self.sample_mixture(rng),
         }
     }
 
     /// [`ServiceLaw::sample`] of a law with several components or without
     /// an exponential part.
     #[inline(never)]
-    fn sample_mixture(&self, rng: &mut Stream, ln: &FastLn) -> f64 {
+    fn sample_mixture(&self, rng: &mut Stream) -> f64 {
         let k = if self.comps.len() == 1 {
             0
         } else {
@@ -103,7 +104,7 @@ impl ServiceLaw {
         };
         let c = &self.comps[k];
         match c.rate {
-            Some(_) => c.shift + ln.exp(rng, self.means[k]),
+            Some(_) => c.shift + rng.exp1() * self.means[k],
             None => c.shift,
         }
     }
@@ -272,7 +273,6 @@ struct Fifo<'a, S> {
     source: &'a mut S,
     service: &'a ServiceLaw,
     svc_rng: &'a mut Stream,
-    ln: FastLn,
     ctx: &'a TaskContext,
     budget: u64,
     cap: Option<u64>,
@@ -331,7 +331,7 @@ impl<S: ArrivalSource> Fifo<'_, S> {
             }
         }
         if !full {
-            let s = self.service.sample(self.svc_rng, &self.ln);
+            let s = self.service.sample(self.svc_rng);
             let (start, wait) = if self.d_last > now {
                 (self.d_last, self.d_last - now)
             } else {
@@ -396,7 +396,6 @@ pub fn run_fifo<S: ArrivalSource>(
         source,
         service,
         svc_rng,
-        ln: FastLn::new(),
         ctx,
         budget: plan.budget,
         cap: plan.capacity.map(|k| k as u64),

@@ -39,7 +39,11 @@ const STREAM_SERVICE: u64 = 2;
 /// another order); docs/models/queueing-sim.md. 4: an IPP source (one
 /// phase silent) as its hyperexponential renewal process (`traffic/ipp.rs`: one
 /// uniform per arrival, no phase changes stepped; another random stream).
-const VERSION: u32 = 4;
+/// 5: service times and the IPP's gaps from unit exponentials by
+/// `rand_distr`'s ziggurat (`Stream::exp1`: one 64-bit word in about 99 %
+/// of draws, no logarithm; the IPP's branch by a uniform of its own;
+/// another random stream).
+const VERSION: u32 = 5;
 
 /// Base run lengths (arriving customers); the batch length grows with the
 /// modulation time scale, see [`run_plan`].

@@ -801,7 +801,6 @@ fn calendar_fifo(
     plan: Plan,
 ) -> Vec<super::engine::BatchAcc> {
     use std::collections::VecDeque;
-    let ln = crate::des::FastLn::new();
     let mut acc = vec![super::engine::BatchAcc::default(); plan.batches as usize];
     let cap = plan.capacity.unwrap_or(usize::MAX);
     // (arrival, service, batch); batch None = warm-up.
@@ -857,7 +856,7 @@ fn calendar_fifo(
                     acc[c].lost += 1;
                 }
             } else {
-                let s = law.sample(svc, &ln);
+                let s = law.sample(svc);
                 work += s;
                 queue.push_back((now, s, cur));
                 if queue.len() == 1 {

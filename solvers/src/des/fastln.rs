@@ -1,10 +1,12 @@
 //! A table-and-series natural logarithm for random variate generation:
 //! about half the cost of libm's `ln`, within ~2e-14 of it on (0, 1).
 //! `engines::qnet` uses [`FastLn::floor_ln_times`] for geometric slot counts
-//! (the same counts as with libm's `ln`); the MMPP queue simulators
-//! (`queueing::mmpp_sim`) use [`FastLn::exp`] for exponential variates
-//! (which differ from `Stream::exp`'s in the last bits, so those
-//! simulators' results are not bit-identical to a libm-based run).
+//! (the same counts as with libm's `ln`); [`FastLn::exp`] gives exponential
+//! variates (which differ from `Stream::exp`'s in the last bits) to the
+//! MMPP sources with two active phases (`traffic::sources`) and the
+//! G^E/G^E/1/N simulator (`queueing::gege1n`). The MMPP queue
+//! simulators' service times and IPP gaps use `Stream::exp1` (a ziggurat)
+//! since their version 5.
 
 use super::Stream;
 

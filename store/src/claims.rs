@@ -65,7 +65,7 @@ impl Store {
         }
         let now = now_rfc3339();
         on_pool!(self, |pool, DB| {
-            let mut tx = begin_write(pool, None).await?;
+            let mut tx = begin_write(self, pool, None).await?;
             for r in rows {
                 sqlx::query(
                     "INSERT INTO claim_definitions (experiment, claim_id, hash, definition, first_run, first_seen) \

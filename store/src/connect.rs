@@ -18,10 +18,12 @@ use crate::{
 /// How each backend starts a write transaction.
 pub(crate) trait BeginWrite {
     type Db: sqlx::Database;
-    /// Begins a write transaction; `lock` names an experiment whose plan or
-    /// error measures the transaction replaces.
+    /// Begins a write transaction of `store`, whose pool this is; `lock`
+    /// names an experiment whose plan or error measures the transaction
+    /// replaces.
     async fn begin_write_tx(
         &self,
+        store: &Store,
         lock: Option<&str>,
     ) -> Result<sqlx::Transaction<'static, Self::Db>>;
 }
@@ -30,11 +32,18 @@ impl BeginWrite for SqlitePool {
     type Db = sqlx::Sqlite;
     async fn begin_write_tx(
         &self,
+        store: &Store,
         _lock: Option<&str>,
     ) -> Result<sqlx::Transaction<'static, sqlx::Sqlite>> {
-        // Holds the database's write lock from the start: it serialises
-        // writers, so no per-experiment lock is needed.
-        self.begin_with("BEGIN IMMEDIATE")
+        // On the store's writer connection, whose page cache only its own
+        // commits change (`Store::writer`). Holds the database's write lock
+        // from the start: it serialises writers, so no per-experiment lock
+        // is needed.
+        store
+            .writer
+            .as_ref()
+            .unwrap_or(self)
+            .begin_with("BEGIN IMMEDIATE")
             .await
             .map_err(db("begin write transaction"))
     }
@@ -44,6 +53,7 @@ impl BeginWrite for PgPool {
     type Db = sqlx::Postgres;
     async fn begin_write_tx(
         &self,
+        _store: &Store,
         lock: Option<&str>,
     ) -> Result<sqlx::Transaction<'static, sqlx::Postgres>> {
         let mut tx = self.begin().await.map_err(db("begin write transaction"))?;
@@ -58,11 +68,13 @@ impl BeginWrite for PgPool {
     }
 }
 
+/// Begins a write transaction of `store` on `pool`, its backend's pool.
 pub(crate) async fn begin_write<P: BeginWrite>(
+    store: &Store,
     pool: &P,
     lock: Option<&str>,
 ) -> Result<sqlx::Transaction<'static, P::Db>> {
-    pool.begin_write_tx(lock).await
+    pool.begin_write_tx(store, lock).await
 }
 
 /// What a store location names.
@@ -180,9 +192,12 @@ impl Store {
             location: location.to_string(),
             cause,
         };
+        let mut writer = None;
         let backend = match Location::parse(location).map_err(open_err)? {
             Location::Sqlite(options) => {
-                Backend::Sqlite(Self::connect_sqlite(location, options, read_only).await?)
+                let (pool, w) = Self::connect_sqlite(location, options, read_only).await?;
+                writer = w;
+                Backend::Sqlite(pool)
             }
             Location::Postgres(options) => {
                 let options = if read_only {
@@ -208,6 +223,7 @@ impl Store {
         };
         let store = Store {
             backend,
+            writer,
             location: location.to_string(),
         };
         if let Err(e) = store.prepare(read_only).await {
@@ -222,7 +238,7 @@ impl Store {
         location: &str,
         options: SqliteConnectOptions,
         read_only: bool,
-    ) -> Result<SqlitePool> {
+    ) -> Result<(SqlitePool, Option<SqlitePool>)> {
         let open_err = |cause: OpenError| StoreError::Open {
             location: location.to_string(),
             cause,
@@ -263,12 +279,13 @@ impl Store {
                     .fetch_one(&pool)
                     .await;
             if probe.is_ok() {
-                return Ok(pool);
+                return Ok((pool, None));
             }
             pool.close().await;
             return pool_options
                 .connect_with(options.immutable(true))
                 .await
+                .map(|pool| (pool, None))
                 .map_err(|e| open_err(OpenError::Database(e)));
         }
         let options = options
@@ -291,9 +308,18 @@ impl Store {
                 })?;
             }
         }
-        pool_options
-            .connect_with(options)
+        let pool = pool_options
+            .connect_with(options.clone())
             .await
-            .map_err(|e| open_err(OpenError::Database(e)))
+            .map_err(|e| open_err(OpenError::Database(e)))?;
+        // The writer connection (`Store::writer`), opened at the first write
+        // transaction, after the migrations have run on `pool`. Writers of
+        // this process queue for it; other processes' on the busy timeout.
+        let writer = (!in_memory).then(|| {
+            SqlitePoolOptions::new()
+                .max_connections(1)
+                .connect_lazy_with(options)
+        });
+        Ok((pool, writer))
     }
 }

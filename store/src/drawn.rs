@@ -59,7 +59,7 @@ impl Store {
         }
         let at = now_rfc3339();
         on_pool!(self, |pool, DB| {
-            let mut tx = begin_write(pool, None).await?;
+            let mut tx = begin_write(self, pool, None).await?;
             for chunk in rows.chunks(MAX_BINDS / 7) {
                 let mut qb = QueryBuilder::<DB>::new(
                     "INSERT INTO drawn \

@@ -29,7 +29,7 @@ impl Store {
     {
         let mut rows = rows.into_iter();
         on_pool!(self, |pool, DB| {
-            let mut tx = begin_write(pool, Some(experiment)).await?;
+            let mut tx = begin_write(self, pool, Some(experiment)).await?;
             sqlx::query("DELETE FROM plan WHERE experiment = $1 AND version = $2")
                 .bind(experiment)
                 .bind(version)

@@ -301,7 +301,7 @@ impl Store {
         order.sort_by(|&a, &b| items[a].0.task_key.cmp(&items[b].0.task_key));
         let finished = now_rfc3339();
         on_pool!(self, |pool, DB| {
-            let mut tx = begin_write(pool, None).await?;
+            let mut tx = begin_write(self, pool, None).await?;
             // The queue rows first: on PostgreSQL this locks them, so a
             // worker that reclaims a task meanwhile waits for this commit
             // and then finds its row done (or gone). Rows a claim inserted

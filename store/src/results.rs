@@ -93,7 +93,7 @@ impl Store {
     pub async fn record_task(&self, run: i64, t: &TaskRecord) -> Result<()> {
         validate_task(t)?;
         on_pool!(self, |pool, DB| {
-            let mut tx = begin_write(pool, None).await?;
+            let mut tx = begin_write(self, pool, None).await?;
             write_tasks!(tx, DB, &[(run, t)]);
             tx.commit().await.map_err(db("commit task"))?;
             Ok(())
@@ -246,7 +246,7 @@ impl Store {
                 )));
             }
             let not_nan = |v: Option<f64>| v.filter(|x| !x.is_nan());
-            let mut tx = begin_write(pool, Some(experiment)).await?;
+            let mut tx = begin_write(self, pool, Some(experiment)).await?;
             sqlx::query("DELETE FROM error_measures WHERE experiment = $1 AND version = $2")
                 .bind(experiment)
                 .bind(version)

@@ -79,7 +79,7 @@ impl Store {
              RETURNING run_id, attempts"
         );
         on_pool!(self, |pool, DB| {
-            let mut tx = begin_write(pool, None).await?;
+            let mut tx = begin_write(self, pool, None).await?;
             let mut inserted: HashSet<String> = HashSet::new();
             const COLS: usize = 10;
             for chunk in order.chunks(MAX_BINDS / COLS) {

@@ -253,6 +253,21 @@ impl Mesh {
         v
     }
 
+    /// I − P, P the routing walk between MRs: to each neighbour with
+    /// probability (1 − σ)/(its number of neighbours).
+    pub fn i_minus_p(&self) -> DMatrix<f64> {
+        let c = self.mrs.len();
+        let mut m = DMatrix::<f64>::identity(c, c);
+        for i in 0..c {
+            let nb = self.neighbours(i);
+            let w = (1.0 - self.sigma) / nb.len() as f64;
+            for j in nb {
+                m[(i, j)] -= w;
+            }
+        }
+        m
+    }
+
     /// Visit ratios ε = A(I − P)⁻¹ (6.16–6.17, W-44), with A_i the share of
     /// the stations at MR i: MR_i's mean arrival rate is ε_i times the total
     /// rate entering the WMN, and Σε_i = 1/σ.
@@ -260,14 +275,7 @@ impl Mesh {
         let c = self.mrs.len();
         let total = self.total_stations() as f64;
         // (I − P)ᵀ εᵀ = Aᵀ.
-        let mut m = DMatrix::<f64>::identity(c, c);
-        for i in 0..c {
-            let nb = self.neighbours(i);
-            let w = (1.0 - self.sigma) / nb.len() as f64;
-            for j in nb {
-                m[(j, i)] -= w;
-            }
-        }
+        let m = self.i_minus_p().transpose();
         let a = DVector::from_iterator(c, (0..c).map(|i| self.stations_at(i) as f64 / total));
         let eps = m
             .lu()

@@ -9,7 +9,6 @@ use crate::systems::wireless::{
     SimLength, SourceKind,
 };
 use crate::{Kind, Outcome, ParamDoc, SolveError, Solver, SolverDoc, TaskContext};
-use nalgebra::DMatrix;
 
 /// Entity layout of the simulated network: stations, AP uplinks, MRs, AP downlinks.
 pub struct MeshLayout {
@@ -71,15 +70,7 @@ pub fn rbm_relaxation(lambda: f64, var_rate: f64, mu: f64, scv: f64) -> f64 {
 /// split) when something cannot be computed.
 pub fn mesh_relaxation(m: &Mesh, mu: [f64; 2], scv: [f64; 2]) -> f64 {
     let c = m.mrs.len();
-    let mut a = DMatrix::<f64>::identity(c, c);
-    for i in 0..c {
-        let nb = m.neighbours(i);
-        let w = (1.0 - m.sigma) / nb.len() as f64;
-        for j in nb {
-            a[(i, j)] -= w;
-        }
-    }
-    let Some(g) = a.try_inverse() else {
+    let Some(g) = m.i_minus_p().try_inverse() else {
         return f64::INFINITY;
     };
     let lam_bar = m.mmpp.mean_rate();

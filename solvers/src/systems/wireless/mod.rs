@@ -238,6 +238,14 @@ pub struct SimLength {
 }
 
 impl SimLength {
+    /// `full` or `quick` by fidelity: the solver's defaults for the task.
+    pub(crate) fn default_for(fidelity: Fidelity, full: SimLength, quick: SimLength) -> SimLength {
+        match fidelity {
+            Fidelity::Full => full,
+            Fidelity::Quick => quick,
+        }
+    }
+
     /// Overrides from the parameters, else `full` or `quick` by fidelity.
     pub(crate) fn resolve(
         replications: Option<f64>,
@@ -247,10 +255,7 @@ impl SimLength {
         full: SimLength,
         quick: SimLength,
     ) -> Result<SimLength, SolveError> {
-        let d = match fidelity {
-            Fidelity::Full => full,
-            Fidelity::Quick => quick,
-        };
+        let d = Self::default_for(fidelity, full, quick);
         let (r, w, h) = (d.replications, d.warmup, d.horizon);
         Ok(SimLength {
             replications: match replications {

@@ -78,6 +78,15 @@ pub fn mesh_relaxation(m: &Mesh, mu: [f64; 2], scv: [f64; 2]) -> f64 {
         SourceKind::Mmpp => m.mmpp.idc_inf(),
         SourceKind::Poisson => 1.0,
     };
+    // The larger, or +∞ if a time could not be computed (NaN, which `max`
+    // would drop).
+    let worst = |tau: f64, t: f64| {
+        if t.is_nan() {
+            f64::INFINITY
+        } else {
+            tau.max(t)
+        }
+    };
     let mut tau: f64 = 0.0;
     for i in 0..c {
         let (mut lam, mut var, mut lam_d, mut var_d) = (0.0, 0.0, 0.0, 0.0);
@@ -91,15 +100,10 @@ pub fn mesh_relaxation(m: &Mesh, mu: [f64; 2], scv: [f64; 2]) -> f64 {
             lam_d += rate * qd;
             var_d += rate * (qd * (1.0 - qd) + idc * qd * qd);
         }
-        tau = tau
-            .max(rbm_relaxation(lam, var, mu[0], scv[0]))
-            .max(rbm_relaxation(lam_d, var_d, mu[1], scv[1]));
+        tau = worst(tau, rbm_relaxation(lam, var, mu[0], scv[0]));
+        tau = worst(tau, rbm_relaxation(lam_d, var_d, mu[1], scv[1]));
     }
-    if tau.is_finite() {
-        tau
-    } else {
-        f64::INFINITY
-    }
+    tau
 }
 
 pub const G_STATION: usize = 0;
@@ -281,10 +285,7 @@ impl Solver for MeshSimSolver {
                 horizon: 15.0,
             },
         );
-        let default_warmup = match ctx.fidelity {
-            crate::Fidelity::Full => full.warmup,
-            crate::Fidelity::Quick => quick.warmup,
-        };
+        let default_warmup = SimLength::default_for(ctx.fidelity, full, quick).warmup;
         let len = SimLength::resolve(
             p.replications,
             p.warmup,

@@ -12,7 +12,7 @@
 //! batch closes at the first arrival epoch after `batch_len` customers).
 
 use super::model::GeQueue;
-use crate::des::{BatchStats, FastLn, RunLength, Stream};
+use crate::des::{BatchStats, RunLength, Stream};
 use crate::traffic::ge::GeBatchArrivals;
 use crate::{Outcome, SolveError, TaskContext};
 use std::collections::VecDeque;
@@ -20,30 +20,28 @@ use std::collections::VecDeque;
 pub const FULL: RunLength = RunLength::new(100_000, 10, 1_000_000);
 pub const QUICK: RunLength = RunLength::new(10_000, 10, 100_000);
 
-/// The draws of [`GeBatchArrivals::next_batch`] (an exponential gap, then a
-/// geometric batch size, from the same uniforms in the same order) with
-/// the table logarithm [`FastLn`] instead of libm's `ln` and `floor`
-/// (simulator version 2): a gap differs from `Stream::exp`'s in the last
-/// bits, and a size 1 + ⌊ln U · (1/ln(1 − τ))⌋ from `Stream::geometric`'s
-/// 1 + ⌊ln U / ln(1 − τ)⌋ only where rounding straddles an integer.
+/// The law of [`GeBatchArrivals::next_batch`] (an exponential gap, then a
+/// geometric batch size) from unit exponentials by a ziggurat,
+/// [`Stream::exp1`] (simulator version 3): the gap is E·(1/(τλ)) and the
+/// size 1 + ⌊E'·(−1/ln(1 − τ))⌋, geometric on {1, 2, ..} with
+/// P(size > k) = P(E' ≥ k·(−ln(1 − τ))) = (1 − τ)^k. Version 2 drew both by
+/// inversion of a uniform with the table logarithm `des::FastLn`.
 struct Batches {
-    ln: FastLn,
     /// Mean time between batch epochs, 1/(τλ).
     mean_gap: f64,
-    /// 1 / ln(1 − τ), or 0 when τ = 1 (every batch has one customer).
-    k_size: f64,
+    /// −1 / ln(1 − τ), or 0 when τ = 1 (every batch has one customer).
+    size_scale: f64,
 }
 
 impl Batches {
     fn new(source: &GeBatchArrivals) -> Self {
         let tau = source.tau();
         Batches {
-            ln: FastLn::new(),
             mean_gap: 1.0 / source.batch_rate(),
-            k_size: if tau >= 1.0 {
+            size_scale: if tau >= 1.0 {
                 0.0
             } else {
-                1.0 / (1.0 - tau).ln()
+                -1.0 / (-tau).ln_1p()
             },
         }
     }
@@ -51,11 +49,11 @@ impl Batches {
     /// Time to the next batch epoch and the size of that batch.
     #[inline]
     fn next(&self, rng: &mut Stream) -> (f64, u64) {
-        let dt = self.ln.exp(rng, self.mean_gap);
-        let size = if self.k_size == 0.0 {
+        let dt = rng.exp1() * self.mean_gap;
+        let size = if self.size_scale == 0.0 {
             1
         } else {
-            1 + self.ln.floor_ln_times(rng.uniform(), self.k_size) as u64
+            1 + (rng.exp1() * self.size_scale).min(u64::MAX as f64 / 2.0) as u64
         };
         (dt, size)
     }
@@ -91,7 +89,6 @@ struct Queue<'a> {
     completion: f64,
     service_region: usize,
     svc: Stream,
-    ln: FastLn,
     /// Mean service time per region, 1/(τ_s·μ_r) (the exponential branch).
     svc_mean: Vec<f64>,
     // per-batch accumulators
@@ -137,10 +134,7 @@ impl Queue<'_> {
     fn reschedule(&mut self) {
         let n = self.n();
         self.service_region = self.q.region(n);
-        self.completion = self.now
-            + self
-                .ln
-                .exp(&mut self.svc, self.svc_mean[self.service_region]);
+        self.completion = self.now + self.svc.exp1() * self.svc_mean[self.service_region];
     }
 
     /// Memoryless residual: a new region means a new exponential draw.
@@ -233,7 +227,6 @@ pub fn simulate(q: &GeQueue, run: RunLength, ctx: &TaskContext) -> Result<SimOut
         completion: f64::INFINITY,
         service_region: 0,
         svc: Stream::new(ctx.seed, 2),
-        ln: FastLn::new(),
         svc_mean: q.mus.iter().map(|&mu| 1.0 / (q.tau_s() * mu)).collect(),
         last_change: 0.0,
         time_in_state: vec![0.0; q.k + 1],

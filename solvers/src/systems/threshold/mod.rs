@@ -245,7 +245,9 @@ impl Solver for ThresholdSim {
     fn version(&self) -> u32 {
         // 2: exponentials and geometric batch sizes by the table logarithm
         // `FastLn` (same uniforms; times differ in the last bits).
-        2
+        // 3: every draw (batch gap, batch size, service time) from unit
+        // exponentials by a ziggurat, `Stream::exp1` (new sample paths).
+        3
     }
     fn kind(&self) -> Kind {
         Kind::Simulation

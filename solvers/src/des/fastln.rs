@@ -3,10 +3,10 @@
 //! `engines::qnet` uses [`FastLn::floor_ln_times`] for geometric slot counts
 //! (the same counts as with libm's `ln`); [`FastLn::exp`] gives exponential
 //! variates (which differ from `Stream::exp`'s in the last bits) to the
-//! MMPP sources with two active phases (`traffic::sources`) and the
-//! G^E/G^E/1/N simulator (`queueing::gege1n`). The MMPP queue
+//! MMPP sources with two active phases (`traffic::sources`). The MMPP queue
 //! simulators' service times and IPP gaps use `Stream::exp1` (a ziggurat)
-//! since their version 5.
+//! since their version 5, the G^E/G^E/1/N simulators (`queueing::gege1n`,
+//! `systems::threshold`) every draw since their version 3.
 
 use super::Stream;
 

@@ -494,13 +494,12 @@ struct Src {
 }
 
 /// A packet of the pool. While it is on a link, `arrived` holds its landing
-/// time and `dest` its next hop (`NIL`: exit). `link` chains the FIFO it
-/// is in, or the free list.
+/// time and `dest` its next hop (`NIL`: exit). The link that chains the
+/// FIFO it is in, or the free list, is kept apart ([`Net::next`]).
 #[derive(Debug, Clone, Copy)]
 struct Pkt {
     birth: f64,
     arrived: f64,
-    link: u32,
     dest: u32,
     class: u32,
 }
@@ -524,6 +523,12 @@ struct Net<'a, R, S> {
     now: f64,
     ln: FastLn,
     pkts: Vec<Pkt>,
+    /// Per packet, the next one in its FIFO (or the free list), `NIL` at
+    /// the end: apart from the records because a service end before the
+    /// warm-up's end reads only this (4 bytes a packet, so the FIFOs of a
+    /// network with thousands of queued packets stay in cache), the
+    /// record's times only when statistics are taken.
+    next: Vec<u32>,
     free: u32,
     live: u32,
     max_packets: u32,
@@ -558,24 +563,25 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
         let pkt = Pkt {
             birth: self.now,
             arrived: self.now,
-            link: NIL,
             dest: NIL,
             class: u32::from(class),
         };
         if self.free != NIL {
             let id = self.free;
-            self.free = self.pkts[id as usize].link;
+            self.free = self.next[id as usize];
+            self.next[id as usize] = NIL;
             self.pkts[id as usize] = pkt;
             Some(id)
         } else {
             self.pkts.push(pkt);
+            self.next.push(NIL);
             Some((self.pkts.len() - 1) as u32)
         }
     }
 
     #[inline]
     fn release(&mut self, id: u32) {
-        self.pkts[id as usize].link = self.free;
+        self.next[id as usize] = self.free;
         self.free = id;
         self.live -= 1;
     }
@@ -634,14 +640,13 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
             self.release(p);
             return;
         }
-        let pk = &mut self.pkts[p as usize];
-        pk.arrived = now;
-        pk.link = NIL;
+        self.pkts[p as usize].arrived = now;
+        self.next[p as usize] = NIL;
         let first = en.len == 0;
         if first {
             en.head = p;
         } else {
-            self.pkts[en.tail as usize].link = p;
+            self.next[en.tail as usize] = p;
         }
         en.tail = p;
         en.len += 1;
@@ -663,8 +668,7 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
         let now = self.now;
         let en = &mut self.ents[e];
         let p = en.head;
-        let pk = self.pkts[p as usize];
-        en.head = pk.link;
+        en.head = self.next[p as usize];
         en.len -= 1;
         if en.len > 0 {
             self.ent[en.heap as usize & 1].replace_top(now + en.st, e as u32);
@@ -677,7 +681,7 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
         if self.measuring {
             let g = &mut self.groups[en.group as usize];
             g.departures += 1;
-            g.sojourn_sum += now - pk.arrived;
+            g.sojourn_sum += now - self.pkts[p as usize].arrived;
         }
         let hop = self.routing.next(EntityId(e as u32), &mut en.rng);
         if CUT {
@@ -711,13 +715,13 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
             Hop::Exit => NIL,
         };
         pk.arrived = t;
-        pk.link = NIL;
+        self.next[p as usize] = NIL;
         if self.lhead[e] == NIL {
             self.lhead[e] = p;
             let h = u32::from(self.ents[e].heap);
             self.arm(self.land0 + e as u32, h, t);
         } else {
-            self.pkts[self.ltail[e] as usize].link = p;
+            self.next[self.ltail[e] as usize] = p;
         }
         self.ltail[e] = p;
         self.on_links += 1;
@@ -727,12 +731,13 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
     fn on_land(&mut self, e: usize) {
         let p = self.lhead[e];
         let pk = self.pkts[p as usize];
-        self.lhead[e] = pk.link;
+        let link = self.next[p as usize];
+        self.lhead[e] = link;
         let h = self.ents[e].heap;
-        if pk.link == NIL {
+        if link == NIL {
             self.vacant = u32::from(h);
         } else {
-            let t = self.pkts[pk.link as usize].arrived;
+            let t = self.pkts[link as usize].arrived;
             self.ent[h as usize & 1].replace_top(t, self.land0 + e as u32);
         }
         self.on_links -= 1;
@@ -880,6 +885,7 @@ pub fn run<R: Routing, S: Service>(
         now: 0.0,
         ln,
         pkts: Vec::new(),
+        next: Vec::new(),
         free: NIL,
         live: 0,
         max_packets: len.max_packets,

@@ -1,9 +1,10 @@
 //! Execution: runs the tasks of a plan that the store does not already hold.
 //!
 //! tokio drives; each solver runs on the blocking pool, at most `jobs` at a
-//! time. Each finished task is written to the store at once (those that
-//! finished while the previous write ran, together in one transaction), so
-//! a killed run resumes where it stopped. Ctrl-C cancels the
+//! time. Finished tasks are written to the store in groups, one
+//! transaction each: those that finish within [`GROUP`] of the first, at
+//! most [`BATCH`]; so a killed run loses at most the group not yet
+//! committed and resumes where it stopped. Ctrl-C cancels the
 //! tasks in flight (they are not stored) and keeps everything finished.
 
 use super::shared::{Held, Lengths, Sharing, Turn, BATCH};
@@ -278,13 +279,24 @@ pub async fn execute(
         tokio::select! {
             msg = rx.recv() => {
                 let Some(first) = msg else { break };
-                // The results that finished while the last ones were being
-                // written are stored together, in one transaction.
+                // The results that finish within GROUP of the first (those
+                // that finished while the last ones were being written
+                // included) are stored together, in one transaction: a
+                // commit per result or two cost a quick check seconds of
+                // writing the store's log (issue 35). A killed run loses at
+                // most this group, which the next run runs again.
                 let mut msgs = vec![first];
+                let until = tokio::time::Instant::now() + GROUP;
                 while msgs.len() < BATCH {
                     match rx.try_recv() {
                         Ok(m) => msgs.push(m),
-                        Err(_) => break,
+                        Err(mpsc::error::TryRecvError::Disconnected) => break,
+                        Err(mpsc::error::TryRecvError::Empty) => {
+                            match tokio::time::timeout_at(until, rx.recv()).await {
+                                Ok(Some(m)) => msgs.push(m),
+                                Ok(None) | Err(_) => break,
+                            }
+                        }
                     }
                 }
                 let mut ran = Vec::with_capacity(msgs.len());
@@ -356,6 +368,10 @@ pub async fn execute(
     summary.wall = start.elapsed();
     Ok((summary, kept))
 }
+
+/// How long a finished result may wait for others to be stored with it: at
+/// most this long, or [`BATCH`] results, whichever comes first.
+const GROUP: Duration = Duration::from_millis(100);
 
 /// What the feeder hands the recording loop.
 enum Finished {

@@ -700,13 +700,16 @@ fn solve_ch5(
     // (5.8): ECN_i towards v; the inflow term printed (N_v ξ_v) or derived
     // (W-34: what actually enters cluster i under uniform destinations).
     let mut ce = vec![vec![usize::MAX; c]; c];
+    // One list of loads, refilled for each pair (it has at most c entries).
+    let mut loads = Vec::with_capacity(c);
     for i in 0..c {
         let den = cc * sys.clusters[i].tree.n as f64 * nn[i];
         for v in 0..c {
             if v == i {
                 continue;
             }
-            let mut loads = vec![(src[i], ef * nn[i] * xi[i] * d[i] / den)];
+            loads.clear();
+            loads.push((src[i], ef * nn[i] * xi[i] * d[i] / den));
             match sys.variants.inflow {
                 Reading::Printed => loads.push((src[v], ef * nn[v] * xi[v] * d[i] / den)),
                 Reading::Derived => {

@@ -30,11 +30,10 @@ use super::params::{
     Cd, Channels, Dispatcher, EcnLeg2, EcnNum, Locality, Reading, StageMap, System,
 };
 use super::Tree;
-use crate::markov::ctmc::Generator;
+use crate::markov::ctmc::gth;
 use crate::queueing::mmpp::{mmpp_g1, Service, ShiftExp};
 use crate::traffic::mmpp::{superpose_fit, Mmpp2};
 use crate::SolveError;
-use std::collections::HashMap;
 
 /// Why a point has no finite latency.
 pub type Saturation = String;
@@ -264,18 +263,28 @@ fn blocking_probability(p: &Mmpp2, t: f64) -> Result<(f64, bool), SolveError> {
             m
         }
     });
-    let mut g = Generator::new(4);
+    // The off-diagonal rates, row-major, each entry set once as
+    // `Generator::add` would add it to 0 (a rate of 0 is left out), handed
+    // to GTH directly: a 4-state chain is far below the work limit that
+    // `Generator::steady_state` checks, so the result is the same without
+    // the generator's copies.
+    let mut q = vec![0.0; 16];
+    let mut add = |from: usize, to: usize, rate: f64| {
+        if rate != 0.0 {
+            q[from * 4 + to] = rate;
+        }
+    };
     for a in 0..2 {
-        g.add(2 * a, 2 * a + 1, p.phi1);
-        g.add(2 * a + 1, 2 * a, p.phi2);
+        add(2 * a, 2 * a + 1, p.phi1);
+        add(2 * a + 1, 2 * a, p.phi2);
     }
     for b in 0..2 {
         if lam[b] > 0.0 {
-            g.add(b, 2 + b, lam[b]);
+            add(b, 2 + b, lam[b]);
         }
-        g.add(2 + b, b, mu[b]);
+        add(2 + b, b, mu[b]);
     }
-    let pi = g.steady_state()?;
+    let pi = gth(4, q)?;
     Ok((pi[2] + pi[3], clamped))
 }
 
@@ -736,7 +745,9 @@ fn solve_ch5(
     // Path classes per ordered pair; pairs with the same processes and trees
     // (identical clusters) share one class list.
     let mut uniq: Vec<Vec<Class>> = Vec::new();
-    let mut uniq_key: HashMap<(usize, usize, Tree, Tree), usize> = HashMap::new();
+    // Found by comparison: a system has a few distinct keys (a hash map's
+    // hashing cost more than the scans).
+    let mut uniq_key: Vec<((usize, usize, Tree, Tree), usize)> = Vec::new();
     let mut inter = vec![vec![usize::MAX; c]; c];
     for i in 0..c {
         for v in (0..c).filter(|&v| v != i) {
@@ -759,7 +770,7 @@ fn solve_ch5(
                 sys.clusters[i].tree,
                 sys.clusters[v].tree,
             );
-            if let Some(&k) = uniq_key.get(&key) {
+            if let Some(&(_, k)) = uniq_key.iter().find(|(x, _)| *x == key) {
                 inter[i][v] = k;
                 continue;
             }
@@ -781,7 +792,7 @@ fn solve_ch5(
                 }
             }
             uniq.push(cls);
-            uniq_key.insert(key, uniq.len() - 1);
+            uniq_key.push((key, uniq.len() - 1));
             inter[i][v] = uniq.len() - 1;
         }
     }
@@ -870,7 +881,8 @@ fn solve_ch5(
         .collect();
     let mut lat = vec![0.0; c];
     // (T + R, W) of each distinct pair's inter-cluster part.
-    let mut pair_memo: HashMap<(usize, [u64; 4]), (f64, f64)> = HashMap::new();
+    // (As `uniq_key`, found by comparison.)
+    let mut pair_memo: Vec<((usize, [u64; 4]), (f64, f64))> = Vec::new();
     let (mut sum_in, mut wt_in, mut sum_out, mut wt_out) = (0.0, 0.0, 0.0, 0.0);
     let (mut sum_wc, mut sum_wd) = (0.0, 0.0);
     let (mut sum_w_in, mut sum_net_in, mut sum_w_out, mut sum_net_out) = (0.0, 0.0, 0.0, 0.0);
@@ -887,8 +899,8 @@ fn solve_ch5(
                 k,
                 [arr.phi1, arr.phi2, arr.lambda1, arr.lambda2].map(f64::to_bits),
             );
-            let (net, w_out) = match pair_memo.get(&key) {
-                Some(&x) => x,
+            let (net, w_out) = match pair_memo.iter().find(|(x, _)| *x == key) {
+                Some(&(_, x)) => x,
                 None => {
                     let cls = &uniq[k];
                     let t_out = mean_of(&ch, cls, Chains::t0);
@@ -899,7 +911,7 @@ fn solve_ch5(
                         &ch.mixture(cls)?,
                         &mut out
                     ));
-                    pair_memo.insert(key, (t_out + r_out, w_out));
+                    pair_memo.push((key, (t_out + r_out, w_out)));
                     (t_out + r_out, w_out)
                 }
             };

@@ -881,8 +881,10 @@ fn solve_ch5(
         .collect();
     let mut lat = vec![0.0; c];
     // (T + R, W) of each distinct pair's inter-cluster part.
-    // (As `uniq_key`, found by comparison.)
-    let mut pair_memo: Vec<((usize, [u64; 4]), (f64, f64))> = Vec::new();
+    // (As `uniq_key`, found by comparison: the class list and the bits of
+    // the arrival process, with (T + R, W).)
+    type PairKey = (usize, [u64; 4]);
+    let mut pair_memo: Vec<(PairKey, (f64, f64))> = Vec::new();
     let (mut sum_in, mut wt_in, mut sum_out, mut wt_out) = (0.0, 0.0, 0.0, 0.0);
     let (mut sum_wc, mut sum_wd) = (0.0, 0.0);
     let (mut sum_w_in, mut sum_net_in, mut sum_w_out, mut sum_net_out) = (0.0, 0.0, 0.0, 0.0);

@@ -180,11 +180,11 @@ fn silent_source(now: f64) -> SolveError {
 /// acceptance, in a ring that holds at least every customer still in the
 /// system. FIFO departure times never decrease, so the customers in the
 /// system at time t are the most recent entries with a departure after t.
+/// The count of customers accepted so far (`len`, the index of the next
+/// one) is kept by the caller ([`Hot::len`]) and passed in.
 struct Departures {
     ring: Vec<f64>,
     mask: u64,
-    /// Customers accepted so far (the index of the next one).
-    len: u64,
 }
 
 impl Departures {
@@ -193,15 +193,14 @@ impl Departures {
         Departures {
             ring: vec![f64::NEG_INFINITY; n],
             mask: n as u64 - 1,
-            len: 0,
         }
     }
 
     /// The departure time of customer `i` if the ring still holds it
     /// (otherwise it left before the entry was overwritten: -inf).
     #[inline(always)]
-    fn get(&self, i: u64) -> f64 {
-        if i + self.ring.len() as u64 >= self.len && i < self.len {
+    fn get(&self, len: u64, i: u64) -> f64 {
+        if i + self.ring.len() as u64 >= len && i < len {
             self.ring[(i & self.mask) as usize]
         } else {
             f64::NEG_INFINITY
@@ -211,39 +210,38 @@ impl Departures {
     /// Whether the `k`-th last accepted customer is still in the system at
     /// `now` (`get` without its range test when the ring holds k entries).
     #[inline(always)]
-    fn kth_last_after(&self, k: u64, now: f64) -> bool {
-        if self.len < k {
+    fn kth_last_after(&self, len: u64, k: u64, now: f64) -> bool {
+        if len < k {
             return false;
         }
-        let i = self.len - k;
+        let i = len - k;
         if k <= self.ring.len() as u64 {
             self.ring[(i & self.mask) as usize] > now
         } else {
-            self.get(i) > now
+            self.get(len, i) > now
         }
     }
 
-    /// Appends the departure time `d` of a customer accepted at `now`;
-    /// doubles the ring if the entry it would overwrite is still in the
-    /// system.
+    /// Appends the departure time `d` of a customer accepted at `now` as
+    /// customer `len` (the caller then counts it); doubles the ring if the
+    /// entry it would overwrite is still in the system.
     #[inline(always)]
-    fn push(&mut self, d: f64, now: f64) {
-        let slot = (self.len & self.mask) as usize;
+    fn push(&mut self, len: u64, d: f64, now: f64) {
+        let slot = (len & self.mask) as usize;
         if self.ring[slot] > now {
-            self.grow();
-            return self.push(d, now);
+            self.grow(len);
+            return self.push(len, d, now);
         }
         self.ring[slot] = d;
-        self.len += 1;
     }
 
     #[cold]
     #[inline(never)]
-    fn grow(&mut self) {
+    fn grow(&mut self, len: u64) {
         let old = self.ring.len() as u64;
         let mut ring = vec![f64::NEG_INFINITY; 2 * old as usize];
         let mask = 2 * old - 1;
-        for i in self.len.saturating_sub(old)..self.len {
+        for i in len.saturating_sub(old)..len {
             ring[(i & mask) as usize] = self.ring[(i & self.mask) as usize];
         }
         self.ring = ring;
@@ -251,10 +249,10 @@ impl Departures {
     }
 
     /// Σ (D − t) over the customers in the system at `t` (D > t).
-    fn excess(&self, t: f64) -> f64 {
+    fn excess(&self, len: u64, t: f64) -> f64 {
         let mut e = 0.0;
-        let lo = self.len.saturating_sub(self.ring.len() as u64);
-        let mut i = self.len;
+        let lo = len.saturating_sub(self.ring.len() as u64);
+        let mut i = len;
         while i > lo {
             i -= 1;
             let d = self.ring[(i & self.mask) as usize];
@@ -267,16 +265,12 @@ impl Departures {
     }
 }
 
-/// The state of a run between two arrivals: the clock, the queue and the
-/// counters of the cancel and budget checks.
-struct Fifo<'a, S> {
-    source: &'a mut S,
-    service: &'a ServiceLaw,
-    svc_rng: &'a mut Stream,
-    ctx: &'a TaskContext,
-    budget: u64,
-    cap: Option<u64>,
-    deps: Departures,
+/// What changes at every arrival: the clock and the counters. A value of
+/// its own, apart from [`Fifo`] and [`Departures`], whose addresses reach
+/// functions that are not inlined (the ring's growth, the cancel check):
+/// this one's never does, so it stays in registers through the loops.
+#[derive(Debug, Clone, Copy)]
+struct Hot {
     /// The epoch of the last arrival handled.
     now: f64,
     /// Departure time of the last accepted customer (the system is empty
@@ -286,7 +280,21 @@ struct Fifo<'a, S> {
     t_arr: f64,
     /// Arrivals handled so far.
     arrivals: u64,
+    /// Customers accepted so far (the ring's next index).
+    len: u64,
     next_check: u64,
+}
+
+/// What a run reads at every arrival and does not change (but for the
+/// streams' states and the ring).
+struct Fifo<'a, S> {
+    source: &'a mut S,
+    service: &'a ServiceLaw,
+    svc_rng: &'a mut Stream,
+    ctx: &'a TaskContext,
+    budget: u64,
+    cap: Option<u64>,
+    deps: Departures,
 }
 
 impl<S: ArrivalSource> Fifo<'_, S> {
@@ -294,34 +302,38 @@ impl<S: ArrivalSource> Fifo<'_, S> {
     /// since the previous one goes to `a`: unfinished work v − (t − now)
     /// while positive, the system empty after.
     #[inline(always)]
-    fn advance<const COUNT: bool>(&mut self, a: &mut BatchAcc) {
-        let t = self.t_arr;
+    fn advance<const COUNT: bool>(h: &mut Hot, a: &mut BatchAcc) {
+        let t = h.t_arr;
         if COUNT {
-            let dt = t - self.now;
-            let v = (self.d_last - self.now).max(0.0);
+            let dt = t - h.now;
+            let v = (h.d_last - h.now).max(0.0);
             let x = v.min(dt);
             a.area_work += x * (v - 0.5 * x);
             a.empty_time += dt - x;
         }
-        self.now = t;
+        h.now = t;
     }
 
     /// Handles the arrival at `now` (admitted or lost; with `COUNT`, counted
     /// in `a`) and draws the next one.
     #[inline(always)]
-    fn arrive<const COUNT: bool>(&mut self, a: &mut BatchAcc) -> Result<(), SolveError> {
-        let now = self.now;
-        self.arrivals += 1;
+    fn arrive<const COUNT: bool>(
+        &mut self,
+        h: &mut Hot,
+        a: &mut BatchAcc,
+    ) -> Result<(), SolveError> {
+        let now = h.now;
+        h.arrivals += 1;
         // Cancel and budget checks every 65,536 events, counting the
         // source's phase changes (a source may change phase thousands of
         // times per arrival) and each accepted customer's departure.
-        let events = self.arrivals + self.deps.len + self.source.internal_events();
-        if events >= self.next_check {
-            self.check(events)?;
+        let events = h.arrivals + h.len + self.source.internal_events();
+        if events >= h.next_check {
+            h.next_check = check(self.ctx, self.budget, events)?;
         }
         // Full when the K-th last accepted customer is still in the system.
         let full = match self.cap {
-            Some(k) => self.deps.kth_last_after(k, now),
+            Some(k) => self.deps.kth_last_after(h.len, k, now),
             None => false,
         };
         if COUNT {
@@ -332,14 +344,15 @@ impl<S: ArrivalSource> Fifo<'_, S> {
         }
         if !full {
             let s = self.service.sample(self.svc_rng);
-            let (start, wait) = if self.d_last > now {
-                (self.d_last, self.d_last - now)
+            let (start, wait) = if h.d_last > now {
+                (h.d_last, h.d_last - now)
             } else {
                 (now, 0.0)
             };
             let d = start + s;
-            self.deps.push(d, now);
-            self.d_last = d;
+            self.deps.push(h.len, d, now);
+            h.len += 1;
+            h.d_last = d;
             if COUNT {
                 let sojourn = d - now;
                 a.sojourn.add(sojourn);
@@ -347,23 +360,24 @@ impl<S: ArrivalSource> Fifo<'_, S> {
                 a.area_n += sojourn;
             }
         }
-        self.t_arr = self.source.next_arrival();
-        if !self.t_arr.is_finite() {
+        h.t_arr = self.source.next_arrival();
+        if !h.t_arr.is_finite() {
             return Err(silent_source(now));
         }
         Ok(())
     }
+}
 
-    #[cold]
-    #[inline(never)]
-    fn check(&mut self, events: u64) -> Result<(), SolveError> {
-        self.ctx.check_cancel()?;
-        if events > self.budget {
-            return Err(crate::params::over_budget(self.budget));
-        }
-        self.next_check = events + 0x10000;
-        Ok(())
+/// The cancel and budget checks after `events` events; the event count of
+/// the next check.
+#[cold]
+#[inline(never)]
+fn check(ctx: &TaskContext, budget: u64, events: u64) -> Result<u64, SolveError> {
+    ctx.check_cancel()?;
+    if events > budget {
+        return Err(crate::params::over_budget(budget));
     }
+    Ok(events + 0x10000)
 }
 
 /// Simulates the FIFO single-server queue fed by `source`.
@@ -400,50 +414,53 @@ pub fn run_fifo<S: ArrivalSource>(
         budget: plan.budget,
         cap: plan.capacity.map(|k| k as u64),
         deps: Departures::new(plan.capacity.unwrap_or(1024).clamp(1, 1024)),
+    };
+    let mut h = Hot {
         now: 0.0,
         d_last: 0.0,
         t_arr,
         arrivals: 0,
+        len: 0,
         next_check: 0x10000,
     };
     // The warm-up's arrivals are handled and not counted.
     let mut scratch = BatchAcc::default();
     for _ in 0..plan.warmup {
-        q.advance::<false>(&mut scratch);
-        q.arrive::<false>(&mut scratch)?;
+        Fifo::<S>::advance::<false>(&mut h, &mut scratch);
+        q.arrive::<false>(&mut h, &mut scratch)?;
     }
-    q.advance::<false>(&mut scratch);
+    Fifo::<S>::advance::<false>(&mut h, &mut scratch);
     let mut acc = Vec::with_capacity(plan.batches as usize);
     // What the customers in the system at a batch's first arrival spend
     // after it moves from the batch that ends to the one that starts.
-    let mut e = q.deps.excess(q.now);
+    let mut e = q.deps.excess(h.len, h.now);
     for _ in 0..plan.batches {
         let mut a = BatchAcc {
             area_n: e,
             ..BatchAcc::default()
         };
-        let batch_start = q.now;
-        q.arrive::<true>(&mut a)?;
+        let batch_start = h.now;
+        q.arrive::<true>(&mut h, &mut a)?;
         for _ in 1..plan.batch_len {
-            q.advance::<true>(&mut a);
-            q.arrive::<true>(&mut a)?;
+            Fifo::<S>::advance::<true>(&mut h, &mut a);
+            q.arrive::<true>(&mut h, &mut a)?;
         }
         // The interval up to the first arrival of the next batch (after
         // the last batch: the end marker, which is not admitted).
-        q.advance::<true>(&mut a);
-        e = q.deps.excess(q.now);
-        a.duration = q.now - batch_start;
+        Fifo::<S>::advance::<true>(&mut h, &mut a);
+        e = q.deps.excess(h.len, h.now);
+        a.duration = h.now - batch_start;
         a.area_n -= e;
         acc.push(a);
     }
 
     // Every accepted customer departs (the queue drains after the end).
-    let departures = q.deps.len;
+    let departures = h.len;
     Ok(RunResult {
         batches: acc,
-        arrivals: q.arrivals + 1,
+        arrivals: h.arrivals + 1,
         departures,
-        events: q.arrivals + 1 + departures + q.source.internal_events(),
+        events: h.arrivals + 1 + departures + q.source.internal_events(),
     })
 }
 

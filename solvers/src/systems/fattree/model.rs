@@ -86,16 +86,23 @@ struct Proc {
     rate: f64,
 }
 
+/// The end of a list of [`Chains`] links.
+const NIL: u32 = u32::MAX;
+
 /// Suffix-shared stage chains: node = (stage, next node).
 struct Chains {
     procs: Vec<Proc>,
     nodes: Vec<(Stage, Option<u32>)>,
-    /// Per node, the nodes whose next node it is, as (shift bits, process,
-    /// id); `last` the same for the nodes without a next one. A node has a
-    /// handful of them (the distinct stages that can precede a suffix), so
-    /// a scan finds one sooner than hashing its key would.
-    before: Vec<Vec<(u64, usize, u32)>>,
-    last: Vec<(u64, usize, u32)>,
+    /// Per node, the nodes whose next node it is, as a list through `links`
+    /// (its first entry, `NIL`: none); `last` the same for the nodes without
+    /// a next one. A node has a handful of them (the distinct stages that
+    /// can precede a suffix), so a scan finds one sooner than hashing its
+    /// key would; the lists share one vector, so a new node allocates
+    /// nothing of its own.
+    before: Vec<u32>,
+    last: u32,
+    /// The lists' entries: (shift bits, process, id, next entry or `NIL`).
+    links: Vec<(u64, usize, u32, u32)>,
     /// Σ Wb from this node to the end (filled by `solve`).
     tail: Vec<f64>,
 }
@@ -115,7 +122,8 @@ impl Chains {
             procs: Vec::new(),
             nodes: Vec::new(),
             before: Vec::new(),
-            last: Vec::new(),
+            last: NIL,
+            links: Vec::new(),
             tail: Vec::new(),
         }
     }
@@ -138,17 +146,34 @@ impl Chains {
         let mut next: Option<u32> = None;
         for s in stages.iter().rev() {
             let key = (s.shift.to_bits(), s.proc);
-            let list = match next {
-                Some(c) => &mut self.before[c as usize],
-                None => &mut self.last,
+            let first = match next {
+                Some(c) => self.before[c as usize],
+                None => self.last,
             };
-            let id = match list.iter().find(|&&(b, p, _)| (b, p) == key) {
-                Some(&(_, _, id)) => id,
+            // The keys of a list are distinct, so the order of its entries
+            // does not change which one is found.
+            let mut e = first;
+            let mut found = None;
+            while e != NIL {
+                let (b, p, id, nx) = self.links[e as usize];
+                if (b, p) == key {
+                    found = Some(id);
+                    break;
+                }
+                e = nx;
+            }
+            let id = match found {
+                Some(id) => id,
                 None => {
                     let id = self.nodes.len() as u32;
-                    list.push((key.0, key.1, id));
+                    let entry = self.links.len() as u32;
+                    self.links.push((key.0, key.1, id, first));
+                    match next {
+                        Some(c) => self.before[c as usize] = entry,
+                        None => self.last = entry,
+                    }
                     self.nodes.push((*s, next));
-                    self.before.push(Vec::new());
+                    self.before.push(NIL);
                     id
                 }
             };
@@ -484,7 +509,7 @@ fn intra_classes(
     t_cn: f64,
     proc: usize,
 ) -> Vec<Class> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(probs.len());
     for (j, &w) in probs.iter().enumerate().skip(1) {
         if w <= 0.0 {
             continue;
@@ -774,7 +799,7 @@ fn solve_ch5(
                 inter[i][v] = k;
                 continue;
             }
-            let mut cls = Vec::new();
+            let mut cls = Vec::with_capacity(probs[i].len() * p_c.len() * probs[v].len());
             for (a, &pa) in probs[i].iter().enumerate().skip(1) {
                 for (r, &pr) in p_c.iter().enumerate().skip(1) {
                     for (u, &pu) in probs[v].iter().enumerate().skip(1) {

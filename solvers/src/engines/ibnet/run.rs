@@ -266,6 +266,55 @@ enum Pick {
     Low(TablePos),
 }
 
+/// A switch output's pick by the tables (VL, input, table position) in one
+/// word, so that `pick_by_tables`, kept out of line, returns it in a
+/// register: returned as a tuple it came back through memory, read with
+/// loads wider than the stores that wrote it, which stalled the caller.
+#[derive(Clone, Copy)]
+struct PackedPick(u64);
+
+impl PackedPick {
+    const NONE: PackedPick = PackedPick(u64::MAX);
+
+    /// Bits 0-31 the input, 32-39 the VL, 40-47 the entry, 48-55 the blocks
+    /// it has used (below its weight, at most 255, when it is picked), 56
+    /// the high-priority table, 57 the restart of its count.
+    #[inline]
+    fn new(vl: u8, i: usize, pick: Pick) -> Self {
+        let (high, reset, p) = match pick {
+            Pick::High(p, reset) => (1u64, u64::from(reset), p),
+            Pick::Low(p) => (0, 0, p),
+        };
+        debug_assert!(i <= u32::MAX as usize && p.used <= 255);
+        PackedPick(
+            i as u64
+                | u64::from(vl) << 32
+                | u64::from(p.entry) << 40
+                | u64::from(p.used) << 48
+                | high << 56
+                | reset << 57,
+        )
+    }
+
+    #[inline]
+    fn get(self) -> Option<(u8, usize, Pick)> {
+        let x = self.0;
+        if x == u64::MAX {
+            return None;
+        }
+        let p = TablePos {
+            entry: (x >> 40) as u8,
+            used: u16::from((x >> 48) as u8),
+        };
+        let pick = if x >> 56 & 1 != 0 {
+            Pick::High(p, x >> 57 & 1 != 0)
+        } else {
+            Pick::Low(p)
+        };
+        Some(((x >> 32) as u8, x as u32 as usize, pick))
+    }
+}
+
 /// From `pos`, one round of `table`: the first entry with weight left whose
 /// VL `avail` finds something on. An entry whose VL has nothing loses the
 /// rest of its turn (the next entry starts with its full weight).
@@ -332,19 +381,44 @@ impl Returns {
     }
 
     /// Usually the latest return: appended; otherwise placed by time.
-    #[inline]
+    /// Inlined into its caller with the rare steps out of line, and an
+    /// appended return is written field by field into a slot made first:
+    /// pushed whole, it was built on the stack field by field and read back
+    /// with one wider load, which the processor cannot forward from those
+    /// stores (a stall at every return).
+    #[inline(always)]
     fn push(&mut self, r: Returning) {
         if self.head > 32 && 2 * self.head > self.list.len() {
-            self.list.drain(..self.head);
-            self.head = 0;
+            self.compact();
         }
         match self.list.last() {
-            Some(b) if b.time > r.time => {
-                let i = self.head + self.list[self.head..].partition_point(|c| c.time <= r.time);
-                self.list.insert(i, r);
+            Some(b) if b.time > r.time => self.insert_by_time(r),
+            _ => {
+                self.list.push(Returning {
+                    time: 0.0,
+                    vl: 0,
+                    blocks: 0,
+                });
+                let slot = self.list.last_mut().expect("just pushed");
+                slot.time = r.time;
+                slot.vl = r.vl;
+                slot.blocks = r.blocks;
             }
-            _ => self.list.push(r),
         }
+    }
+
+    /// Drops the returns already taken.
+    #[inline(never)]
+    fn compact(&mut self) {
+        self.list.drain(..self.head);
+        self.head = 0;
+    }
+
+    /// Places a return due before the latest one by its time.
+    #[inline(never)]
+    fn insert_by_time(&mut self, r: Returning) {
+        let i = self.head + self.list[self.head..].partition_point(|c| c.time <= r.time);
+        self.list.insert(i, r);
     }
 }
 
@@ -438,6 +512,8 @@ struct Engine<'a, C: CongestionControl> {
     /// Data packet times (divisions done once): serialisation per port,
     /// sink drain, injection pacing before jitter.
     ser_data: Vec<f64>,
+    /// Serialisation of a control packet (`Scenario::cnp_bytes`) per port.
+    ser_ctl: Vec<f64>,
     sink_data: f64,
     inject_data: f64,
     // Per port (output side).
@@ -600,6 +676,11 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
                 .ports
                 .iter()
                 .map(|pt| data_bytes as f64 / pt.rate)
+                .collect(),
+            ser_ctl: f
+                .ports
+                .iter()
+                .map(|pt| sc.cnp_bytes as f64 / pt.rate)
                 .collect(),
             sink_data: data_bytes as f64 / sc.sink_rate,
             inject_data: data_bytes as f64 / sc.inject_rate,
@@ -844,11 +925,14 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     }
 
     /// Serialisation time of `bytes` on port `p`: the quotient computed once
-    /// per port for data packets (the same value), at each call otherwise.
+    /// per port for data and control packets (the same value), at each call
+    /// otherwise.
     #[inline]
     fn ser(&self, bytes: u32, p: u32) -> f64 {
         if bytes == self.data_bytes {
             self.ser_data[p as usize]
+        } else if bytes == self.sc.cnp_bytes {
+            self.ser_ctl[p as usize]
         } else {
             bytes as f64 / self.sc.fabric.ports[p as usize].rate
         }
@@ -1004,6 +1088,7 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
             found
         } else {
             self.pick_by_tables(pi, first, radix)
+                .get()
                 .map(|(vl, i, pick)| (vl, i, Some(pick)))
         };
         let Some((vl, i, pick)) = picked else {
@@ -1056,12 +1141,16 @@ impl<'a, C: CongestionControl> Engine<'a, C> {
     /// `first + v * radix`): the VL and the input to serve. Kept out of
     /// `try_switch`'s body, which the round robin over VLs runs.
     #[inline(never)]
-    fn pick_by_tables(&self, pi: usize, first: usize, radix: usize) -> Option<(u8, usize, Pick)> {
+    fn pick_by_tables(&self, pi: usize, first: usize, radix: usize) -> PackedPick {
         let pv0 = pi * self.v;
-        self.arb.pick(&self.ps[pi].arb, |vl| {
-            let vl = vl as usize;
-            self.input_in_turn(pv0 + vl, first + vl * radix, radix)
-        })
+        self.arb
+            .pick(&self.ps[pi].arb, |vl| {
+                let vl = vl as usize;
+                self.input_in_turn(pv0 + vl, first + vl * radix, radix)
+            })
+            .map_or(PackedPick::NONE, |(vl, i, pick)| {
+                PackedPick::new(vl, i, pick)
+            })
     }
 
     /// The input in turn at an output on a VL (`pv`: the output and VL's

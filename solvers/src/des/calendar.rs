@@ -147,17 +147,34 @@ impl<E: Copy> Calendar<E> {
 
     /// Sorted calendar: places `e` after (below) the entries due later,
     /// moving the ones due earlier up by one (an insertion-sort step).
+    ///
+    /// The new entry is written field by field into its slot, never built
+    /// whole in memory first: copied from a temporary, its 16-byte load
+    /// spanned the temporary's narrower stores, which the processor cannot
+    /// forward (a stall at every schedule).
     #[inline(always)]
     fn insert_sorted(&mut self, e: Entry<E>) {
         let key = e.key();
-        self.heap.push(e);
+        let n = self.heap.len();
+        match self.heap.last() {
+            // The slot at the end is filled with a copy of the last entry
+            // (moved up below if the new one goes before it).
+            Some(&last) => self.heap.push(last),
+            None => {
+                self.heap.push(e);
+                return;
+            }
+        }
         let heap = &mut self.heap[..];
-        let mut i = heap.len() - 1;
+        let mut i = n;
         while i > 0 && heap[i - 1].key() < key {
             heap[i] = heap[i - 1];
             i -= 1;
         }
-        heap[i] = e;
+        let slot = &mut heap[i];
+        slot.time = e.time;
+        slot.seq = e.seq;
+        slot.event = e.event;
     }
 
     /// Schedules `event` after `delay`.

@@ -12,7 +12,7 @@ use pipeline::execute::{self, ExecOptions, Executor, Local};
 use pipeline::manifest::{self, discover, load_or_input_error, Manifest};
 use pipeline::measure;
 use pipeline::measure::compare::History;
-use pipeline::measure::stored_manifests;
+use pipeline::measure::stored_manifests_except;
 use pipeline::plan::{self, plan_rows, plan_rows_iter, Task};
 use pipeline::render::{fidelity_dir, Draw};
 use pipeline::shared::{exit, host, open_store, InputError, CODE_VERSION};
@@ -265,7 +265,10 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
         // The index lists every experiment in the store with results at this
         // fidelity; those this run did not measure are drawn again only where
         // what they show changed since they were drawn into this folder.
-        let stored = stored_manifests(&store, registry).await?;
+        // Those this run measured are drawn already (`add_stored` skips
+        // them), so their stored manifests are not read again.
+        let stored =
+            stored_manifests_except(&store, registry, |id| pages.entries.contains_key(id)).await?;
         let registry = &manifest::with_declared(registry, &stored);
         pages
             .add_stored(

@@ -15,7 +15,10 @@ mod stored;
 pub use measured::{em_summary, measured, planned, stored, Measured};
 pub use records::Records;
 
-pub use stored::{code_versions, collect_at, collect_fidelity, stored_manifest, stored_manifests};
+pub use stored::{
+    code_versions, collect_at, collect_fidelity, stored_manifest, stored_manifests,
+    stored_manifests_except,
+};
 
 use crate::manifest::{FigureKind, Manifest, Point};
 use anyhow::Context;

@@ -124,8 +124,23 @@ pub async fn collect_fidelity(
 
 /// Latest version of every experiment in the store, as parsed manifests.
 pub async fn stored_manifests(store: &Store, registry: &Registry) -> anyhow::Result<Vec<Manifest>> {
+    stored_manifests_except(store, registry, |_| false).await
+}
+
+/// [`stored_manifests`] without the experiments whose id `skip` accepts,
+/// which are not parsed at all (a run's index: the experiments the run
+/// measured itself are drawn already, and parsing their stored text again,
+/// validation included, cost a quick check about 0.2 CPU-s; issue 35).
+pub async fn stored_manifests_except(
+    store: &Store,
+    registry: &Registry,
+    skip: impl Fn(&str) -> bool,
+) -> anyhow::Result<Vec<Manifest>> {
     let mut latest: BTreeMap<String, ExperimentRow> = BTreeMap::new();
     for e in store.experiments().await? {
+        if skip(&e.id) {
+            continue;
+        }
         match latest.get(&e.id) {
             Some(x) if x.version >= e.version => {}
             _ => {

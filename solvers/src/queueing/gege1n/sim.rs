@@ -47,7 +47,7 @@ impl Batches {
     }
 
     /// Time to the next batch epoch and the size of that batch.
-    #[inline]
+    #[inline(always)]
     fn next(&self, rng: &mut Stream) -> (f64, u64) {
         let dt = rng.exp1() * self.mean_gap;
         let size = if self.size_scale == 0.0 {
@@ -102,10 +102,12 @@ struct Queue<'a> {
 }
 
 impl Queue<'_> {
+    #[inline(always)]
     fn n(&self) -> usize {
         self.waiting.len() + usize::from(self.in_service.is_some())
     }
 
+    #[inline(always)]
     fn advance(&mut self, t: f64) {
         let n = self.n();
         self.time_in_state[n] += t - self.last_change;
@@ -113,6 +115,7 @@ impl Queue<'_> {
         self.now = t;
     }
 
+    #[inline(always)]
     fn depart(&mut self, c: Customer) {
         self.b_departures += 1;
         self.totals.departures += 1;
@@ -121,6 +124,7 @@ impl Queue<'_> {
 
     /// Draws the GE service of a customer reaching the idle server; returns
     /// it back if the work is zero (it leaves at once).
+    #[inline(always)]
     fn enter_service(&mut self, c: Customer) -> Option<Customer> {
         if self.svc.bernoulli(self.tau_s) {
             self.in_service = Some(c);
@@ -131,6 +135,7 @@ impl Queue<'_> {
         }
     }
 
+    #[inline(always)]
     fn reschedule(&mut self) {
         let n = self.n();
         self.service_region = self.q.region(n);
@@ -138,12 +143,14 @@ impl Queue<'_> {
     }
 
     /// Memoryless residual: a new region means a new exponential draw.
+    #[inline(always)]
     fn check_region(&mut self) {
         if self.in_service.is_some() && self.q.region(self.n()) != self.service_region {
             self.reschedule();
         }
     }
 
+    #[inline(always)]
     fn arrive_batch(&mut self, size: u64) {
         for _ in 0..size {
             self.b_arrivals += 1;
@@ -165,6 +172,7 @@ impl Queue<'_> {
         self.check_region();
     }
 
+    #[inline(always)]
     fn complete(&mut self) {
         if let Some(c) = self.in_service.take() {
             self.depart(c);

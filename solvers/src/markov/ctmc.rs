@@ -120,6 +120,27 @@ impl Generator {
     /// [`Generator::steady_state`], naming `param` (the parameter that sets
     /// the chain's size) when the chain is too large.
     pub fn steady_state_for(&self, param: &str) -> Result<Vec<f64>, SolveError> {
+        self.check_work(param)?;
+        gth(self.n, self.rates.clone())
+    }
+
+    /// [`Generator::steady_state`] consuming the generator: its rates are
+    /// eliminated in place instead of copied (for small chains solved many
+    /// times, e.g. the multi-cluster model's blocking chain).
+    pub fn into_steady_state(self) -> Result<Vec<f64>, SolveError> {
+        self.check_work("state space")?;
+        gth(self.n, self.rates)
+    }
+
+    /// Refuses a chain whose elimination would exceed [`MAX_WORK`]. The
+    /// bound [`Generator::gth_work`] is at most 4N² + Σ_k k² < 4N² + N³, so
+    /// a chain for which that is under the limit passes without computing
+    /// its envelope.
+    fn check_work(&self, param: &str) -> Result<(), SolveError> {
+        let n = self.n as f64;
+        if 4.0 * n * n + n * n * n <= MAX_WORK {
+            return Ok(());
+        }
         let work = self.gth_work();
         if work > MAX_WORK {
             return Err(SolveError::param(
@@ -130,7 +151,7 @@ impl Generator {
                 ),
             ));
         }
-        gth(self.n, self.rates.clone())
+        Ok(())
     }
 }
 

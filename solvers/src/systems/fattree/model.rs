@@ -30,7 +30,7 @@ use super::params::{
     Cd, Channels, Dispatcher, EcnLeg2, EcnNum, Locality, Reading, StageMap, System,
 };
 use super::Tree;
-use crate::markov::ctmc::gth;
+use crate::markov::ctmc::Generator;
 use crate::queueing::mmpp::{mmpp_g1, Service, ShiftExp};
 use crate::traffic::mmpp::{superpose_fit, Mmpp2};
 use crate::SolveError;
@@ -288,28 +288,18 @@ fn blocking_probability(p: &Mmpp2, t: f64) -> Result<(f64, bool), SolveError> {
             m
         }
     });
-    // The off-diagonal rates, row-major, each entry set once as
-    // `Generator::add` would add it to 0 (a rate of 0 is left out), handed
-    // to GTH directly: a 4-state chain is far below the work limit that
-    // `Generator::steady_state` checks, so the result is the same without
-    // the generator's copies.
-    let mut q = vec![0.0; 16];
-    let mut add = |from: usize, to: usize, rate: f64| {
-        if rate != 0.0 {
-            q[from * 4 + to] = rate;
-        }
-    };
+    let mut g = Generator::new(4);
     for a in 0..2 {
-        add(2 * a, 2 * a + 1, p.phi1);
-        add(2 * a + 1, 2 * a, p.phi2);
+        g.add(2 * a, 2 * a + 1, p.phi1);
+        g.add(2 * a + 1, 2 * a, p.phi2);
     }
     for b in 0..2 {
         if lam[b] > 0.0 {
-            add(b, 2 + b, lam[b]);
+            g.add(b, 2 + b, lam[b]);
         }
-        add(2 + b, b, mu[b]);
+        g.add(2 + b, b, mu[b]);
     }
-    let pi = gth(4, q)?;
+    let pi = g.into_steady_state()?;
     Ok((pi[2] + pi[3], clamped))
 }
 

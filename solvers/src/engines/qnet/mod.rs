@@ -791,7 +791,11 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
                     return Ok(true);
                 }
             } else {
-                if id < land0 {
+                // Entity timers are 0 … n − 1 = `ents.len()` − 1 (service
+                // ends), link timers `land0` + e with `land0` = n: testing
+                // the id against `ents.len()` also proves `ents[id]` in
+                // bounds for `on_done`.
+                if (id as usize) < self.ents.len() {
                     self.on_done::<CUT>(id as usize);
                 } else {
                     self.on_land((id - land0) as usize);

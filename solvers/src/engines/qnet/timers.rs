@@ -9,11 +9,15 @@
 //! fired timer, or hand its slot to a newly armed one), [`Heap::push`] and
 //! [`Heap::pop`], and no position map (which cost a scattered store per move).
 //!
-//! Layout: node i lives at slot i + 3 of an array of 16-byte nodes, so the
-//! four children 4i + 1 … 4i + 4 of node i are the 64 bytes at slots
-//! 4i + 4 … 4i + 7 (slot s has its children at 4s − 8 …). Slots past the
+//! Layout: node i lives at slot i + 3, so the four children 4i + 1 … 4i + 4
+//! of node i are slots 4s − 8 … 4s − 5 of slot s = i + 3: chunk s − 2 of an
+//! array of 64-byte chunks of four slots (chunk j holds slots 4j … 4j + 3).
+//! The root (slot 3) is a field of its own, so reading the earliest timer
+//! needs no index (slots 0 … 3 of the array are never used). Slots past the
 //! last node hold `+∞`, so a sift reads the four children without a bound
-//! per child and an empty heap's top is `+∞`.
+//! per child and an empty heap's top is `+∞`. A sift-down looks the
+//! children up in the slice of the chunks that hold a node, so one test
+//! both ends the sift and bounds the read.
 //!
 //! Ties (equal times) are broken by the heap's deterministic layout, so a run is
 //! a function of its seed alone.
@@ -30,18 +34,41 @@ const EMPTY: Node = Node {
 };
 
 pub(super) struct Heap {
-    /// Node i at slot i + 3; slots past the last node hold `EMPTY`.
-    v: Vec<Node>,
+    /// Slot 3 (node 0), `EMPTY` when the heap is empty.
+    root: Node,
+    /// Chunk j: slots 4j … 4j + 3 (chunk 0 unused); slots past the last
+    /// node hold `EMPTY`.
+    g: Vec<[Node; 4]>,
     n: usize,
+}
+
+/// The smallest of four children, the first one on ties: its lane and time.
+#[inline(always)]
+fn least(ch: &[Node; 4]) -> (usize, f64) {
+    let (a, b) = if ch[1].time < ch[0].time {
+        (1, ch[1].time)
+    } else {
+        (0, ch[0].time)
+    };
+    let (c2, d) = if ch[3].time < ch[2].time {
+        (3, ch[3].time)
+    } else {
+        (2, ch[2].time)
+    };
+    if d < b {
+        (c2, d)
+    } else {
+        (a, b)
+    }
 }
 
 impl Heap {
     /// A heap that can hold `cap` timers.
     pub(super) fn new(cap: usize) -> Self {
-        // A sift reads the children slots 4s − 8 … 4s − 5 of slot s only
-        // when 4s − 8 < n + 3 ≤ cap + 3, so cap + 7 slots cover every read.
+        // Nodes occupy slots 3 … cap + 2: chunks up to (cap + 2)/4.
         Heap {
-            v: vec![EMPTY; cap + 8],
+            root: EMPTY,
+            g: vec![[EMPTY; 4]; (cap + 2) / 4 + 1],
             n: 0,
         }
     }
@@ -49,8 +76,7 @@ impl Heap {
     /// Earliest timer, `(+∞, u32::MAX)` when the heap is empty.
     #[inline(always)]
     pub(super) fn top(&self) -> (f64, u32) {
-        let x = self.v[3];
-        (x.time, x.id)
+        (self.root.time, self.root.id)
     }
 
     #[cfg(test)]
@@ -58,11 +84,16 @@ impl Heap {
         self.n
     }
 
+    /// Slot `s` ≥ 4.
+    #[inline(always)]
+    fn slot(&mut self, s: usize) -> &mut Node {
+        &mut self.g.as_flattened_mut()[s]
+    }
+
     /// Arms timer `id` at `t` (the caller keeps each id armed at most once).
     #[inline]
     pub(super) fn push(&mut self, t: f64, id: u32) {
         let s = self.n + 3;
-        debug_assert!(s + 5 <= self.v.len());
         self.n += 1;
         self.sift_up(s, Node { time: t, id });
     }
@@ -81,12 +112,12 @@ impl Heap {
     pub(super) fn pop(&mut self) {
         debug_assert!(self.n > 0);
         self.n -= 1;
-        let s = self.n + 3;
-        let last = self.v[s];
-        self.v[s] = EMPTY;
-        if self.n > 0 {
-            self.sift_down(last);
+        if self.n == 0 {
+            self.root = EMPTY;
+            return;
         }
+        let last = std::mem::replace(self.slot(self.n + 3), EMPTY);
+        self.sift_down(last);
     }
 
     /// Places `x` at hole slot `s` moving it towards the root (the parent
@@ -95,47 +126,50 @@ impl Heap {
     fn sift_up(&mut self, mut s: usize, x: Node) {
         while s > 3 {
             let p = (s >> 2) + 2;
-            let y = self.v[p];
+            let y = if p == 3 { self.root } else { *self.slot(p) };
             if y.time <= x.time {
                 break;
             }
-            self.v[s] = y;
+            *self.slot(s) = y;
             s = p;
         }
-        self.v[s] = x;
+        if s == 3 {
+            self.root = x;
+        } else {
+            *self.slot(s) = x;
+        }
     }
 
     /// Places `x` at the root hole moving it towards the leaves. Children
     /// past the last node read as `+∞`.
     #[inline(always)]
     fn sift_down(&mut self, x: Node) {
-        let end = self.n + 3;
-        let mut s = 3;
-        loop {
-            let c = 4 * s - 8;
-            if c >= end {
-                break;
-            }
-            let ch: &[Node; 4] = self.v[c..c + 4].try_into().unwrap();
-            // Smallest of the four children, first one on ties.
-            let (a, b) = if ch[1].time < ch[0].time {
-                (1, ch[1].time)
-            } else {
-                (0, ch[0].time)
-            };
-            let (c2, d) = if ch[3].time < ch[2].time {
-                (3, ch[3].time)
-            } else {
-                (2, ch[2].time)
-            };
-            let (k, tk) = if d < b { (c2, d) } else { (a, b) };
+        // Chunk j ≥ 1 holds a node when its first slot 4j ≤ n + 2.
+        let used = (self.n + 6) >> 2;
+        let g = &mut self.g[..used];
+        let Some(ch) = g.get(1) else {
+            self.root = x;
+            return;
+        };
+        let (k, tk) = least(ch);
+        if tk >= x.time {
+            self.root = x;
+            return;
+        }
+        self.root = ch[k];
+        let mut s = 4 + k;
+        // The children of slot s are chunk s − 2, which holds a node iff
+        // it lies in `g`.
+        while let Some(ch) = g.get(s - 2) {
+            let (k, tk) = least(ch);
             if tk >= x.time {
                 break;
             }
-            self.v[s] = ch[k & 3];
-            s = c + k;
+            let y = ch[k];
+            g.as_flattened_mut()[s] = y;
+            s = 4 * s - 8 + k;
         }
-        self.v[s] = x;
+        g.as_flattened_mut()[s] = x;
     }
 }
 
@@ -184,6 +218,32 @@ mod tests {
             if t.is_finite() {
                 assert_eq!(armed[i as usize], Some(t));
             }
+        }
+    }
+
+    /// Heaps filled to their capacity (every chunk boundary of the first
+    /// few levels), then emptied by replace-top and pop, stay in order.
+    #[test]
+    fn full_heaps_of_small_capacities() {
+        let mut rng = Stream::new(3, 4);
+        for cap in 1..=40 {
+            let mut h = Heap::new(cap);
+            let mut v: Vec<f64> = (0..cap).map(|_| (rng.uniform() * 8.0).floor()).collect();
+            for (i, &t) in v.iter().enumerate() {
+                h.push(t, i as u32);
+            }
+            assert_eq!(h.len(), cap);
+            // Move the earliest timer later once, as the engine does.
+            let (t0, id) = h.top();
+            h.replace_top(t0 + 3.0, id);
+            v.sort_by(f64::total_cmp);
+            v[0] += 3.0;
+            v.sort_by(f64::total_cmp);
+            for &t in &v {
+                assert_eq!(h.top().0, t);
+                h.pop();
+            }
+            assert_eq!(h.top(), (f64::INFINITY, u32::MAX));
         }
     }
 

@@ -34,6 +34,8 @@ use crate::markov::ctmc::Generator;
 use crate::queueing::mmpp::{mmpp_g1, Service, ShiftExp};
 use crate::traffic::mmpp::{superpose_fit, Mmpp2};
 use crate::SolveError;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 
 /// Why a point has no finite latency.
 pub type Saturation = String;
@@ -220,17 +222,15 @@ impl Chains {
                 continue;
             }
             let wb = if p.rate > 0.0 {
-                let (pb, clamped) = blocking_probability(&p.mmpp, t)?;
+                let (wb, clamped) = stage_block(&p.mmpp, st.shift, b)?;
                 out.clamped += clamped as u32;
-                let svc = Service::new(vec![shift_exp(1.0, st.shift, b)])?;
-                match mmpp_g1(&p.mmpp, &svc) {
-                    Ok(q) => pb * q.w,
-                    Err(SolveError::Unstable(m)) => {
+                match wb {
+                    Ok(wb) => wb,
+                    Err(m) => {
                         first.get_or_insert(m);
                         self.tail[id] = f64::INFINITY;
                         continue;
                     }
-                    Err(e) => return Err(e),
                 }
             } else {
                 0.0
@@ -261,6 +261,130 @@ impl Chains {
             })
             .collect();
         Service::new(parts)
+    }
+}
+
+/// The blocking wait Wb = Pb·Wc of a stage with service `shift` plus
+/// Exp(mean `b`) on process `p` (`Err` with the reason when its queue is
+/// unstable), and whether its μ_b was clamped. Memoised ([`QueueMemo`]).
+fn stage_block(
+    p: &Mmpp2,
+    shift: f64,
+    b: f64,
+) -> Result<(Result<f64, Saturation>, bool), SolveError> {
+    let key = Words([p.phi1, p.phi2, p.lambda1, p.lambda2, shift, b].map(f64::to_bits));
+    if let Some(hit) = QUEUE_MEMO.with_borrow(|m| m.stages.get(&key).copied()) {
+        return Ok((Ok(hit.0), hit.1));
+    }
+    let (pb, clamped) = blocking_probability(p, shift + b)?;
+    let svc = Service::new(vec![shift_exp(1.0, shift, b)])?;
+    match mmpp_g1(p, &svc) {
+        Ok(q) => {
+            let wb = pb * q.w;
+            QUEUE_MEMO.with_borrow_mut(|m| {
+                if m.stages.len() >= QueueMemo::CAP {
+                    m.stages.clear();
+                }
+                m.stages.insert(key, (wb, clamped));
+            });
+            Ok((Ok(wb), clamped))
+        }
+        Err(SolveError::Unstable(m)) => Ok((Err(m), clamped)),
+        Err(e) => Err(e),
+    }
+}
+
+/// The mean wait W of the MMPP/G/1 queue of `arr` and `svc`
+/// ([`mmpp_g1`]), memoised ([`QueueMemo`]).
+fn mmpp_g1_wait(arr: &Mmpp2, svc: &Service) -> Result<f64, SolveError> {
+    let hit = QUEUE_MEMO.with_borrow_mut(|m| {
+        let k = &mut m.key;
+        k.clear();
+        k.extend([arr.phi1, arr.phi2, arr.lambda1, arr.lambda2].map(f64::to_bits));
+        for c in &svc.parts {
+            // A rate is finite and > 0, so its bits are never all ones.
+            let rate = c.rate.map_or(u64::MAX, f64::to_bits);
+            k.extend([c.weight.to_bits(), c.shift.to_bits(), rate]);
+        }
+        let key = Words(std::mem::take(&mut m.key));
+        let hit = m.queues.get(&key).copied();
+        m.key = key.0;
+        hit
+    });
+    if let Some(w) = hit {
+        return Ok(w);
+    }
+    let w = mmpp_g1(arr, svc)?.w;
+    QUEUE_MEMO.with_borrow_mut(|m| {
+        if m.queues.len() >= QueueMemo::CAP {
+            m.queues.clear();
+        }
+        let key = Words(m.key.clone());
+        m.queues.insert(key, w);
+    });
+    Ok(w)
+}
+
+/// The results of the queues solved by this thread's earlier points, by
+/// the exact bits of their inputs: a hit is the number the computation
+/// gives, so no outcome depends on what was solved before. Only finished
+/// results are kept (an unstable queue is solved again); bounded: each
+/// map is cleared at [`QueueMemo::CAP`] entries.
+#[derive(Default)]
+struct QueueMemo {
+    /// Stage queues (process, shift, mean blocking) → (Wb, clamped).
+    stages: HashMap<Words<[u64; 6]>, (f64, bool), BuildWordHasher>,
+    /// Source and C/D queues (process, service mixture) → W.
+    queues: HashMap<Words<Vec<u64>>, f64, BuildWordHasher>,
+    /// The key being looked up.
+    key: Vec<u64>,
+}
+
+thread_local! {
+    static QUEUE_MEMO: std::cell::RefCell<QueueMemo> = Default::default();
+}
+
+impl QueueMemo {
+    const CAP: usize = 1 << 14;
+}
+
+/// Words hashed one by one (the standard `Hash` of a slice hashes its
+/// bytes).
+#[derive(PartialEq, Eq)]
+struct Words<T>(T);
+
+impl<T: AsRef<[u64]>> Hash for Words<T> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        for &w in self.0.as_ref() {
+            h.write_u64(w);
+        }
+    }
+}
+
+type BuildWordHasher = std::hash::BuildHasherDefault<WordHasher>;
+
+/// A multiply-rotate hash of 64-bit words with a final mix (the keys are
+/// a few words, for which the standard hasher is slow).
+#[derive(Default)]
+struct WordHasher(u64);
+
+impl Hasher for WordHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    #[inline]
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        let h = self.0 ^ (self.0 >> 33);
+        let h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^ (h >> 33)
     }
 }
 
@@ -405,8 +529,8 @@ fn queue_wait(
     if rho >= 1.0 {
         return Ok(Err(format!("{what} utilisation {rho:.4} >= 1")));
     }
-    match mmpp_g1(arr, svc) {
-        Ok(q) => Ok(Ok(q.w)),
+    match mmpp_g1_wait(arr, svc) {
+        Ok(w) => Ok(Ok(w)),
         Err(SolveError::Unstable(m)) => Ok(Err(format!("{what}: {m}"))),
         Err(e) => Err(e),
     }

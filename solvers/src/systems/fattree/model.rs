@@ -273,7 +273,7 @@ fn stage_block(
     b: f64,
 ) -> Result<(Result<f64, Saturation>, bool), SolveError> {
     let key = Words([p.phi1, p.phi2, p.lambda1, p.lambda2, shift, b].map(f64::to_bits));
-    if let Some(hit) = QUEUE_MEMO.with_borrow(|m| m.stages.get(&key).copied()) {
+    if let Some(hit) = QueueMemo::lock().stages.get(&key).copied() {
         return Ok((Ok(hit.0), hit.1));
     }
     let (pb, clamped) = blocking_probability(p, shift + b)?;
@@ -281,12 +281,11 @@ fn stage_block(
     match mmpp_g1(p, &svc) {
         Ok(q) => {
             let wb = pb * q.w;
-            QUEUE_MEMO.with_borrow_mut(|m| {
-                if m.stages.len() >= QueueMemo::CAP {
-                    m.stages.clear();
-                }
-                m.stages.insert(key, (wb, clamped));
-            });
+            let mut m = QueueMemo::lock();
+            if m.stages.len() >= QueueMemo::CAP {
+                m.stages.clear();
+            }
+            m.stages.insert(key, (wb, clamped));
             Ok((Ok(wb), clamped))
         }
         Err(SolveError::Unstable(m)) => Ok((Err(m), clamped)),
@@ -297,55 +296,52 @@ fn stage_block(
 /// The mean wait W of the MMPP/G/1 queue of `arr` and `svc`
 /// ([`mmpp_g1`]), memoised ([`QueueMemo`]).
 fn mmpp_g1_wait(arr: &Mmpp2, svc: &Service) -> Result<f64, SolveError> {
-    let hit = QUEUE_MEMO.with_borrow_mut(|m| {
-        let k = &mut m.key;
-        k.clear();
-        k.extend([arr.phi1, arr.phi2, arr.lambda1, arr.lambda2].map(f64::to_bits));
-        for c in &svc.parts {
-            // A rate is finite and > 0, so its bits are never all ones.
-            let rate = c.rate.map_or(u64::MAX, f64::to_bits);
-            k.extend([c.weight.to_bits(), c.shift.to_bits(), rate]);
-        }
-        let key = Words(std::mem::take(&mut m.key));
-        let hit = m.queues.get(&key).copied();
-        m.key = key.0;
-        hit
-    });
-    if let Some(w) = hit {
+    let mut k = Vec::with_capacity(4 + 3 * svc.parts.len());
+    k.extend([arr.phi1, arr.phi2, arr.lambda1, arr.lambda2].map(f64::to_bits));
+    for c in &svc.parts {
+        // A rate is finite and > 0, so its bits are never all ones.
+        let rate = c.rate.map_or(u64::MAX, f64::to_bits);
+        k.extend([c.weight.to_bits(), c.shift.to_bits(), rate]);
+    }
+    let key = Words(k);
+    if let Some(&w) = QueueMemo::lock().queues.get(&key) {
         return Ok(w);
     }
     let w = mmpp_g1(arr, svc)?.w;
-    QUEUE_MEMO.with_borrow_mut(|m| {
-        if m.queues.len() >= QueueMemo::CAP {
-            m.queues.clear();
-        }
-        let key = Words(m.key.clone());
-        m.queues.insert(key, w);
-    });
+    let mut m = QueueMemo::lock();
+    if m.queues.len() >= QueueMemo::CAP {
+        m.queues.clear();
+    }
+    m.queues.insert(key, w);
     Ok(w)
 }
 
-/// The results of the queues solved by this thread's earlier points, by
+/// The results of the queues solved by earlier points of this process, by
 /// the exact bits of their inputs: a hit is the number the computation
-/// gives, so no outcome depends on what was solved before. Only finished
-/// results are kept (an unstable queue is solved again); bounded: each
-/// map is cleared at [`QueueMemo::CAP`] entries.
+/// gives, so no outcome depends on what was solved before or by which
+/// thread. Process-wide, not per thread: the pipeline runs tasks on a pool
+/// of many threads, which a memo per thread would split. Only finished
+/// results are kept (an unstable queue is solved again, and a queue being
+/// solved by one thread may be solved by another meanwhile, giving the
+/// same number); bounded: each map is cleared at [`QueueMemo::CAP`]
+/// entries.
 #[derive(Default)]
 struct QueueMemo {
     /// Stage queues (process, shift, mean blocking) → (Wb, clamped).
     stages: HashMap<Words<[u64; 6]>, (f64, bool), BuildWordHasher>,
     /// Source and C/D queues (process, service mixture) → W.
     queues: HashMap<Words<Vec<u64>>, f64, BuildWordHasher>,
-    /// The key being looked up.
-    key: Vec<u64>,
-}
-
-thread_local! {
-    static QUEUE_MEMO: std::cell::RefCell<QueueMemo> = Default::default();
 }
 
 impl QueueMemo {
     const CAP: usize = 1 << 14;
+
+    fn lock() -> std::sync::MutexGuard<'static, QueueMemo> {
+        static MEMO: std::sync::OnceLock<std::sync::Mutex<QueueMemo>> = std::sync::OnceLock::new();
+        MEMO.get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+    }
 }
 
 /// Words hashed one by one (the standard `Hash` of a slice hashes its

@@ -406,3 +406,26 @@ fn extreme_source_values_name_the_parameter_and_range() {
         assert!(r.is_ok(), "{key} = {value}: {r:?}");
     }
 }
+
+/// The queue memo returns what solving gives: a point solved again, after
+/// other points whose queues it shares filled the memo, has the same
+/// result to the bit (ch.4 under two channel rules and loads, and a ch.5
+/// system).
+#[test]
+fn a_point_solved_again_after_others_is_the_same() {
+    let ch4 = |channels: &str, lambda1: f64| {
+        json!({"C":16,"Lf":512,"channels":channels,"eta_in":0.6,"lambda1":lambda1,
+               "lambda2":0,"m":4,"n":3,"omega":64,"phi1":0.07,"phi2":0.07,"xi":0.5})
+    };
+    let points = [
+        ch4("derived", 0.0003183),
+        ch4("printed", 0.0003183),
+        ch4("derived", 0.0006),
+        config_i(),
+    ];
+    let first: Vec<_> = points.iter().map(|p| run(p.clone())).collect();
+    for (p, f) in points.iter().zip(&first).rev() {
+        let again = run(p.clone());
+        assert_eq!(format!("{again:?}"), format!("{f:?}"));
+    }
+}

@@ -34,8 +34,7 @@ use crate::markov::ctmc::Generator;
 use crate::queueing::mmpp::{mmpp_g1, Service, ShiftExp};
 use crate::traffic::mmpp::{superpose_fit, Mmpp2};
 use crate::SolveError;
-use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
+use rustc_hash::FxHashMap;
 
 /// Why a point has no finite latency.
 pub type Saturation = String;
@@ -272,7 +271,7 @@ fn stage_block(
     shift: f64,
     b: f64,
 ) -> Result<(Result<f64, Saturation>, bool), SolveError> {
-    let key = Words([p.phi1, p.phi2, p.lambda1, p.lambda2, shift, b].map(f64::to_bits));
+    let key = [p.phi1, p.phi2, p.lambda1, p.lambda2, shift, b].map(f64::to_bits);
     if let Some(hit) = QueueMemo::lock().stages.get(&key).copied() {
         return Ok((Ok(hit.0), hit.1));
     }
@@ -303,8 +302,7 @@ fn mmpp_g1_wait(arr: &Mmpp2, svc: &Service) -> Result<f64, SolveError> {
         let rate = c.rate.map_or(u64::MAX, f64::to_bits);
         k.extend([c.weight.to_bits(), c.shift.to_bits(), rate]);
     }
-    let key = Words(k);
-    if let Some(&w) = QueueMemo::lock().queues.get(&key) {
+    if let Some(&w) = QueueMemo::lock().queues.get(&k) {
         return Ok(w);
     }
     let w = mmpp_g1(arr, svc)?.w;
@@ -312,7 +310,7 @@ fn mmpp_g1_wait(arr: &Mmpp2, svc: &Service) -> Result<f64, SolveError> {
     if m.queues.len() >= QueueMemo::CAP {
         m.queues.clear();
     }
-    m.queues.insert(key, w);
+    m.queues.insert(k, w);
     Ok(w)
 }
 
@@ -328,9 +326,9 @@ fn mmpp_g1_wait(arr: &Mmpp2, svc: &Service) -> Result<f64, SolveError> {
 #[derive(Default)]
 struct QueueMemo {
     /// Stage queues (process, shift, mean blocking) → (Wb, clamped).
-    stages: HashMap<Words<[u64; 6]>, (f64, bool), BuildWordHasher>,
+    stages: FxHashMap<[u64; 6], (f64, bool)>,
     /// Source and C/D queues (process, service mixture) → W.
-    queues: HashMap<Words<Vec<u64>>, f64, BuildWordHasher>,
+    queues: FxHashMap<Vec<u64>, f64>,
 }
 
 impl QueueMemo {
@@ -341,46 +339,6 @@ impl QueueMemo {
         MEMO.get_or_init(Default::default)
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-    }
-}
-
-/// Words hashed one by one (the standard `Hash` of a slice hashes its
-/// bytes).
-#[derive(PartialEq, Eq)]
-struct Words<T>(T);
-
-impl<T: AsRef<[u64]>> Hash for Words<T> {
-    fn hash<H: Hasher>(&self, h: &mut H) {
-        for &w in self.0.as_ref() {
-            h.write_u64(w);
-        }
-    }
-}
-
-type BuildWordHasher = std::hash::BuildHasherDefault<WordHasher>;
-
-/// A multiply-rotate hash of 64-bit words with a final mix (the keys are
-/// a few words, for which the standard hasher is slow).
-#[derive(Default)]
-struct WordHasher(u64);
-
-impl Hasher for WordHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u64(u64::from(b));
-        }
-    }
-
-    #[inline]
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
-    }
-
-    #[inline]
-    fn finish(&self) -> u64 {
-        let h = self.0 ^ (self.0 >> 33);
-        let h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^ (h >> 33)
     }
 }
 

@@ -122,25 +122,116 @@ fn renumbered(pdf: &[u8]) -> Option<Vec<u8>> {
 }
 
 /// A PNG at [`PNG_SCALE`] pixels per CSS pixel.
+///
+/// The same bytes as tiny-skia's `encode_png` of a pixmap filled white and
+/// drawn on, for less work: the pixels live in one buffer per thread, kept
+/// from one figure to the next (a new buffer of a few MB for each figure
+/// had the kernel hand out and clear fresh pages twice, for the pixmap and
+/// for `encode_png`'s copy of it); a buffer of 255 bytes is the white
+/// pixmap; and an opaque pixmap (every figure: its background is white) is
+/// encoded from the buffer itself, since demultiplying an opaque pixel
+/// leaves it as it is (`encode_png`'s copy exists for that step). A pixmap
+/// with a pixel that is not opaque goes through `encode_png`.
 pub(crate) fn png(tree: &usvg::Tree) -> Result<Vec<u8>, VectorError> {
+    use resvg::tiny_skia::{IntSize, Pixmap, Transform};
+    thread_local! {
+        static CANVAS: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+    }
     let size = tree.size();
     let w = (size.width() * PNG_SCALE).ceil() as u32;
     let h = (size.height() * PNG_SCALE).ceil() as u32;
-    let mut pixmap =
-        resvg::tiny_skia::Pixmap::new(w.max(1), h.max(1)).ok_or(VectorError::Pixmap { w, h })?;
-    pixmap.fill(resvg::tiny_skia::Color::WHITE);
+    let too_big = VectorError::Pixmap { w, h };
+    let px = IntSize::from_wh(w.max(1), h.max(1)).ok_or(too_big)?;
+    let len = (px.width() as usize)
+        .checked_mul(px.height() as usize)
+        .and_then(|n| n.checked_mul(4))
+        .ok_or(VectorError::Pixmap { w, h })?;
+    let mut data = CANVAS.take();
+    data.clear();
+    if data.try_reserve(len).is_err() {
+        return Err(VectorError::Pixmap { w, h });
+    }
+    data.resize(len, 255); // white, opaque: `Pixmap::fill(Color::WHITE)`
+    let mut pixmap = Pixmap::from_vec(data, px).ok_or(VectorError::Pixmap { w, h })?;
     resvg::render(
         tree,
-        resvg::tiny_skia::Transform::from_scale(PNG_SCALE, PNG_SCALE),
+        Transform::from_scale(PNG_SCALE, PNG_SCALE),
         &mut pixmap.as_mut(),
     );
-    pixmap.encode_png().map_err(|e| VectorError::Png(e.into()))
+    let bytes = if pixmap.data().chunks_exact(4).all(|p| p[3] == u8::MAX) {
+        opaque_png(pixmap.data(), px.width(), px.height())
+    } else {
+        pixmap.encode_png()
+    };
+    CANVAS.set(pixmap.take());
+    bytes.map_err(|e| VectorError::Png(e.into()))
+}
+
+/// The PNG of opaque RGBA pixels, written as tiny-skia's `encode_png`
+/// writes a pixmap (8-bit RGBA and the encoder's default compression and
+/// filter).
+fn opaque_png(rgba: &[u8], w: u32, h: u32) -> Result<Vec<u8>, png::EncodingError> {
+    let mut data = Vec::new();
+    {
+        let mut encoder = png::Encoder::new(&mut data, w, h);
+        encoder.set_color(png::ColorType::Rgba);
+        encoder.set_depth(png::BitDepth::Eight);
+        let mut writer = encoder.write_header()?;
+        writer.write_image_data(rgba)?;
+    }
+    Ok(data)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use lopdf::{Document, Object};
+
+    /// The PNG as tiny-skia writes a pixmap filled white and drawn on.
+    fn reference_png(tree: &usvg::Tree) -> Vec<u8> {
+        use resvg::tiny_skia::{Color, Pixmap, Transform};
+        let size = tree.size();
+        let w = (size.width() * PNG_SCALE).ceil() as u32;
+        let h = (size.height() * PNG_SCALE).ceil() as u32;
+        let mut pixmap = Pixmap::new(w.max(1), h.max(1)).unwrap();
+        pixmap.fill(Color::WHITE);
+        resvg::render(
+            tree,
+            Transform::from_scale(PNG_SCALE, PNG_SCALE),
+            &mut pixmap.as_mut(),
+        );
+        pixmap.encode_png().unwrap()
+    }
+
+    fn drawing(w: u32, h: u32, opacity: &str) -> String {
+        format!(
+            r##"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}">
+<rect x="3" y="4" width="{}" height="9" fill="#E69F00" fill-opacity="{opacity}"/>
+<polyline points="1,1 20,17 {},{}" stroke="#0072B2" stroke-width="1.5" fill="none"/>
+<circle cx="12" cy="9" r="4" fill="none" stroke="black" stroke-dasharray="2,1"/>
+<text x="2" y="{}" font-size="8">p 0.5</text></svg>"##,
+            w / 2,
+            w - 1,
+            h / 3,
+            h - 2
+        )
+    }
+
+    #[test]
+    fn the_png_is_the_one_tiny_skia_writes_whatever_was_drawn_before() {
+        // Sizes change and shrink, so a kept buffer larger than the figure,
+        // and one with an earlier drawing in it, are both used.
+        for (w, h, opacity) in [
+            (40, 30, "1"),
+            (61, 23, "0.4"),
+            (40, 30, "0"),
+            (9, 50, "0.7"),
+        ] {
+            let tree = tree(&drawing(w, h, opacity)).unwrap();
+            let ours = png(&tree).unwrap();
+            assert_eq!(ours, reference_png(&tree), "{w}x{h} opacity {opacity}");
+        }
+    }
 
     #[test]
     fn an_unreadable_svg_keeps_the_parser_error_as_its_cause() {

@@ -540,8 +540,8 @@ struct Net<'a, R, S> {
     delays: Vec<f64>,
     delays_used: bool,
     srcs: Vec<Src>,
-    // Statistics.
-    measuring: bool,
+    // Statistics (taken by the handlers instantiated with `M` = true:
+    // the events at or after the warm-up's end).
     groups: Vec<GroupStats>,
     classes: Vec<ClassStats>,
     generated: u64,
@@ -588,7 +588,7 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
 
     /// Source i (the root of `src`) fired: an arrival or a phase change,
     /// then its next event. False when the packet pool is full.
-    fn on_source(&mut self, i: usize) -> bool {
+    fn on_source<const M: bool>(&mut self, i: usize) -> bool {
         let s = &mut self.srcs[i];
         let j = s.phase as usize;
         if s.rng.uniform() * s.rate[j] < s.lambda[j] {
@@ -597,7 +597,7 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
                 return false;
             };
             self.generated += 1;
-            self.arrive(p, entity as usize);
+            self.arrive::<M>(p, entity as usize);
         } else {
             s.phase ^= 1;
         }
@@ -626,14 +626,14 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
 
     /// Packet `p` arrives at entity `e`: drop-tail, else join the FIFO.
     #[inline(always)]
-    fn arrive(&mut self, p: u32, e: usize) {
+    fn arrive<const M: bool>(&mut self, p: u32, e: usize) {
         let now = self.now;
         let en = &mut self.ents[e];
-        if self.measuring {
+        if M {
             self.groups[en.group as usize].arrivals += 1;
         }
         if en.len >= en.capacity {
-            if self.measuring {
+            if M {
                 self.groups[en.group as usize].drops += 1;
             }
             self.dropped += 1;
@@ -664,7 +664,7 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
     /// before the split's start, where a packet routed out of the upstream
     /// set is discarded.
     #[inline]
-    fn on_done<const CUT: bool>(&mut self, e: usize) {
+    fn on_done<const CUT: bool, const M: bool>(&mut self, e: usize) {
         let now = self.now;
         let en = &mut self.ents[e];
         let p = en.head;
@@ -678,7 +678,7 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
         } else {
             self.vacant = u32::from(en.heap);
         }
-        if self.measuring {
+        if M {
             let g = &mut self.groups[en.group as usize];
             g.departures += 1;
             g.sojourn_sum += now - self.pkts[p as usize].arrived;
@@ -701,8 +701,8 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
             }
         }
         match hop {
-            Hop::To(next) => self.arrive(p, next.0 as usize),
-            Hop::Exit => self.leave(p),
+            Hop::To(next) => self.arrive::<M>(p, next.0 as usize),
+            Hop::Exit => self.leave::<M>(p),
         }
     }
 
@@ -728,7 +728,7 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
     }
 
     /// The head packet of entity e's link lands.
-    fn on_land(&mut self, e: usize) {
+    fn on_land<const M: bool>(&mut self, e: usize) {
         let p = self.lhead[e];
         let pk = self.pkts[p as usize];
         let link = self.next[p as usize];
@@ -742,19 +742,20 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
         }
         self.on_links -= 1;
         match pk.dest {
-            NIL => self.leave(p),
-            to => self.arrive(p, to as usize),
+            NIL => self.leave::<M>(p),
+            to => self.arrive::<M>(p, to as usize),
         }
     }
 
-    /// Runs the events up to `until`: those at times < `until` with only
-    /// the upstream entities (`CUT`, before a split's start), else those at
-    /// times ≤ `until`. True when the packet pool filled up.
+    /// Runs the events up to `until`. `CUT`: with only the upstream
+    /// entities, before a split's start; `M`: taking statistics, after the
+    /// warm-up. Before the warm-up's end (`M` false) the events at times <
+    /// `until`, after it those at times ≤ `until`. True when the packet
+    /// pool filled up.
     #[inline(always)]
-    fn advance<const CUT: bool>(
+    fn advance<const CUT: bool, const M: bool>(
         &mut self,
         until: f64,
-        warmup: f64,
         events: &mut u64,
         ctx: &TaskContext,
     ) -> Result<bool, SolveError> {
@@ -771,7 +772,7 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
             } else {
                 (te, e, false)
             };
-            if CUT {
+            if !M {
                 if now >= until || now.is_nan() {
                     return Ok(false);
                 }
@@ -779,15 +780,12 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
                 return Ok(false);
             }
             self.now = now;
-            if !self.measuring && now >= warmup {
-                self.measuring = true;
-            }
             *events += 1;
             if *events & 0xFFFF == 0 {
                 ctx.check_cancel()?;
             }
             if source {
-                if !self.on_source(id as usize) {
+                if !self.on_source::<M>(id as usize) {
                     return Ok(true);
                 }
             } else {
@@ -796,9 +794,9 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
                 // the id against `ents.len()` also proves `ents[id]` in
                 // bounds for `on_done`.
                 if (id as usize) < self.ents.len() {
-                    self.on_done::<CUT>(id as usize);
+                    self.on_done::<CUT, M>(id as usize);
                 } else {
-                    self.on_land((id - land0) as usize);
+                    self.on_land::<M>((id - land0) as usize);
                 }
                 if self.vacant != NIL {
                     self.ent[self.vacant as usize & 1].pop();
@@ -809,9 +807,9 @@ impl<R: Routing, S: Service> Net<'_, R, S> {
     }
 
     #[inline]
-    fn leave(&mut self, p: u32) {
+    fn leave<const M: bool>(&mut self, p: u32) {
         self.delivered += 1;
-        if self.measuring {
+        if M {
             let pk = self.pkts[p as usize];
             let c = &mut self.classes[pk.class as usize];
             c.delivered += 1;
@@ -911,7 +909,6 @@ pub fn run<R: Routing, S: Service>(
                 phase: 0,
             })
             .collect(),
-        measuring: len.warmup <= 0.0,
         groups: vec![GroupStats::default(); sc.groups],
         classes: vec![ClassStats::default(); sc.classes],
         generated: 0,
@@ -937,11 +934,19 @@ pub fn run<R: Routing, S: Service>(
     let end = len.warmup + len.horizon;
     let mut events: u64 = 0;
     let mut full = false;
+    // Three phases, each its own loop: the split's upstream part alone
+    // (before its start, which is ≤ the warm-up's end), the rest of the
+    // warm-up (events at times < warm-up), the measured horizon (events at
+    // times ≥ warm-up, up to `end`), so no event tests whether statistics
+    // are taken.
     if let Some(split) = &sc.split {
-        full = net.advance::<true>(split.start, len.warmup, &mut events, ctx)?;
+        full = net.advance::<true, false>(split.start, &mut events, ctx)?;
     }
     if !full {
-        full = net.advance::<false>(end, len.warmup, &mut events, ctx)?;
+        full = net.advance::<false, false>(len.warmup, &mut events, ctx)?;
+    }
+    if !full {
+        full = net.advance::<false, true>(end, &mut events, ctx)?;
     }
     let stop = if full {
         Stop::PoolFull

@@ -1613,7 +1613,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
         // stream or visited in the skipped cycles would have changed, so
         // this only saves time; the allocation order advances as if stepped.
         if c.msgs_generated == c.msgs_delivered {
-            let due = next_min.floor() + 1.0;
+            let due = floor_time(next_min) + 1.0;
             let target = if due >= sc.max_cycles as f64 {
                 sc.max_cycles
             } else {
@@ -1635,7 +1635,7 @@ pub(crate) fn run_with<T: Topology, R: Routing, L: LinkTiming, D: Destinations>(
             // allocation order, the detector's last progress and the stepped
             // cycles advance as if stepped.
             let mut due = sc.max_cycles;
-            let g = next_min.floor() + 1.0;
+            let g = floor_time(next_min) + 1.0;
             if g < due as f64 {
                 due = g as u64;
             }
@@ -1911,3 +1911,15 @@ macro_rules! bits_in {
     }};
 }
 pub(super) use bits_in;
+
+/// ⌊x⌋ of a time x ≥ 0 (infinite when nothing more is due) without a call
+/// to the library's `floor`, which the loop asked for in every jump: below
+/// 2^52 by [`worm::floor`], above it x itself (every such f64 is whole).
+#[inline]
+fn floor_time(x: f64) -> f64 {
+    if (0.0..worm::TWO52).contains(&x) {
+        worm::floor(x)
+    } else {
+        x.floor()
+    }
+}

@@ -469,7 +469,7 @@ fn step<const PACED: bool>(s: &mut ChanState, c: &mut f64) -> f64 {
     }
 }
 
-const TWO52: f64 = 4_503_599_627_370_496.0;
+pub(super) const TWO52: f64 = 4_503_599_627_370_496.0;
 
 /// The larger of two numbers that are not NaN.
 #[inline]
@@ -485,7 +485,7 @@ fn max(a: f64, b: f64) -> f64 {
 /// rounded to the nearest whole number (the sum lies where the spacing of
 /// f64 is 1, and the subtraction is exact), then corrected by one.
 #[inline]
-fn floor(x: f64) -> f64 {
+pub(super) fn floor(x: f64) -> f64 {
     debug_assert!((0.0..TWO52).contains(&x));
     let r = (x + TWO52) - TWO52;
     if r > x {

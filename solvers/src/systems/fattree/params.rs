@@ -316,6 +316,17 @@ impl System {
     }
 }
 
+/// `check` under the field name `name()`, which is formatted only when the
+/// check fails: the checks are pure, so the second call gives the error
+/// the first would have given under that name (a ch.5 point has a few
+/// dozen names, and formatting them all was 1 % of the model's time).
+fn named<T>(
+    name: impl FnOnce() -> String,
+    check: impl Fn(&str) -> Result<T, SolveError>,
+) -> Result<T, SolveError> {
+    check("").or_else(|_| check(&name()))
+}
+
 fn network(field: &str, p: Option<NetParams>, lf: f64) -> Result<Network, SolveError> {
     let p = p.ok_or_else(|| {
         SolveError::param(
@@ -326,17 +337,17 @@ fn network(field: &str, p: Option<NetParams>, lf: f64) -> Result<Network, SolveE
     let get = |name: &str, v: Option<f64>| {
         v.ok_or_else(|| SolveError::param(&format!("{field}.{name}"), "missing network timing"))
     };
-    let bandwidth = positive(
-        &format!("{field}.bandwidth"),
-        get("bandwidth", p.bandwidth)?,
+    let bandwidth = get("bandwidth", p.bandwidth)?;
+    let bandwidth = named(|| format!("{field}.bandwidth"), |f| positive(f, bandwidth))?;
+    let network_latency = get("network_latency", p.network_latency)?;
+    let network_latency = named(
+        || format!("{field}.network_latency"),
+        |f| non_negative(f, network_latency),
     )?;
-    let network_latency = non_negative(
-        &format!("{field}.network_latency"),
-        get("network_latency", p.network_latency)?,
-    )?;
-    let switch_latency = non_negative(
-        &format!("{field}.switch_latency"),
-        get("switch_latency", p.switch_latency)?,
+    let switch_latency = get("switch_latency", p.switch_latency)?;
+    let switch_latency = named(
+        || format!("{field}.switch_latency"),
+        |f| non_negative(f, switch_latency),
     )?;
     let times = LinkTimes {
         t_cn: 0.5 * network_latency + lf / bandwidth,
@@ -496,23 +507,28 @@ pub fn validate(p: &Params) -> Result<System, SolveError> {
         }
         let mut out = Vec::with_capacity(cl.len());
         for (i, c) in cl.iter().enumerate() {
-            let t = tree(
-                &format!("clusters[{i}].m"),
-                c.m,
-                &format!("clusters[{i}].n"),
-                c.n,
-            )?;
-            let f = format!("clusters[{i}].user_level");
-            let phi = probability(&f, c.user_level)?;
-            if phi >= 1.0 {
-                return Err(SolveError::param(&f, "ϕ_i must lie in [0, 1), got 1"));
-            }
+            let t = tree("", c.m, "", c.n).or_else(|_| {
+                tree(
+                    &format!("clusters[{i}].m"),
+                    c.m,
+                    &format!("clusters[{i}].n"),
+                    c.n,
+                )
+            })?;
+            let phi = match probability("", c.user_level) {
+                Ok(phi) if phi < 1.0 => phi,
+                _ => {
+                    let f = format!("clusters[{i}].user_level");
+                    probability(&f, c.user_level)?;
+                    return Err(SolveError::param(&f, "ϕ_i must lie in [0, 1), got 1"));
+                }
+            };
             out.push(Cluster {
                 tree: t,
                 nodes: t.nodes(),
                 switches: t.switches(),
                 user_level: phi,
-                acn: network(&format!("clusters[{i}].acn"), c.acn, lf)?,
+                acn: named(|| format!("clusters[{i}].acn"), |f| network(f, c.acn, lf))?,
             });
         }
         let m_c = match p.m_c {

@@ -168,6 +168,15 @@ fn refuses_missing_timings() {
     let mut v = config_i();
     v["clusters"][5].as_object_mut().unwrap().remove("acn");
     assert_eq!(err_field(v), "clusters[5].acn");
+    let mut v = config_i();
+    v["clusters"][5]["acn"]["bandwidth"] = json!(0);
+    assert_eq!(err_field(v), "clusters[5].acn.bandwidth");
+    let mut v = config_i();
+    v["clusters"][4]["acn"]
+        .as_object_mut()
+        .unwrap()
+        .remove("network_latency");
+    assert_eq!(err_field(v), "clusters[4].acn.network_latency");
     let v = json!({"lambda1": 0.001, "ecn": {"bandwidth": 600, "network_latency": 0.1}});
     assert_eq!(err_field(v), "ecn.switch_latency");
     let v = json!({"lambda1": 0.001, "icn": {"bandwidth": 0, "network_latency": 0.1, "switch_latency": 0.1}});

@@ -202,6 +202,17 @@ impl Tree {
     #[inline]
     pub fn is_ancestor(&self, s: u32, x: u32) -> bool {
         let (l, lab) = self.switch(s);
+        if self.lg != u32::MAX && l > 0 {
+            // k = 2^lg: a label's digits 0..l (the top one wider) are its
+            // bits from lg·(n − 1 − l) up, a node's from lg·(n − l) up, so
+            // the digits agree when those shifted values do.
+            lab >> (self.lg * (self.n - 1 - l)) == x >> (self.lg * (self.n - l))
+        } else {
+            self.is_ancestor_by_digits(l, lab, x)
+        }
+    }
+    #[inline]
+    fn is_ancestor_by_digits(&self, l: u32, lab: u32, x: u32) -> bool {
         (0..l).all(|t| self.lab_digit(lab, t) == self.node_digit(x, t))
     }
     /// Up*/Down* port at switch `s` towards node x: down when `s` is an

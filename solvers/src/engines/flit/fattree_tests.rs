@@ -398,3 +398,35 @@ fn has_link_answers_as_link_does() {
         }
     }
 }
+
+#[test]
+fn is_ancestor_by_shifts_equals_by_digits() {
+    for (m, n) in [
+        (4, 1),
+        (4, 2),
+        (4, 3),
+        (4, 6),
+        (8, 2),
+        (8, 3),
+        (16, 2),
+        (6, 3),
+    ] {
+        let t = Tree::new(m, n).unwrap();
+        let mut anc = 0;
+        for s in 0..t.switches() {
+            let (l, lab) = t.switch(s);
+            for x in 0..t.nodes() {
+                let a = t.is_ancestor(s, x);
+                assert_eq!(
+                    a,
+                    t.is_ancestor_by_digits(l, lab, x),
+                    "m {m} n {n} s {s} x {x}"
+                );
+                anc += a as u32;
+            }
+        }
+        // Each node has one ancestor per level below the roots' level and
+        // every root.
+        assert!(anc >= t.nodes() * n, "m {m} n {n}: {anc}");
+    }
+}

@@ -61,7 +61,7 @@ pub fn state_bytes<T: Topology, L: LinkTiming, D: Destinations>(
         let p = topo.ports_of(r) as u32;
         n_ch += p as f64;
         for q in 0..p {
-            if !topo.has_link(r, q) {
+            if topo.link(r, q).is_none() {
                 depth += buf;
             } else {
                 depth += topo.buffer_of(r, q, sc.buffer, sc.msg_len) as f64;

@@ -667,25 +667,6 @@ impl Topology for MultiCluster {
             },
         }
     }
-    /// Without computing the link: a tree switch has a link on every port
-    /// below m ([`Tree::neighbour`]), an ECN switch's port m leads to its
-    /// concentrator, a node's two ports to its leaves; the relays and lanes
-    /// as in [`Topology::link`] (`fattree_tests` checks every channel).
-    fn has_link(&self, r: u32, p: u32) -> bool {
-        let i = self.clu[r as usize];
-        match self.kind[r as usize] {
-            Kind::Node => true,
-            Kind::Acn => p < self.tree(i).m,
-            Kind::Ecn => p <= self.tree(i).m,
-            Kind::Conc => match self.spec.cd_queue {
-                CdQueue::Fifo => p == 0,
-                CdQueue::Output => p < self.clusters() as u32 && p != i,
-            },
-            Kind::Disp => p < self.tree(i).switches(),
-            Kind::Lane => p == 0,
-            Kind::Icn => p < self.spec.icn.m,
-        }
-    }
     /// [`CdQueue::Output`]: a dispatcher's channels into its ECN feed
     /// buffers of a whole message, so D sends a message in ω·t_cs^I
     /// whatever the slower ECN does after it (the model's W_d server);

@@ -369,37 +369,6 @@ fn timing_together_equals_latency_and_period_apart() {
 }
 
 #[test]
-fn has_link_answers_as_link_does() {
-    for (cd, m, n, c, m_c, n_c) in [
-        (CdQueue::Fifo, 4, 3, 16, 4, 3),
-        (CdQueue::Output, 4, 3, 16, 4, 3),
-        (CdQueue::Fifo, 8, 2, 8, 8, 1),
-        (CdQueue::Output, 4, 2, 8, 4, 2),
-        (CdQueue::Output, 8, 1, 32, 4, 4),
-    ] {
-        let mut sp = spec(m, n, c, m_c, n_c, Locality::Uniform);
-        sp.cd_queue = cd;
-        let mc = MultiCluster::new(sp).unwrap();
-        let (mut with, mut without) = (0, 0);
-        for r in 0..mc.routers() as u32 {
-            for p in 0..mc.ports_of(r) as u32 {
-                let l = mc.link(r, p).is_some();
-                assert_eq!(mc.has_link(r, p), l, "({r}, {p}) of {cd:?} {m} {n} {c}");
-                if l {
-                    with += 1;
-                } else {
-                    without += 1;
-                }
-            }
-        }
-        assert!(with > 0);
-        if cd == CdQueue::Output {
-            assert!(without > 0, "no unlinked port in {m} {n} {c}");
-        }
-    }
-}
-
-#[test]
 fn is_ancestor_by_shifts_equals_by_digits() {
     for (m, n) in [
         (4, 1),

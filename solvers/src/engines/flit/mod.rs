@@ -88,12 +88,6 @@ pub trait Topology {
         self.ports()
     }
     fn link(&self, router: u32, port: u32) -> Option<(u32, u32)>;
-    /// Whether `link(router, port)` is `Some` (default: asks it). The
-    /// memory bound ([`state_bytes`]) needs only this of every channel; a
-    /// plug-in whose links cost a computation may answer it directly.
-    fn has_link(&self, router: u32, port: u32) -> bool {
-        self.link(router, port).is_some()
-    }
     /// Flits per VC of the input buffer that channel `(router, port)` feeds,
     /// given the scenario's [`Scenario::buffer`] and message length
     /// (default: `buffer` everywhere). A plug-in may deepen some buffers: a

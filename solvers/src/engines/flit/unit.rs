@@ -223,6 +223,8 @@ pub(super) fn run<R: Routing, D: Destinations>(
         .max()
         .unwrap_or(1);
 
+    // Channel visits in the last cycle and those that moved nothing.
+    let (mut blocked_last, mut visits_last) = (0u32, 0u32);
     let mut next_min = arrivals.min();
     let mut cycle: u64 = 0;
     loop {
@@ -371,40 +373,23 @@ pub(super) fn run<R: Routing, D: Destinations>(
         }
         // Phase 2b: switch traversal, one flit per output channel with an
         // owned VC, round robin over its VCs with a flit and a credit. The
-        // VC is chosen first (reads only), then its flit moves.
+        // VC is chosen first (reads only), then its flit moves. A move made
+        // in this cycle changes no other VC's test in it (see `ready`), so
+        // when more than 3/8 of the last cycle's visits moved nothing (the
+        // outcome of a test is then hard to predict), the channels of each
+        // word of `ch_owned` are first all tested, without a branch on the
+        // outcome of a test, and the moves found are then made in channel
+        // order. Below that share the branches cost less (paired runs of
+        // the quick torus tasks, docs/models/torus.md).
         let mut moved = false;
-        for w in 0..ch_owned.len() {
-            let mut word = ch_owned[w];
-            while word != 0 {
-                let ch = (w << 6) | word.trailing_zeros() as usize;
-                word &= word - 1;
-                // Owned VCs from the round-robin pointer on, then those
-                // below (a pointer of v_n, or 64, starts from VC 0).
-                let Ch {
-                    owned: mask,
-                    rr: start,
-                } = chs[ch];
-                let o0 = ch * v_n;
-                let mut bits = mask.wrapping_shr(start).wrapping_shl(start);
-                let mut below = mask ^ bits;
-                let v = loop {
-                    if bits == 0 {
-                        if below == 0 {
-                            break usize::MAX;
-                        }
-                        bits = below;
-                        below = 0;
-                    }
-                    let v = bits.trailing_zeros() as usize;
-                    bits &= bits - 1;
-                    if ready(&vc, o0 + v, cycle, buf) {
-                        break v;
-                    }
-                };
-                if v == usize::MAX {
-                    continue;
-                }
-                let d = o0 + v;
+        let branchless = blocked_last * 8 > visits_last * 3;
+        let (mut visits, mut moves) = (0u32, 0u32);
+        // One flit of output VC v of channel ch (in word w of `ch_owned`)
+        // moves.
+        macro_rules! make_move {
+            ($w:expr, $ch:expr, $v:expr) => {{
+                let (w, ch, v): (usize, usize, usize) = ($w, $ch, $v);
+                let d = ch * v_n + v;
                 let i = vc[d].owner as usize;
                 moved = true;
                 let iv = &mut vc[i];
@@ -473,8 +458,90 @@ pub(super) fn run<R: Routing, D: Destinations>(
                         ch_owned[w] &= !(1u64 << (ch & 63));
                     }
                 }
+            }};
+        }
+        if branchless {
+            let mut found = [0u32; 64];
+            for w in 0..ch_owned.len() {
+                let mut word = ch_owned[w];
+                let mut n = 0usize;
+                visits += word.count_ones();
+                while word != 0 {
+                    let b = word.trailing_zeros();
+                    word &= word - 1;
+                    let ch = (w << 6) | b as usize;
+                    let Ch {
+                        owned: mask,
+                        rr: start,
+                    } = chs[ch];
+                    let o0 = ch * v_n;
+                    // Which owned VCs can move (an owned channel has one): the
+                    // first two without a branch (the first again when it is
+                    // the only one), then any others.
+                    let first = mask.trailing_zeros();
+                    let rest = mask & mask.wrapping_sub(1);
+                    let second =
+                        (rest | (mask & u64::from(rest == 0).wrapping_neg())).trailing_zeros();
+                    let mut can = u64::from(ready(&vc, o0 + first as usize, cycle, buf)) << first;
+                    can |= u64::from(ready(&vc, o0 + second as usize, cycle, buf)) << second;
+                    let mut bits = rest & rest.wrapping_sub(1);
+                    while bits != 0 {
+                        let v = bits.trailing_zeros();
+                        bits &= bits - 1;
+                        can |= u64::from(ready(&vc, o0 + v as usize, cycle, buf)) << v;
+                    }
+                    // The first from the round-robin pointer on, then those
+                    // below: rotated right by the pointer (at most 64; v_n or 64
+                    // starts from VC 0), the VCs keep that order.
+                    let v = (can.rotate_right(start).trailing_zeros() + start) & 63;
+                    found[n & 63] = b | v << 6;
+                    n += usize::from(can != 0);
+                }
+                moves += n as u32;
+                for &x in &found[..n] {
+                    make_move!(w, (w << 6) | (x & 63) as usize, (x >> 6) as usize);
+                }
+            }
+        } else {
+            for w in 0..ch_owned.len() {
+                let mut word = ch_owned[w];
+                visits += word.count_ones();
+                while word != 0 {
+                    let ch = (w << 6) | word.trailing_zeros() as usize;
+                    word &= word - 1;
+                    // Owned VCs from the round-robin pointer on, then those
+                    // below (a pointer of v_n, or 64, starts from VC 0).
+                    let Ch {
+                        owned: mask,
+                        rr: start,
+                    } = chs[ch];
+                    let o0 = ch * v_n;
+                    let mut bits = mask.wrapping_shr(start).wrapping_shl(start);
+                    let mut below = mask ^ bits;
+                    let v = loop {
+                        if bits == 0 {
+                            if below == 0 {
+                                break usize::MAX;
+                            }
+                            bits = below;
+                            below = 0;
+                        }
+                        let v = bits.trailing_zeros() as usize;
+                        bits &= bits - 1;
+                        if ready_br(&vc, o0 + v, cycle, buf) {
+                            break v;
+                        }
+                    };
+                    if v == usize::MAX {
+                        continue;
+                    }
+                    moves += 1;
+                    make_move!(w, ch, v);
+                }
             }
         }
+        blocked_last = visits - moves;
+        visits_last = visits;
         std::mem::swap(&mut amark, &mut amark_next);
         if moved || in_net == 0 {
             last_progress = cycle;
@@ -542,8 +609,24 @@ fn channel_flits(out: &mut [u64], done: &[u64], chs: &[Ch], vc: &[Vc], v_n: usiz
 /// Whether the output VC `o` (owned) can move a flit in `cycle`: the VC it
 /// feeds has a slot whose credit is back, and its owner (an input VC, or an
 /// injection VC, whose flits have always landed) a flit that has landed.
+/// A move made in `cycle` changes no answer in it: a flit sent out of a VC
+/// leaves `occ` + [`out_at` == cycle] as it was (its slot is free from the
+/// next cycle on), a flit sent into one leaves whether `occ` exceeds
+/// [`in_at` == cycle] as it was (it lands in the next cycle), and the only
+/// move into the VC that `o` feeds, or out of `o`'s owner, is `o`'s own.
+/// No branch on the outcome: the owner is read whether or not there is a
+/// slot.
 #[inline(always)]
 fn ready(vc: &[Vc], o: usize, cycle: u64, buf: u32) -> bool {
+    let dv = &vc[o];
+    let room = dv.occ + u32::from(dv.out_at == cycle) < buf;
+    let iv = &vc[dv.owner as usize];
+    room & (iv.occ != u32::from(iv.in_at == cycle))
+}
+
+/// [`ready`] with a branch: the owner is read only when there is a slot.
+#[inline(always)]
+fn ready_br(vc: &[Vc], o: usize, cycle: u64, buf: u32) -> bool {
     let dv = &vc[o];
     if dv.occ + u32::from(dv.out_at == cycle) >= buf {
         return false;

@@ -164,8 +164,9 @@ impl Store {
     /// migrated, and no write is attempted (SQLite: `mode=ro`, and if even the
     /// WAL's shared-memory file cannot be created, as on a read-only share,
     /// `immutable=1`; PostgreSQL: read-only transactions). Writing methods then
-    /// fail with [`StoreError::Db`]. A store of an older schema can be read; a
-    /// newer one is refused like in [`Store::open`].
+    /// fail with [`StoreError::Db`]. A store of schema 5 or later can be
+    /// read; an older one is refused ([`OpenError::Older`]: opening it for
+    /// writing migrates it), a newer one like in [`Store::open`].
     pub async fn open_read_only(location: &str) -> Result<Store> {
         Self::open_with(location, true).await
     }
@@ -188,6 +189,23 @@ impl Store {
     }
 
     async fn open_once(location: &str, read_only: bool) -> Result<Store> {
+        let store = Self::connect(location, read_only).await?;
+        if let Err(e) = store.prepare(read_only).await {
+            store.close().await;
+            return Err(e);
+        }
+        tracing::debug!(location, read_only, "opened result store");
+        Ok(store)
+    }
+
+    /// A store opened for writing whose schema is neither checked nor
+    /// migrated yet.
+    pub(crate) async fn open_unprepared(location: &str) -> Result<Store> {
+        Self::connect(location, false).await
+    }
+
+    /// Connects to the store at `location`, without looking at its schema.
+    async fn connect(location: &str, read_only: bool) -> Result<Store> {
         let open_err = |cause: OpenError| StoreError::Open {
             location: location.to_string(),
             cause,
@@ -221,17 +239,11 @@ impl Store {
                 Backend::Postgres(pool)
             }
         };
-        let store = Store {
+        Ok(Store {
             backend,
             writer,
             location: location.to_string(),
-        };
-        if let Err(e) = store.prepare(read_only).await {
-            store.close().await;
-            return Err(e);
-        }
-        tracing::debug!(location, read_only, "opened result store");
-        Ok(store)
+        })
     }
 
     async fn connect_sqlite(

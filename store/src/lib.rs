@@ -20,6 +20,12 @@
 //!   `migrations/postgres`) with the same tables and types. The stored
 //!   `meta.schema_version` is checked *before* migrating, so an older binary
 //!   never touches a store written by a newer one.
+//! - A task is known by its key everywhere outside the store (cache
+//!   look-ups, the queue, the plan, reports). Inside, `tasks` gives each key
+//!   an integer id when its first result is stored, and metrics, series and
+//!   run_tasks refer to that id (schema 5, issue 35): their index pages then
+//!   fill at the end as results arrive, instead of each task's rows landing
+//!   on random pages of indexes keyed by text.
 //! - Every write that must be atomic (one task with its metrics and series, one
 //!   plan, one set of error measures) is one transaction. SQLite write
 //!   transactions start with `BEGIN IMMEDIATE` so that concurrent writers queue on
@@ -128,6 +134,19 @@ macro_rules! push_keys {
     }};
 }
 pub(crate) use push_keys;
+
+/// Appends `$n, $n+1, ..)` binding the task ids `ids` (the caller has
+/// written `IN (`).
+macro_rules! push_ids {
+    ($qb:ident, $ids:expr) => {{
+        let mut list = $qb.separated(", ");
+        for id in $ids {
+            list.push_bind(id);
+        }
+        list.push_unseparated(")");
+    }};
+}
+pub(crate) use push_ids;
 
 /// Handle on the result database.
 ///

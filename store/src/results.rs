@@ -6,11 +6,12 @@ use std::collections::{HashMap, HashSet};
 use sqlx::QueryBuilder;
 
 use crate::{
-    begin_write, db, keep_prepared, on_pool, push_keys, write_tasks, ErrorMeasureRow, MetricRow,
-    Result, SeriesPointRow, Store, StoreError, TaskRecord, KEY_CHUNK, MAX_BINDS,
+    begin_write, db, keep_prepared, on_pool, push_ids, push_keys, write_tasks, ErrorMeasureRow,
+    MetricRow, Result, SeriesPointRow, Store, StoreError, TaskRecord, KEY_CHUNK, MAX_BINDS,
 };
 
 type TaskTuple = (
+    i64,
     String,
     String,
     i64,
@@ -22,7 +23,7 @@ type TaskTuple = (
     Option<String>,
 );
 
-type MetricTuple = (String, String, f64, Option<f64>, Option<i64>);
+type MetricTuple = (i64, String, f64, Option<f64>, Option<i64>);
 
 type EmTuple = (
     String,
@@ -140,8 +141,8 @@ impl Store {
             let mut found: HashMap<String, TaskRecord> = HashMap::new();
             for chunk in keys.chunks(KEY_CHUNK) {
                 let mut qb = QueryBuilder::<DB>::new(
-                    "SELECT key, solver, solver_version, params, seed, fidelity, status, wall_ms, error \
-                     FROM tasks WHERE key IN (",
+                    "SELECT id, key, solver, solver_version, params, seed, fidelity, status, wall_ms, \
+                       error FROM tasks WHERE key IN (",
                 );
                 push_keys!(qb, chunk);
                 let rows: Vec<TaskTuple> = qb
@@ -150,9 +151,22 @@ impl Store {
                     .fetch_all(pool)
                     .await
                     .map_err(db("read tasks"))?;
-                for (key, solver, solver_version, params, seed, fidelity, status, wall_ms, error) in
-                    rows
+                // The keys of this chunk's stored tasks by id, in id order.
+                let mut by_id: Vec<(i64, String)> = Vec::with_capacity(rows.len());
+                for (
+                    id,
+                    key,
+                    solver,
+                    solver_version,
+                    params,
+                    seed,
+                    fidelity,
+                    status,
+                    wall_ms,
+                    error,
+                ) in rows
                 {
+                    by_id.push((id, key.clone()));
                     found.insert(
                         key.clone(),
                         TaskRecord {
@@ -173,19 +187,29 @@ impl Store {
                         },
                     );
                 }
+                if by_id.is_empty() {
+                    continue;
+                }
+                by_id.sort_unstable();
+                let key_of = |id: i64| {
+                    by_id
+                        .binary_search_by_key(&id, |(i, _)| *i)
+                        .ok()
+                        .map(|at| by_id[at].1.as_str())
+                };
 
                 let mut qb = QueryBuilder::<DB>::new(
-                    "SELECT task_key, name, value, half_width, n FROM metrics WHERE task_key IN (",
+                    "SELECT task_id, name, value, half_width, n FROM metrics WHERE task_id IN (",
                 );
-                push_keys!(qb, chunk);
+                push_ids!(qb, by_id.iter().map(|(id, _)| *id));
                 let rows: Vec<MetricTuple> = qb
                     .build_query_as()
-                    .persistent(keep_prepared(chunk.len(), KEY_CHUNK))
+                    .persistent(keep_prepared(by_id.len(), KEY_CHUNK))
                     .fetch_all(pool)
                     .await
                     .map_err(db("read metrics"))?;
-                for (key, name, value, half_width, n) in rows {
-                    if let Some(t) = found.get_mut(&key) {
+                for (id, name, value, half_width, n) in rows {
+                    if let Some(t) = key_of(id).and_then(|k| found.get_mut(k)) {
                         t.metrics.push(MetricRow {
                             name,
                             value,
@@ -199,18 +223,18 @@ impl Store {
                     continue;
                 }
                 let mut qb = QueryBuilder::<DB>::new(
-                    "SELECT task_key, name, x, y FROM series WHERE task_key IN (",
+                    "SELECT task_id, name, x, y FROM series WHERE task_id IN (",
                 );
-                push_keys!(qb, chunk);
-                qb.push(" ORDER BY task_key, idx");
-                let rows: Vec<(String, String, f64, f64)> = qb
+                push_ids!(qb, by_id.iter().map(|(id, _)| *id));
+                qb.push(" ORDER BY task_id, idx");
+                let rows: Vec<(i64, String, f64, f64)> = qb
                     .build_query_as()
-                    .persistent(keep_prepared(chunk.len(), KEY_CHUNK))
+                    .persistent(keep_prepared(by_id.len(), KEY_CHUNK))
                     .fetch_all(pool)
                     .await
                     .map_err(db("read series"))?;
-                for (key, name, x, y) in rows {
-                    if let Some(t) = found.get_mut(&key) {
+                for (id, name, x, y) in rows {
+                    if let Some(t) = key_of(id).and_then(|k| found.get_mut(k)) {
                         t.series.push(SeriesPointRow { name, x, y });
                     }
                 }

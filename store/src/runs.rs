@@ -122,12 +122,14 @@ impl Store {
     /// Keys of the tasks that `run` recorded, sorted.
     pub async fn run_task_keys(&self, run: i64) -> Result<Vec<String>> {
         on_pool!(self, |pool, DB| {
-            let mut keys: Vec<String> =
-                sqlx::query_scalar("SELECT task_key FROM run_tasks WHERE run_id = $1")
-                    .bind(run)
-                    .fetch_all(pool)
-                    .await
-                    .map_err(db("list tasks of run"))?;
+            let mut keys: Vec<String> = sqlx::query_scalar(
+                "SELECT t.key FROM run_tasks r JOIN tasks t ON t.id = r.task_id \
+                     WHERE r.run_id = $1",
+            )
+            .bind(run)
+            .fetch_all(pool)
+            .await
+            .map_err(db("list tasks of run"))?;
             keys.sort();
             Ok(keys)
         })

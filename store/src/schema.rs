@@ -10,7 +10,12 @@ use crate::{on_pool, Backend, OpenError, Result, Store, StoreError};
 
 /// Schema version this binary understands. A store with a higher version is refused.
 /// 2: the task queue. 3: the claim ledger. 4: the record of what was drawn.
-pub const SCHEMA_VERSION: i64 = 4;
+/// 5: integer task ids (metrics, series and run_tasks refer to `tasks.id`).
+pub const SCHEMA_VERSION: i64 = 5;
+
+/// The oldest schema the reading commands can read without migrating: the
+/// tables their queries use have had the same columns since.
+const READABLE_FROM: i64 = 5;
 
 /// The migrations of one backend, embedded at compile time. Version and
 /// description follow the file names (`0001_init.sql` -> 1, "init"), as
@@ -55,6 +60,11 @@ fn sqlite_migrator() -> Migrator {
             "drawn",
             include_str!("../migrations/sqlite/0004_drawn.sql"),
         ),
+        (
+            5,
+            "task_ids",
+            include_str!("../migrations/sqlite/0005_task_ids.sql"),
+        ),
     ])
 }
 
@@ -80,12 +90,23 @@ fn postgres_migrator() -> Migrator {
             "drawn",
             include_str!("../migrations/postgres/0004_drawn.sql"),
         ),
+        (
+            5,
+            "task_ids",
+            include_str!("../migrations/postgres/0005_task_ids.sql"),
+        ),
     ])
 }
 
 impl Store {
     /// Checks the stored schema version, then (unless `read_only`) migrates.
     pub(crate) async fn prepare(&self, read_only: bool) -> Result<()> {
+        self.prepare_up_to(read_only, SCHEMA_VERSION).await
+    }
+
+    /// [`Store::prepare`] migrating only up to schema `target` (tests make
+    /// stores of an older schema with it).
+    async fn prepare_up_to(&self, read_only: bool, target: i64) -> Result<()> {
         let open_err = |cause: OpenError| StoreError::Open {
             location: self.location.clone(),
             cause,
@@ -130,19 +151,32 @@ impl Store {
             }
         }
         if read_only {
-            // Versions 1 and later hold every table the reading commands use.
             return match found {
-                Some(_) => Ok(()),
+                Some(v) if v >= READABLE_FROM => Ok(()),
+                Some(v) => Err(open_err(OpenError::Older {
+                    found: v,
+                    supported: SCHEMA_VERSION,
+                })),
                 None => Err(open_err(OpenError::NotAStore)),
             };
         }
+        let up_to = |mut m: Migrator| {
+            m.migrations = m
+                .migrations
+                .iter()
+                .filter(|m| m.version <= target)
+                .cloned()
+                .collect::<Vec<_>>()
+                .into();
+            m
+        };
         match &self.backend {
             Backend::Sqlite(pool) => {
                 // sqlx takes no lock around SQLite migrations, so two processes
                 // creating one store at once can both try migration 1; the
                 // loser's transaction rolls back, and once the winner has
                 // committed a retry finds nothing left to do.
-                let migrator = sqlite_migrator();
+                let migrator = up_to(sqlite_migrator());
                 let mut attempt = 0;
                 loop {
                     match migrator.run(pool).await {
@@ -157,11 +191,27 @@ impl Store {
                 }
             }
             // PostgreSQL: the migrator holds an advisory lock while it runs.
-            Backend::Postgres(pool) => postgres_migrator()
+            Backend::Postgres(pool) => up_to(postgres_migrator())
                 .run(pool)
                 .await
                 .map_err(|e| open_err(OpenError::Migration(e)))?,
         }
         Ok(())
+    }
+}
+
+impl Store {
+    /// Opens (creating if needed) a store of schema `version` at most: a
+    /// store as an older binary left it, for tests of the migrations. Not
+    /// for use outside tests: a store opened so is read and written by
+    /// queries of the current schema.
+    #[doc(hidden)]
+    pub async fn open_at_schema(location: &str, version: i64) -> Result<Store> {
+        let store = Self::open_unprepared(location).await?;
+        if let Err(e) = store.prepare_up_to(false, version).await {
+            store.close().await;
+            return Err(e);
+        }
+        Ok(store)
     }
 }

@@ -164,11 +164,44 @@ impl Store {
     /// migrated, and no write is attempted (SQLite: `mode=ro`, and if even the
     /// WAL's shared-memory file cannot be created, as on a read-only share,
     /// `immutable=1`; PostgreSQL: read-only transactions). Writing methods then
-    /// fail with [`StoreError::Db`]. A store of schema 5 or later can be
-    /// read; an older one is refused ([`OpenError::Older`]: opening it for
-    /// writing migrates it), a newer one like in [`Store::open`].
+    /// fail with [`StoreError::Db`]. A store of an older schema is upgraded
+    /// first (as [`Store::open`] would) if it can be written, and refused
+    /// ([`OpenError::Older`]) if it cannot; a newer one is refused like in
+    /// [`Store::open`].
     pub async fn open_read_only(location: &str) -> Result<Store> {
-        Self::open_with(location, true).await
+        match Self::open_with(location, true).await {
+            Err(
+                e @ StoreError::Open {
+                    cause: OpenError::Older { .. },
+                    ..
+                },
+            ) => {
+                // Written by an older repro: upgraded once if it can be
+                // written (as a user who just installed this one expects),
+                // then read as asked; refused if it cannot.
+                if let StoreError::Open {
+                    cause: OpenError::Older { found, supported },
+                    ..
+                } = &e
+                {
+                    tracing::info!(
+                        location,
+                        "upgrading the store from schema {found} to {supported} (once)"
+                    );
+                }
+                match Self::open_with(location, false).await {
+                    Ok(store) => {
+                        store.close().await;
+                        Self::open_with(location, true).await
+                    }
+                    Err(cannot) => {
+                        tracing::debug!(location, "the store cannot be upgraded: {cannot}");
+                        Err(e)
+                    }
+                }
+            }
+            other => other,
+        }
     }
 
     async fn open_with(location: &str, read_only: bool) -> Result<Store> {

@@ -74,9 +74,9 @@ pub enum OpenError {
     SchemaVersion(#[source] sqlx::Error),
     #[error("schema version {0:?} is not an integer")]
     BadSchemaVersion(String),
-    /// A reading command met a store of an older schema, which only a
-    /// writing command migrates.
-    #[error("the store has schema version {found}, older than this binary's ({supported}); a writing command (`repro run` or `repro check`) upgrades it once, then it can be read (a store that cannot be written can be read by the repro that wrote it)")]
+    /// A reading command met a store of an older schema that it cannot
+    /// upgrade (the store cannot be written).
+    #[error("the store has schema version {found}, older than this binary's ({supported}), and cannot be upgraded here because it cannot be written; read it with the repro that wrote it, or open a writable copy of it once with this one")]
     Older { found: i64, supported: i64 },
     #[error("not a repro result store (no schema version); run `repro run` first")]
     NotAStore,

@@ -189,6 +189,25 @@ impl Store {
                         }
                     }
                 }
+                // Schema 5 copied the task tables; the old ones' pages are
+                // free pages of the file (a quick check's store: 179 MB,
+                // 67 MB once vacuumed). Given back once, best effort: a
+                // store another process holds stays as it is, and works.
+                if found.is_some_and(|v| v < 5) && target >= 5 {
+                    let started = std::time::Instant::now();
+                    match sqlx::query("VACUUM").execute(pool).await {
+                        Ok(_) => tracing::info!(
+                            location = %self.location,
+                            seconds = started.elapsed().as_secs_f64(),
+                            "compacted the store after upgrading it to schema 5"
+                        ),
+                        Err(e) => tracing::info!(
+                            location = %self.location,
+                            "the store was upgraded to schema 5 but not compacted \
+                             (its free pages stay for later writes): {e}"
+                        ),
+                    }
+                }
             }
             // PostgreSQL: the migrator holds an advisory lock while it runs.
             Backend::Postgres(pool) => up_to(postgres_migrator())

@@ -278,15 +278,15 @@ async fn write_after_migrating(s: &Store, old: &Old) {
     );
 }
 
-#[tokio::test]
-async fn a_schema_4_sqlite_store_migrates_once_and_reads_back_what_it_held() {
+/// Writes the fixture into a new SQLite file at `path`; what it holds.
+async fn sqlite_fixture(path: &str) -> Old {
     use sqlx::{ConnectOptions, Connection};
-    let dir = tempfile::tempdir().unwrap();
-    let path = path_str(&dir.path().join("old.sqlite"));
-    let options = sqlx::sqlite::SqliteConnectOptions::new()
-        .filename(&path)
-        .create_if_missing(true);
-    let mut c = options.connect().await.unwrap();
+    let mut c = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(path)
+        .create_if_missing(true)
+        .connect()
+        .await
+        .unwrap();
     sqlx::raw_sql(sqlx::AssertSqlSafe(FIXTURE))
         .execute(&mut c)
         .await
@@ -295,16 +295,51 @@ async fn a_schema_4_sqlite_store_migrates_once_and_reads_back_what_it_held() {
     assert_eq!(versions!(&mut c), (vec![1, 2, 3, 4], "4".to_string()));
     c.close().await.unwrap();
     check_fixture_counts(&old);
+    old
+}
 
-    // Reading commands do not migrate; they say how to.
-    match Store::open_read_only(&path).await {
+/// Pages of the file and free pages among them.
+async fn pages(path: &str) -> (i64, i64) {
+    use sqlx::{ConnectOptions, Connection};
+    let mut c = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(path)
+        .connect()
+        .await
+        .unwrap();
+    let n: i64 = sqlx::query_scalar("PRAGMA page_count")
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    let free: i64 = sqlx::query_scalar("PRAGMA freelist_count")
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+    c.close().await.unwrap();
+    (n, free)
+}
+
+#[tokio::test]
+async fn a_schema_4_sqlite_store_migrates_once_and_reads_back_what_it_held() {
+    use sqlx::{ConnectOptions, Connection};
+    let dir = tempfile::tempdir().unwrap();
+    let path = path_str(&dir.path().join("old.sqlite"));
+    let options = sqlx::sqlite::SqliteConnectOptions::new().filename(&path);
+    let old = sqlite_fixture(&path).await;
+    let (old_pages, _) = pages(&path).await;
+
+    // A reading open of a store it cannot write refuses it, saying why,
+    // and leaves it as it was.
+    match Store::open_read_only(&format!("sqlite://{path}?mode=ro")).await {
         Err(e @ StoreError::Open { .. }) => {
             let msg = e.to_string();
             assert!(msg.contains("schema version 4"), "{msg}");
-            assert!(msg.contains("repro run"), "{msg}");
+            assert!(msg.contains("cannot be written"), "{msg}");
         }
         other => panic!("expected an open error, got {other:?}"),
     }
+    let mut c = options.connect().await.unwrap();
+    assert_eq!(versions!(&mut c), (vec![1, 2, 3, 4], "4".to_string()));
+    c.close().await.unwrap();
 
     let s = Store::open(&path).await.unwrap();
     assert_eq!(read_new(&s, &old).await, old);
@@ -346,9 +381,36 @@ async fn a_schema_4_sqlite_store_migrates_once_and_reads_back_what_it_held() {
     assert_eq!(versions!(&mut c), (vec![1, 2, 3, 4, 5], "5".to_string()));
     c.close().await.unwrap();
 
+    // Compacted after the copy: no free pages, and no larger than the
+    // schema-4 file.
+    let (new_pages, free) = pages(&path).await;
+    assert_eq!(free, 0);
+    assert!(new_pages <= old_pages, "{new_pages} > {old_pages}");
+
     let s = Store::open(&path).await.unwrap();
     write_after_migrating(&s, &old).await;
     s.close().await;
+}
+
+#[tokio::test]
+async fn a_reading_open_of_a_writable_schema_4_store_upgrades_it_first() {
+    use sqlx::{ConnectOptions, Connection};
+    let dir = tempfile::tempdir().unwrap();
+    let path = path_str(&dir.path().join("old.sqlite"));
+    let old = sqlite_fixture(&path).await;
+    let r = Store::open_read_only(&path).await.unwrap();
+    assert_eq!(read_new(&r, &old).await, old);
+    // Read-only after the upgrade.
+    assert!(r.begin_run("test", "host", "read").await.is_err());
+    r.close().await;
+    let mut c = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(&path)
+        .connect()
+        .await
+        .unwrap();
+    assert_eq!(versions!(&mut c), (vec![1, 2, 3, 4, 5], "5".to_string()));
+    c.close().await.unwrap();
+    assert_eq!(pages(&path).await.1, 0);
 }
 
 #[tokio::test]

@@ -117,3 +117,81 @@ fn ok_out(o: Output) -> Output {
     ok(&o);
     o
 }
+
+/// A store written by an older repro (schema 4: the store crate's
+/// fixture, written by main fe57107's binary).
+const STORE_V4: &str = include_str!("../../store/tests/fixtures/store-v4.sql");
+
+/// The schema version stored in the SQLite file `db`.
+fn schema_of(db: &Path) -> String {
+    rt().block_on(async {
+        use sqlx::{ConnectOptions, Connection};
+        let mut c = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(db)
+            .read_only(true)
+            .connect()
+            .await
+            .unwrap();
+        let v: String = sqlx::query_scalar("SELECT value FROM meta WHERE key = 'schema_version'")
+            .fetch_one(&mut c)
+            .await
+            .unwrap();
+        c.close().await.unwrap();
+        v
+    })
+}
+
+#[test]
+fn an_older_store_is_upgraded_by_a_reading_command_only_where_it_can_be_written() {
+    let p = tempfile::tempdir().unwrap();
+    let db = p.path().join("old.sqlite");
+    rt().block_on(async {
+        use sqlx::{ConnectOptions, Connection};
+        let mut c = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(&db)
+            .create_if_missing(true)
+            .connect()
+            .await
+            .unwrap();
+        sqlx::raw_sql(sqlx::AssertSqlSafe(STORE_V4))
+            .execute(&mut c)
+            .await
+            .unwrap();
+        c.close().await.unwrap();
+    });
+    assert_eq!(schema_of(&db), "4");
+
+    // A read-only copy (file 0444 in a folder 0555): refused, saying why,
+    // and left as it was.
+    let shelf = p.path().join("shelf");
+    std::fs::create_dir(&shelf).unwrap();
+    let ro = shelf.join("repro.sqlite");
+    std::fs::copy(&db, &ro).unwrap();
+    let bytes = std::fs::read(&ro).unwrap();
+    chmod(&ro, 0o444);
+    chmod(&shelf, 0o555);
+    chmod(p.path(), 0o755);
+    let status = repro_unprivileged(p.path(), &["status", "--store", ro.to_str().unwrap()]);
+    assert_eq!(status.status.code(), Some(2), "{}", stderr(&status));
+    assert!(
+        stderr(&status).contains("schema version 4")
+            && stderr(&status).contains("cannot be written"),
+        "{}",
+        stderr(&status)
+    );
+    assert_eq!(std::fs::read(&ro).unwrap(), bytes);
+    chmod(&shelf, 0o755);
+
+    // The writable one: upgraded once by the first reading command, which
+    // goes on reading.
+    let store = db.to_str().unwrap();
+    let status = ok_out(repro(p.path(), &["status", "--store", store]));
+    assert!(stdout(&status).contains("5 done"), "{}", stdout(&status));
+    assert_eq!(schema_of(&db), "5");
+    let export = ok_out(repro(
+        p.path(),
+        &["export", "--quick", "--format", "csv", "--store", store],
+    ));
+    // 172 metrics, one row each, and the header.
+    assert_eq!(stdout(&export).lines().count(), 173, "{}", stdout(&export));
+}

@@ -622,3 +622,42 @@ fn list_solvers_as_json_gives_every_solver_interface() {
         .any(|p| p["name"] == "lambda" && !p["doc"].as_str().unwrap().is_empty()));
     assert!(!credit["metrics"].as_array().unwrap().is_empty());
 }
+
+/// Another store that drew into the same results folder, or `repro report`,
+/// leaves the folder unmarked, so the next run draws its index's other
+/// experiments again instead of trusting its own store's record of what it
+/// once drew there; a run after it from the same store trusts that record.
+#[test]
+fn a_folder_drawn_from_another_store_is_drawn_again_whole() {
+    let p = project(&["yan-credit-both", "lib-gege1n"]);
+    let fig = p.path().join("results/quick/figures/yan-4.9.png");
+    let mtime = || std::fs::metadata(&fig).unwrap().modified().unwrap();
+    ok(&repro(p.path(), &["run", "--quick"]));
+    ok(&repro(
+        p.path(),
+        &[
+            "run",
+            "--quick",
+            "--store",
+            "other.sqlite",
+            "yan-credit-both",
+        ],
+    ));
+    let by_other = mtime();
+    // The default store's run of the other manifest: yan-credit-both is on
+    // its index, and its figure was last drawn from the other store.
+    ok(&repro(p.path(), &["run", "--quick", "lib-gege1n"]));
+    let again = mtime();
+    assert!(again > by_other, "yan-4.9 was not drawn again");
+    // The same store once more: its record describes the folder now.
+    ok(&repro(p.path(), &["run", "--quick", "lib-gege1n"]));
+    assert_eq!(mtime(), again, "yan-4.9 was drawn again without a change");
+    // `repro report` draws without a record: the next run draws all again.
+    ok(&repro(p.path(), &["report"]));
+    let reported = mtime();
+    ok(&repro(p.path(), &["run", "--quick", "lib-gege1n"]));
+    assert!(
+        mtime() > reported,
+        "yan-4.9 was not drawn again after report"
+    );
+}

@@ -6,6 +6,7 @@
 //! by `run` and `check`, so that the next run draws the other experiments of
 //! its index again only where what they show changed.
 
+use anyhow::Context;
 use pipeline::manifest::Manifest;
 use pipeline::measure::claims::ClaimResult;
 use pipeline::measure::status::ExperimentFacts;
@@ -13,6 +14,7 @@ use pipeline::measure::{self, compare::History, Measured};
 use pipeline::render::{self, render_experiment, Draw, Drawn, DrawnOutput};
 use pipeline::shared::CODE_VERSION;
 use reports::{FigureOverrides, IndexExperiment};
+use sha2::{Digest, Sha256};
 use solvers::{Fidelity, Registry};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -106,8 +108,49 @@ fn folder_key(out_dir: &Path) -> String {
         .to_string()
 }
 
-/// What the store records as drawn into `out_dir`.
+/// The file in a results folder that names (by a hash of its location, so
+/// that no password of a PostgreSQL URL is written) the store whose record
+/// of what was drawn describes the folder. Written once that record is
+/// written, removed before anything draws into the folder: another store,
+/// `repro report` (which keeps no record) or a run that stopped half-way
+/// leaves no such file, and the next run draws everything again instead of
+/// trusting a record that no longer describes the files.
+const DRAWN_BY: &str = ".drawn-by";
+
+/// The tag of `store` in [`DRAWN_BY`]: SHA-256 of its location (a file
+/// path made absolute), hex.
+fn store_tag(store: &Store) -> String {
+    let location = store.location();
+    let location = if location.contains("://") {
+        location.to_string()
+    } else {
+        std::path::absolute(location)
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| location.to_string())
+    };
+    hex::encode(Sha256::digest(location.as_bytes()))
+}
+
+/// Removes `out_dir`'s [`DRAWN_BY`] before something draws into it.
+pub(crate) fn unmark(out_dir: &Path) -> anyhow::Result<()> {
+    match std::fs::remove_file(out_dir.join(DRAWN_BY)) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(anyhow::Error::new(e)
+                .context(format!("removing {}", out_dir.join(DRAWN_BY).display())))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// What the store records as drawn into `out_dir`, if the folder says this
+/// store's record describes it ([`DRAWN_BY`]); nothing otherwise, so that
+/// everything is drawn again. Removes the mark: the caller draws next.
 pub(crate) async fn drawn_into(store: &Store, out_dir: &Path) -> anyhow::Result<Drawn> {
+    let mark = std::fs::read_to_string(out_dir.join(DRAWN_BY)).ok();
+    unmark(out_dir)?;
+    if mark.as_deref().map(str::trim) != Some(store_tag(store).as_str()) {
+        return Ok(Drawn::default());
+    }
     let rows = store.drawn(&folder_key(out_dir)).await?;
     Ok(Drawn::new(
         rows.into_iter()
@@ -133,5 +176,8 @@ pub(crate) async fn record_drawn(
             code_version: CODE_VERSION.to_string(),
         })
         .collect();
-    Ok(store.record_drawn(&rows).await?)
+    store.record_drawn(&rows).await?;
+    std::fs::create_dir_all(out_dir)
+        .and_then(|()| std::fs::write(out_dir.join(DRAWN_BY), store_tag(store)))
+        .with_context(|| format!("writing {}", out_dir.join(DRAWN_BY).display()))
 }

@@ -2,7 +2,7 @@
 //! fidelity (full into `results/`, quick into `results/quick/`), solving
 //! nothing.
 
-use super::pages::Pages;
+use super::pages::{unmark, Pages};
 use super::runtime;
 use crate::ReportArgs;
 use anyhow::bail;
@@ -48,6 +48,8 @@ async fn render_all(
     let mut indexes = Vec::new();
     for fidelity in [Fidelity::Full, Fidelity::Quick] {
         let out_dir = fidelity_dir(results_dir, fidelity);
+        // Drawn without a record: the next run draws this folder whole.
+        unmark(&out_dir)?;
         let mut pages = Pages {
             layout: *layout,
             ..Pages::default()

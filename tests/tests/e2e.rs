@@ -34,8 +34,37 @@ fn run_produces_figures_tables_index_and_store_and_a_rerun_executes_nothing() {
     assert!(index.contains("figures/yan-4.5.png") && index.contains("figures/yan-4.12.svg"));
     assert!(index.contains(env!("CARGO_PKG_VERSION")));
 
+    // A rerun with every task cached writes no figure or table again (what
+    // each shows is unchanged), only a figure one of whose files is gone,
+    // which is drawn again whole.
+    let written = |dir: &std::path::Path| -> Vec<(std::path::PathBuf, std::time::SystemTime)> {
+        let mut v: Vec<_> = ["figures", "tables"]
+            .iter()
+            .flat_map(|d| std::fs::read_dir(dir.join(d)).unwrap())
+            .map(|e| e.unwrap().path())
+            .map(|f| {
+                let t = std::fs::metadata(&f).unwrap().modified().unwrap();
+                (f, t)
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let gone = res.join("figures/yan-4.7.png");
+    let before: Vec<_> = written(&res)
+        .into_iter()
+        .filter(|(f, _)| f.file_stem() != gone.file_stem())
+        .collect();
+    assert!(before.len() > 30, "{}", before.len());
+    std::fs::remove_file(&gone).unwrap();
     let second = ok(&repro(p.path(), &["run", "--quick"]));
     assert_eq!(summary(&second), (34, 34, 0, 0), "{second}");
+    assert!(std::fs::metadata(&gone).unwrap().len() > 1000);
+    let after: Vec<_> = written(&res)
+        .into_iter()
+        .filter(|(f, _)| f.file_stem() != gone.file_stem())
+        .collect();
+    assert_eq!(after, before);
 
     // `report` re-renders from the store alone, even with the manifests gone.
     std::fs::remove_dir_all(res.join("figures")).unwrap();

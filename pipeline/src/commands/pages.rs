@@ -3,8 +3,9 @@
 //! (`measure::planned` or `measure::stored`, which read the store), then
 //! rendered from what measure produced (`render::render_experiment`, which
 //! reads no store), then the index. What was drawn is recorded in the store
-//! by `run` and `check`, so that the next run draws the other experiments of
-//! its index again only where what they show changed.
+//! by `run` and `check`, so that the next run draws its experiments again
+//! only where what they show changed (and the folder's `.drawn-by` says
+//! that record describes it).
 
 use anyhow::Context;
 use pipeline::manifest::Manifest;

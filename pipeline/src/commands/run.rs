@@ -255,7 +255,17 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
             store
                 .replace_error_measures(&m.id, m.version, &x.error_measures)
                 .await?;
-            pages.add(&x, registry, &out_dir, opts.fidelity, Draw::Always)?;
+            // Drawn again only where what it shows (data, labels, layout)
+            // or the code changed since it was drawn into this folder, or a
+            // file of it is gone: a re-check whose tasks were all cached
+            // writes no figure (issue 35: about 3 s of such a re-check).
+            pages.add(
+                &x,
+                registry,
+                &out_dir,
+                opts.fidelity,
+                Draw::IfChanged(&drawn),
+            )?;
             replications.extend(x.replications);
             unmet.extend(x.unmet);
             all_em.extend(x.error_measures);
@@ -263,8 +273,8 @@ pub(crate) async fn drive(opts: &RunOptions, registry: &Registry) -> anyhow::Res
             removed_claims.extend(x.removed_claims);
         }
         // The index lists every experiment in the store with results at this
-        // fidelity; those this run did not measure are drawn again only where
-        // what they show changed since they were drawn into this folder.
+        // fidelity; those this run did not measure are drawn again in the
+        // same way.
         // Those this run measured are drawn already (`add_stored` skips
         // them), so their stored manifests are not read again.
         let stored =

@@ -47,10 +47,11 @@ impl Drawn {
 /// How render decides whether to write an experiment's figures and tables.
 #[derive(Debug, Clone, Copy)]
 pub enum Draw<'a> {
-    /// Write them all (the experiments a command ran or re-renders).
+    /// Write them all (`repro report` re-renders everything).
     Always,
-    /// Write those whose content the record does not hold (other experiments
-    /// of the index).
+    /// Write those whose content the record does not hold (`repro run` and
+    /// `repro check`: the experiments they measured and the other
+    /// experiments of the index).
     IfChanged(&'a Drawn),
 }
 

@@ -169,38 +169,32 @@ impl Store {
     /// ([`OpenError::Older`]) if it cannot; a newer one is refused like in
     /// [`Store::open`].
     pub async fn open_read_only(location: &str) -> Result<Store> {
-        match Self::open_with(location, true).await {
-            Err(
-                e @ StoreError::Open {
-                    cause: OpenError::Older { .. },
-                    ..
-                },
-            ) => {
-                // Written by an older repro: upgraded once if it can be
-                // written (as a user who just installed this one expects),
-                // then read as asked; refused if it cannot.
-                if let StoreError::Open {
-                    cause: OpenError::Older { found, supported },
-                    ..
-                } = &e
-                {
-                    tracing::info!(
-                        location,
-                        "upgrading the store from schema {found} to {supported} (once)"
-                    );
-                }
-                match Self::open_with(location, false).await {
-                    Ok(store) => {
-                        store.close().await;
-                        Self::open_with(location, true).await
-                    }
-                    Err(cannot) => {
-                        tracing::debug!(location, "the store cannot be upgraded: {cannot}");
-                        Err(e)
-                    }
-                }
+        let (found, supported) = match Self::open_with(location, true).await {
+            Err(StoreError::Open {
+                cause: OpenError::Older { found, supported },
+                ..
+            }) => (found, supported),
+            other => return other,
+        };
+        // Written by an older repro: upgraded once if it can be written (as
+        // a user who just installed this one expects), then read as asked;
+        // refused if it cannot.
+        tracing::info!(
+            location,
+            "upgrading the store from schema {found} to {supported} (once)"
+        );
+        match Self::open_with(location, false).await {
+            Ok(store) => {
+                store.close().await;
+                Self::open_with(location, true).await
             }
-            other => other,
+            Err(cannot) => {
+                tracing::debug!(location, "the store cannot be upgraded: {cannot}");
+                Err(StoreError::Open {
+                    location: location.to_string(),
+                    cause: OpenError::Older { found, supported },
+                })
+            }
         }
     }
 

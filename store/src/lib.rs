@@ -123,30 +123,26 @@ macro_rules! on_pool {
 }
 pub(crate) use on_pool;
 
-/// Appends `$n, $n+1, ..)` binding `keys` (the caller has written `IN (`).
-macro_rules! push_keys {
-    ($qb:ident, $keys:expr) => {{
+/// Appends `$n, $n+1, ..)` binding each of `values` (the caller has
+/// written `IN (`).
+macro_rules! push_binds {
+    ($qb:ident, $values:expr) => {{
         let mut list = $qb.separated(", ");
-        for k in $keys {
-            list.push_bind(k.as_str());
+        for v in $values {
+            list.push_bind(v);
         }
         list.push_unseparated(")");
     }};
+}
+pub(crate) use push_binds;
+
+/// [`push_binds`] of the task keys `keys`.
+macro_rules! push_keys {
+    ($qb:ident, $keys:expr) => {
+        $crate::push_binds!($qb, $keys.into_iter().map(|k| k.as_str()))
+    };
 }
 pub(crate) use push_keys;
-
-/// Appends `$n, $n+1, ..)` binding the task ids `ids` (the caller has
-/// written `IN (`).
-macro_rules! push_ids {
-    ($qb:ident, $ids:expr) => {{
-        let mut list = $qb.separated(", ");
-        for id in $ids {
-            list.push_bind(id);
-        }
-        list.push_unseparated(")");
-    }};
-}
-pub(crate) use push_ids;
 
 /// Handle on the result database.
 ///

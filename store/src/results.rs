@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use sqlx::QueryBuilder;
 
 use crate::{
-    begin_write, db, keep_prepared, on_pool, push_ids, push_keys, write_tasks, ErrorMeasureRow,
+    begin_write, db, keep_prepared, on_pool, push_binds, push_keys, write_tasks, ErrorMeasureRow,
     MetricRow, Result, SeriesPointRow, Store, StoreError, TaskRecord, KEY_CHUNK, MAX_BINDS,
 };
 
@@ -201,7 +201,7 @@ impl Store {
                 let mut qb = QueryBuilder::<DB>::new(
                     "SELECT task_id, name, value, half_width, n FROM metrics WHERE task_id IN (",
                 );
-                push_ids!(qb, by_id.iter().map(|(id, _)| *id));
+                push_binds!(qb, by_id.iter().map(|(id, _)| *id));
                 let rows: Vec<MetricTuple> = qb
                     .build_query_as()
                     .persistent(keep_prepared(by_id.len(), KEY_CHUNK))
@@ -225,7 +225,7 @@ impl Store {
                 let mut qb = QueryBuilder::<DB>::new(
                     "SELECT task_id, name, x, y FROM series WHERE task_id IN (",
                 );
-                push_ids!(qb, by_id.iter().map(|(id, _)| *id));
+                push_binds!(qb, by_id.iter().map(|(id, _)| *id));
                 qb.push(" ORDER BY task_id, idx");
                 let rows: Vec<(i64, String, f64, f64)> = qb
                     .build_query_as()

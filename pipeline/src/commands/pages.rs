@@ -101,7 +101,8 @@ impl Pages {
     }
 }
 
-/// The key of a results folder in the store's record of what was drawn.
+/// The key of a results folder in the store's record of what was drawn (a
+/// path made absolute, as shown).
 fn folder_key(out_dir: &Path) -> String {
     std::path::absolute(out_dir)
         .unwrap_or_else(|_| out_dir.to_path_buf())
@@ -125,9 +126,7 @@ fn store_tag(store: &Store) -> String {
     let location = if location.contains("://") {
         location.to_string()
     } else {
-        std::path::absolute(location)
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|_| location.to_string())
+        folder_key(Path::new(location))
     };
     hex::encode(Sha256::digest(location.as_bytes()))
 }
